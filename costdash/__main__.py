@@ -1,0 +1,5 @@
+import sys
+
+from costdash.cli import main
+
+sys.exit(main())

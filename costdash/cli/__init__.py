@@ -1,0 +1,64 @@
+"""The ``costdash`` command line: one sub-command per module, each with a ``register`` function.
+
+Errors about the user's input (:class:`costdash.errors.CostdashError`) are printed as one line on
+stderr with exit status 2, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from costdash.errors import CostdashError
+
+# Modules under costdash.cli that define ``register(subparsers)``; each sets ``func`` on its parser.
+_COMMAND_MODULES = ("analyze", "multiclass", "bands")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="costdash",
+        description="Choose and defend a classifier when costs and class priors are uncertain.",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module_name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"costdash.cli.{module_name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"costdash.cli.{module_name}":
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def print_json(payload: Any) -> None:
+    """Print ``payload`` as strict JSON: NaN or infinity anywhere is a bug, so it raises."""
+    print(json.dumps(payload, allow_nan=False, indent=2))
+
+
+def finite_or_none(value: float | None) -> float | None:
+    """A float for JSON: None for missing, NaN or infinite values."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except CostdashError as exc:
+        print(f"costdash: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
