@@ -1,0 +1,65 @@
+"""costdash: choose and defend a classifier when misclassification costs and priors are uncertain.
+
+The computation core, importable from a notebook::
+
+    import costdash
+    data = costdash.load_predictions("predictions.csv")
+    result = costdash.analyze(data, costdash.OperatingCondition(p_pos=0.01, cost_fn=50, cost_fp=1))
+    result.operating_point.vertex.classifier, result.operating_point.expected_cost
+
+Pure numpy / pandas / scipy: no Dash or Plotly here.
+"""
+
+from importlib import import_module
+from typing import Any
+
+from costdash.analysis import Analysis, ClassifierSummary, OperatingPoint, analysis_to_dict, analyze, choose
+from costdash.conditions import OperatingCondition, pc_from_conditions, pc_from_slope, slope_from_pc
+from costdash.costspace import (
+    DifferenceCurve,
+    LowerEnvelope,
+    cost_line,
+    envelope_difference,
+    lower_envelope,
+    operating_range,
+    trivial_cost,
+)
+from costdash.criteria import (
+    beta_weighted_cost,
+    calibrated_threshold_cost,
+    fixed_threshold_cost,
+    neyman_pearson,
+    sensitivity,
+    workforce,
+)
+from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier
+from costdash.errors import CostdashError, InputFileError, ParameterError
+from costdash.folds import fold_averages, fold_spread
+from costdash.hull import (
+    ALL_NEGATIVE,
+    ALL_POSITIVE,
+    RocHull,
+    add_to_hull,
+    classifier_hull,
+    convex_hull,
+    optimal_vertex,
+)
+from costdash.roc import RocCurve, roc_curve, roc_from_counts, roc_of
+
+# Modules written alongside the core; imported lazily so ``import costdash`` stays light.
+_LAZY = {
+    "load_predictions": "costdash.io",
+    "bcost": "costdash.multiclass",
+    "bdeltacost": "costdash.multiclass",
+    "cost_band": "costdash.bands",
+    "difference_band": "costdash.bands",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'costdash' has no attribute {name!r}")
+
+
+__version__ = "0.1.0"

@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def print_json(payload: Any) -> None:
     """Print ``payload`` as strict JSON: NaN or infinity anywhere is a bug, so it raises."""
-    print(json.dumps(payload, allow_nan=False, indent=2))
+    print(json.dumps(payload, allow_nan=False))
 
 
 def finite_or_none(value: float | None) -> float | None:
@@ -58,6 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CostdashError as exc:
         print(f"costdash: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # Output piped into `head` and the like: not an error of ours.
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

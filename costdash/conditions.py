@@ -1,0 +1,119 @@
+"""Operating conditions: the class prior p(+) and the two misclassification costs.
+
+Everything funnels through the log of the iso-performance slope,
+
+    log m = log p(-) + log C(+|-) - log p(+) - log C(-|+),
+
+because priors down to 1e-9 and cost ratios up to 1e9 put PC(+) within 1e-18 of 0 or 1, where the
+textbook ratio would round 1 - PC(+) to zero. PC(+) = 1 / (1 + m) (paper 000 eq. 1 divided through
+by p(+)C(-|+)), so PC(+) and 1 - PC(+) are both logistic functions of log m, each computed without
+cancellation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from costdash.errors import ParameterError
+
+
+def _expit_neg(log_m: float) -> float:
+    """1 / (1 + exp(log_m)) without overflow for large |log_m|."""
+    if log_m >= 0:
+        e = math.exp(-log_m)
+        return e / (1.0 + e)
+    return 1.0 / (1.0 + math.exp(log_m))
+
+
+@dataclass(frozen=True)
+class OperatingCondition:
+    """One set of operating conditions.
+
+    Attributes
+    ----------
+    p_pos : float
+        Probability of the positive class, in (0, 1).
+    cost_fn : float
+        C(-|+), the cost of a false negative (a positive classified negative), > 0.
+    cost_fp : float
+        C(+|-), the cost of a false positive (a negative classified positive), > 0.
+    """
+
+    p_pos: float
+    cost_fn: float = 1.0
+    cost_fp: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not (0.0 < self.p_pos < 1.0) or not math.isfinite(self.p_pos):
+            raise ParameterError(f"p(+) must lie strictly between 0 and 1, got {self.p_pos!r}")
+        for name, value in (("cost_fn", self.cost_fn), ("cost_fp", self.cost_fp)):
+            if not (value > 0.0) or not math.isfinite(value):
+                raise ParameterError(f"{name} must be a positive finite number, got {value!r}")
+
+    @property
+    def log_slope(self) -> float:
+        """Natural log of the iso-performance slope m = p(-)C(+|-) / (p(+)C(-|+))."""
+        return (math.log1p(-self.p_pos) + math.log(self.cost_fp)
+                - math.log(self.p_pos) - math.log(self.cost_fn))
+
+    @property
+    def slope(self) -> float:
+        """The iso-performance slope m in ROC space (paper 001); may be 0 or inf past float range."""
+        try:
+            return math.exp(self.log_slope)
+        except OverflowError:
+            return math.inf
+
+    @property
+    def pc(self) -> float:
+        """PC(+), the probability-cost value (paper 000 eq. 1): the x of cost space."""
+        return _expit_neg(self.log_slope)
+
+    @property
+    def one_minus_pc(self) -> float:
+        """1 - PC(+), computed directly so it keeps full relative precision near PC(+) = 1."""
+        return _expit_neg(-self.log_slope)
+
+    @property
+    def cost_scale(self) -> float:
+        """p(+)C(-|+) + p(-)C(+|-): normalized expected cost times this is cost per example."""
+        return self.p_pos * self.cost_fn + (1.0 - self.p_pos) * self.cost_fp
+
+    def expected_cost(self, normalized_cost: float) -> float:
+        """Expected cost per example, in the costs' units, of a given normalized expected cost."""
+        return normalized_cost * self.cost_scale
+
+    def normalized_cost(self, fpr: float, tpr: float) -> float:
+        """Normalized expected cost of the ROC point (fpr, tpr) under these conditions."""
+        return (1.0 - tpr) * self.pc + fpr * self.one_minus_pc
+
+    @classmethod
+    def from_pc(cls, pc: float) -> OperatingCondition:
+        """Equal costs and p(+) = PC(+): the canonical conditions behind a PC(+) value."""
+        return cls(p_pos=pc, cost_fn=1.0, cost_fp=1.0)
+
+
+def pc_from_slope(slope: ArrayLike) -> NDArray[np.float64]:
+    """PC(+) = 1 / (1 + m) for iso-performance slopes m >= 0 (inf gives 0)."""
+    m = np.asarray(slope, dtype=np.float64)
+    with np.errstate(divide="ignore", over="ignore"):
+        return 1.0 / (1.0 + m)
+
+
+def slope_from_pc(pc: ArrayLike) -> NDArray[np.float64]:
+    """The iso-performance slope m = (1 - PC(+)) / PC(+) (inf at PC(+) = 0)."""
+    x = np.asarray(pc, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return (1.0 - x) / x
+
+
+def pc_from_conditions(p_pos: ArrayLike, cost_fn: ArrayLike, cost_fp: ArrayLike) -> NDArray[np.float64]:
+    """Vectorised PC(+) (paper 000 eq. 1), computed through log m like :class:`OperatingCondition`."""
+    p = np.asarray(p_pos, dtype=np.float64)
+    log_m = np.log1p(-p) + np.log(cost_fp) - np.log(p) - np.log(cost_fn)
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(log_m))

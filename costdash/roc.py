@@ -1,0 +1,180 @@
+"""ROC points of scoring and counted classifiers (paper 001; Fawcett 2006 for the tie rule).
+
+A classifier predicts positive iff ``score >= threshold``. Sorting the scores once in decreasing order
+and taking cumulative counts of positives and negatives at the end of each run of equal scores gives
+one ROC point per distinct score; equal scores of both classes become one diagonal step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from costdash.dataset import CountedClassifier, ScoredClassifier
+from costdash.errors import ParameterError
+
+
+@dataclass(frozen=True, eq=False)
+class RocCurve:
+    """The ROC points of one classifier, from (0, 0) to (1, 1).
+
+    Attributes
+    ----------
+    name : str
+        The classifier's name.
+    tp, fp : ndarray of int, shape (m,)
+        True and false positive counts at each point, non-decreasing.
+    threshold : ndarray of float64, shape (m,)
+        The score threshold of each point (predict positive iff ``score >= threshold``); NaN where
+        there is none: the first point (predict nothing positive) and counted points without one.
+    n_pos, n_neg : int
+        Number of positive and negative examples.
+    """
+
+    name: str
+    tp: NDArray[np.integer]
+    fp: NDArray[np.integer]
+    threshold: NDArray[np.float64]
+    n_pos: int
+    n_neg: int
+
+    @cached_property
+    def fpr(self) -> NDArray[np.float64]:
+        return self.fp / self.n_neg
+
+    @cached_property
+    def tpr(self) -> NDArray[np.float64]:
+        return self.tp / self.n_pos
+
+    @property
+    def size(self) -> int:
+        return int(self.tp.size)
+
+    @cached_property
+    def auc(self) -> float:
+        """Area under the ROC polyline (trapezoids: ties count one half, as in the Mann-Whitney U)."""
+        dfp = np.diff(self.fp.astype(np.float64))
+        mid_tp = (self.tp[1:].astype(np.float64) + self.tp[:-1]) / 2.0
+        return float(np.dot(dfp, mid_tp) / (self.n_pos * self.n_neg))
+
+    def point_at_threshold(self, threshold: ArrayLike) -> NDArray[np.int64] | int:
+        """Index of the point reached by predicting positive iff ``score >= threshold``.
+
+        Accepts one threshold (returns an int) or an array of them.
+        """
+        # Thresholds after the first point decrease; the point is the last one whose threshold is
+        # still >= the requested one (index 0, nothing positive, when none is).
+        index = np.searchsorted(-self.threshold[1:], -np.asarray(threshold, dtype=np.float64),
+                                side="right")
+        return int(index) if np.ndim(index) == 0 else index.astype(np.int64)
+
+
+def _count_dtype(n: int) -> type[np.integer]:
+    return np.int32 if n < 2**31 - 1 else np.int64
+
+
+def roc_curve(y_true: ArrayLike, score: ArrayLike, *, name: str = "") -> RocCurve:
+    """ROC points of a scoring classifier at every distinct threshold.
+
+    Parameters
+    ----------
+    y_true : array-like of bool, shape (n,)
+        True for positive examples; both classes must be present.
+    score : array-like of float, shape (n,)
+        Finite scores, higher meaning more positive.
+    name : str, optional
+        Name carried by the result.
+
+    Returns
+    -------
+    RocCurve
+        Points from (0, 0) (threshold NaN) through one point per distinct score in decreasing order;
+        the last point is (1, 1) at the lowest score.
+
+    Examples
+    --------
+    >>> r = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> r.fpr.tolist(), r.tpr.tolist()
+    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
+    >>> r.auc
+    0.75
+    """
+    y = np.asarray(y_true, dtype=bool)
+    s = np.asarray(score, dtype=np.float64)
+    if y.shape != s.shape or y.ndim != 1:
+        raise ParameterError(f"y_true and score must be 1-D of one length, got {y.shape} and {s.shape}")
+    n = y.size
+    n_pos = int(np.count_nonzero(y))
+    if n_pos == 0 or n_pos == n:
+        raise ParameterError("an ROC curve needs examples of both classes")
+
+    order = np.argsort(s)[::-1]
+    s_sorted = s[order]
+    y_sorted = y[order]
+    del order
+    # The last example of each run of equal scores closes one ROC point.
+    run_end = np.empty(n, dtype=bool)
+    np.not_equal(s_sorted[:-1], s_sorted[1:], out=run_end[:-1])
+    run_end[-1] = True
+    m = int(np.count_nonzero(run_end)) + 1
+
+    threshold = np.empty(m, dtype=np.float64)
+    threshold[0] = np.nan
+    np.compress(run_end, s_sorted, out=threshold[1:])
+    del s_sorted
+
+    dtype = _count_dtype(n)
+    tp = np.empty(m, dtype=dtype)
+    fp = np.empty(m, dtype=dtype)
+    tp[0] = fp[0] = 0
+    cumulative = np.cumsum(y_sorted, dtype=dtype)
+    np.compress(run_end, cumulative, out=tp[1:])
+    np.logical_not(y_sorted, out=y_sorted)
+    np.cumsum(y_sorted, dtype=dtype, out=cumulative)
+    np.compress(run_end, cumulative, out=fp[1:])
+    return RocCurve(name=name, tp=tp, fp=fp, threshold=threshold, n_pos=n_pos, n_neg=n - n_pos)
+
+
+def roc_from_counts(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike, tn: ArrayLike, *,
+                    threshold: ArrayLike | None = None, name: str = "") -> RocCurve:
+    """ROC points of a classifier known only by confusion matrices (paper 001 Fig. 11 case).
+
+    Each matrix is one point; the points are sorted by FPR then TPR and framed by (0, 0) and
+    (1, 1), which are added unless present. All matrices must share their class totals.
+    """
+    tp, fp, fn, tn = (np.asarray(a, dtype=np.int64) for a in (tp, fp, fn, tn))
+    n_pos, n_neg = int(tp[0] + fn[0]), int(fp[0] + tn[0])
+    if np.any(tp + fn != n_pos) or np.any(fp + tn != n_neg) or n_pos <= 0 or n_neg <= 0:
+        raise ParameterError("every confusion matrix of a classifier needs the same, non-zero class totals")
+    thr = (np.full(tp.size, np.nan) if threshold is None
+           else np.asarray(threshold, dtype=np.float64))
+    order = np.lexsort((tp, fp))
+    tp, fp, thr = tp[order], fp[order], thr[order]
+    if not (tp[0] == 0 and fp[0] == 0):
+        tp, fp, thr = np.r_[0, tp], np.r_[0, fp], np.r_[np.nan, thr]
+    if not (tp[-1] == n_pos and fp[-1] == n_neg):
+        tp, fp, thr = np.r_[tp, n_pos], np.r_[fp, n_neg], np.r_[thr, np.nan]
+    return RocCurve(name=name, tp=tp, fp=fp, threshold=thr, n_pos=n_pos, n_neg=n_neg)
+
+
+def roc_of(classifier: ScoredClassifier | CountedClassifier,
+           mask: NDArray[np.bool_] | None = None) -> RocCurve:
+    """ROC curve of a loaded classifier, optionally of the examples selected by ``mask`` only."""
+    if isinstance(classifier, CountedClassifier):
+        return roc_from_counts(classifier.tp, classifier.fp, classifier.fn, classifier.tn,
+                               threshold=classifier.threshold, name=classifier.name)
+    if mask is None:
+        return roc_curve(classifier.y_true, classifier.score, name=classifier.name)
+    return roc_curve(classifier.y_true[mask], classifier.score[mask], name=classifier.name)
+
+
+def thin_indices(size: int, max_points: int) -> NDArray[np.int64]:
+    """Evenly spread indices that keep the first and last of ``size`` points, at most ``max_points``."""
+    if max_points < 2:
+        raise ParameterError(f"max_points must be at least 2, got {max_points}")
+    if size <= max_points:
+        return np.arange(size, dtype=np.int64)
+    return np.unique(np.linspace(0, size - 1, max_points).round().astype(np.int64))
