@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 _MAX_VECTOR_ROUNDS = 48
 # Chunk size for the first, full-length pruning pass: bounds its temporaries to a few arrays of this
 # many elements, which keeps ten-million-point ROC curves within a small multiple of their input.
-_FIRST_PASS_CHUNK = 1 << 20
+_FIRST_PASS_CHUNK = 1 << 18
 
 
 def _turn_is_not_right(ax, ay, bx, by, cx, cy, exact: bool) -> NDArray[np.bool_]:

@@ -101,7 +101,9 @@ def classifier_hull(roc: RocCurve) -> RocHull:
                   for i in idx.tolist())
     threshold = roc.threshold[idx].copy()
     threshold[[i for i, name in enumerate(names) if name in (ALL_NEGATIVE, ALL_POSITIVE)]] = np.nan
-    return RocHull(fpr=roc.fpr[idx], tpr=roc.tpr[idx], classifier=names, threshold=threshold)
+    # From the counts at the vertices only: roc.fpr would materialise a float array per point.
+    return RocHull(fpr=roc.fp[idx] / roc.n_neg, tpr=roc.tp[idx] / roc.n_pos, classifier=names,
+                   threshold=threshold)
 
 
 def _merge(hulls: Sequence[RocHull]) -> RocHull:

@@ -76,6 +76,24 @@ def _count_dtype(n: int) -> type[np.integer]:
     return np.int32 if n < 2**31 - 1 else np.int64
 
 
+_CUMSUM_CHUNK = 1 << 20
+
+
+def _exclusive_cumsum(flags: NDArray[np.bool_], dtype: type[np.integer]) -> NDArray[np.integer]:
+    """Number of True values before each position, in chunks (a one-shot cumsum to a narrower
+    integer type allocates a full-size casting buffer)."""
+    out = np.empty(flags.size, dtype=dtype)
+    carry = 0
+    for start in range(0, flags.size, _CUMSUM_CHUNK):
+        chunk = flags[start:start + _CUMSUM_CHUNK]
+        block = out[start:start + chunk.size]
+        np.cumsum(chunk, dtype=dtype, out=block)
+        block -= chunk
+        block += carry
+        carry = int(block[-1]) + int(chunk[-1])
+    return out
+
+
 def roc_curve(y_true: ArrayLike, score: ArrayLike, *, name: str = "") -> RocCurve:
     """ROC points of a scoring classifier at every distinct threshold.
 
@@ -111,30 +129,49 @@ def roc_curve(y_true: ArrayLike, score: ArrayLike, *, name: str = "") -> RocCurv
     if n_pos == 0 or n_pos == n:
         raise ParameterError("an ROC curve needs examples of both classes")
 
-    order = np.argsort(s)[::-1]
-    s_sorted = s[order]
-    y_sorted = y[order]
-    del order
-    # The last example of each run of equal scores closes one ROC point.
-    run_end = np.empty(n, dtype=bool)
-    np.not_equal(s_sorted[:-1], s_sorted[1:], out=run_end[:-1])
-    run_end[-1] = True
-    m = int(np.count_nonzero(run_end)) + 1
+    # Sorting each class on its own and merging the two sorted runs is about twice as fast as one
+    # argsort of all scores, and needs no index array: each positive's place in the merged order
+    # is its rank among positives plus the number of negatives below it (ties: positives first,
+    # which only orders examples inside one tie, where it makes no difference).
+    pos_scores = s[y]
+    pos_scores.sort()
+    neg_scores = s[~y]
+    neg_scores.sort()
+    pos_place = np.searchsorted(neg_scores, pos_scores, side="left")
+    pos_place += np.arange(n_pos)
+    ascending = np.empty(n, dtype=np.float64)
+    is_pos = np.zeros(n, dtype=bool)
+    is_pos[pos_place] = True
+    del pos_place
+    ascending[is_pos] = pos_scores
+    del pos_scores
+    np.logical_not(is_pos, out=is_pos)
+    ascending[is_pos] = neg_scores
+    np.logical_not(is_pos, out=is_pos)
+    del neg_scores
 
+    # Work in ascending order on contiguous arrays (numpy copies reversed views behind the scenes):
+    # a run of equal scores starting at index i is the threshold that flags the n - i examples from
+    # i on, of which n_pos minus the positives before i are positive.
+    run_start = np.empty(n, dtype=bool)
+    run_start[0] = True
+    np.not_equal(ascending[1:], ascending[:-1], out=run_start[1:])
+    m = int(np.count_nonzero(run_start)) + 1
     threshold = np.empty(m, dtype=np.float64)
     threshold[0] = np.nan
-    np.compress(run_end, s_sorted, out=threshold[1:])
-    del s_sorted
+    threshold[:0:-1] = ascending[run_start]
+    del ascending
 
     dtype = _count_dtype(n)
+    positives_before = _exclusive_cumsum(is_pos, dtype)[run_start]
+    examples_before = np.flatnonzero(run_start).astype(dtype, copy=False)
+    del run_start, is_pos
     tp = np.empty(m, dtype=dtype)
     fp = np.empty(m, dtype=dtype)
     tp[0] = fp[0] = 0
-    cumulative = np.cumsum(y_sorted, dtype=dtype)
-    np.compress(run_end, cumulative, out=tp[1:])
-    np.logical_not(y_sorted, out=y_sorted)
-    np.cumsum(y_sorted, dtype=dtype, out=cumulative)
-    np.compress(run_end, cumulative, out=fp[1:])
+    np.subtract(n_pos, positives_before, out=tp[:0:-1])
+    np.subtract(examples_before, positives_before, out=examples_before)
+    np.subtract(n - n_pos, examples_before, out=fp[:0:-1])
     return RocCurve(name=name, tp=tp, fp=fp, threshold=threshold, n_pos=n_pos, n_neg=n - n_pos)
 
 
