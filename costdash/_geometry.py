@@ -92,7 +92,9 @@ def upper_hull(x: NDArray, y: NDArray, row: NDArray[np.integer] | None = None) -
         distinct = np.ones(n, dtype=bool)
         distinct[1:] = (x[1:] != x[:-1]) | (y[1:] != y[:-1])
         distinct[-1] = True
-        keep = _first_pass(x, y, exact) & distinct
+        # The first pass looks at raw neighbours, so a duplicated hull vertex would be judged
+        # "straight" against its own copy and both copies dropped: with repeats, skip it.
+        keep = _first_pass(x, y, exact) if distinct.all() else distinct.copy()
         keep[0] = keep[-1] = True
         idx = np.flatnonzero(keep)
         row_of = None

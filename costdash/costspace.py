@@ -114,8 +114,13 @@ def operating_range(fpr: ArrayLike, tpr: ArrayLike) -> tuple[float, float] | Non
         return None
     f, t = f[useful], t[useful]
     lo = float(np.min(f / (f + t)))
-    hi = float(np.max((1.0 - f) / (2.0 - f - t)))
+    # min: a vertex with TPR = 1 gives exactly 1, which rounding may push just past the PC(+) axis
+    hi = min(float(np.max((1.0 - f) / (2.0 - f - t))), 1.0)
     return (lo, hi) if lo < hi else None
+
+
+# Normalized costs closer than this are equal (rounding noise is ~1e-16; costs lie in [0, 1]).
+_EQUAL_COST = 1e-12
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,7 +146,12 @@ class DifferenceCurve:
         cuts = np.concatenate(([0.0], self.crossovers, [1.0]))
         out: list[tuple[float, float, str]] = []
         for lo, hi in zip(cuts[:-1], cuts[1:]):
-            mid = np.interp((lo + hi) / 2.0, self.pc, self.diff)
+            # No sign change between cuts, but the two may coincide at the midpoint (a classifier
+            # on part of a hull): take the sign from any point of the interval where they differ.
+            inside = self.diff[(self.pc > lo) & (self.pc < hi)]
+            values = np.r_[np.interp((lo + hi) / 2.0, self.pc, self.diff), inside]
+            nonzero = values[values != 0]
+            mid = nonzero[0] if nonzero.size else 0.0
             if mid < 0:
                 out.append((float(lo), float(hi), self.a))
             elif mid > 0:
@@ -154,6 +164,9 @@ def envelope_difference(a: LowerEnvelope, b: LowerEnvelope, *, a_name: str = "a"
     """The difference of two envelopes and the PC(+) values where they cross."""
     pc = np.union1d(a.pc, b.pc)
     diff = a(pc) - b(pc)
+    # Where both envelopes follow the same cost line (a classifier against a hull it is on),
+    # interpolation leaves rounding noise of either sign; count it as equal, not as crossings.
+    diff[np.abs(diff) <= _EQUAL_COST] = 0.0
     # Between breakpoints the difference is linear, so each sign change is one exact root.
     sign = np.sign(diff)
     crossings = []

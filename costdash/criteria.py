@@ -10,7 +10,7 @@ maps ranges of priors and costs to a range of slopes, hence a stretch of the hul
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -56,6 +56,8 @@ def _max_tpr_under_budget(hull: RocHull, budget: NDArray[np.float64], limit: flo
     left = right - 1
     span = budget[right] - budget[left]
     weight = float((limit - budget[left]) / span) if span > 0 else 0.0
+    # A limit a rounding step below the right vertex's budget must not round to that vertex.
+    weight = min(weight, float(np.nextafter(1.0, 0.0)))
     fpr = float(hull.fpr[left] + weight * (hull.fpr[right] - hull.fpr[left]))
     tpr = float(hull.tpr[left] + weight * (hull.tpr[right] - hull.tpr[left]))
     if weight == 0.0:
@@ -69,7 +71,10 @@ def neyman_pearson(hull: RocHull, max_fpr: float) -> MixedOperatingPoint:
     """The largest TPR on the hull with FPR <= ``max_fpr`` (paper 004 Fig. 11-12)."""
     if not 0.0 <= max_fpr <= 1.0:
         raise ParameterError(f"the maximum false positive rate must lie in [0, 1], got {max_fpr!r}")
-    return _max_tpr_under_budget(hull, hull.fpr, max_fpr)
+    point = _max_tpr_under_budget(hull, hull.fpr, max_fpr)
+    if point.fpr > max_fpr:  # interpolation rounding: the constraint is the promise
+        point = replace(point, fpr=max_fpr)
+    return point
 
 
 def workforce(hull: RocHull, *, n_pos: float, n_neg: float, capacity: float) -> MixedOperatingPoint:
@@ -141,7 +146,9 @@ def sensitivity(hull: RocHull, p_pos: tuple[float, float], cost_fn: tuple[float,
     steep = OperatingCondition(p_pos[0], cost_fn[0], cost_fp[1])
     flat = OperatingCondition(p_pos[1], cost_fn[1], cost_fp[0])
     first = optimal_vertex(hull, steep).index
-    last = optimal_vertex(hull, flat).index
+    # At the flat end a slope equal to an edge's makes the whole edge optimal: include its far end.
+    flat_vertex = optimal_vertex(hull, flat)
+    last = flat_vertex.index if flat_vertex.alternative is None else flat_vertex.alternative
     vertices = tuple(range(first, last + 1))
     names: dict[str, None] = {}
     for v in vertices:
@@ -195,7 +202,7 @@ def calibrated_threshold_cost(roc: RocCurve, envelope: LowerEnvelope, *, prevale
     if not 0.0 < prevalence < 1.0:
         raise ParameterError(f"prevalence must lie in (0, 1), got {prevalence!r}")
     pc = _grid(points)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # pc = 0: inf / inf, replaced below
         odds = (1.0 - pc) / pc * prevalence / (1.0 - prevalence)
         tau = odds / (1.0 + odds)
     tau[0] = np.inf

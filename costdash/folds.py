@@ -79,11 +79,19 @@ class FoldSpread:
 def _roc_upper_interp(roc: RocCurve, fpr_grid: NDArray[np.float64]) -> NDArray[np.float64]:
     """TPR of the ROC polyline at each FPR, taking the highest TPR where the curve is vertical."""
     fpr, tpr = roc.fpr, roc.tpr
-    # np.interp needs increasing x: among equal FPR keep the last (highest TPR) point, except at
-    # the left end where the curve must start from its lowest point.
+    # Fawcett (2006) alg. 3: at an FPR of the curve, the highest TPR there; between two, the line
+    # from the highest point at the left FPR to the lowest (first) point at the right one. (The
+    # curve is a staircase, so joining the highest points would cut the corners above it.)
     last_of_run = np.ones(fpr.size, dtype=bool)
     last_of_run[:-1] = fpr[1:] != fpr[:-1]
-    return np.interp(fpr_grid, fpr[last_of_run], tpr[last_of_run])
+    first_of_run = np.ones(fpr.size, dtype=bool)
+    first_of_run[1:] = last_of_run[:-1]
+    x, top, bottom = fpr[last_of_run], tpr[last_of_run], tpr[first_of_run]
+    k = np.clip(np.searchsorted(x, fpr_grid, side="right") - 1, 0, x.size - 1)
+    nxt = np.minimum(k + 1, x.size - 1)
+    span = x[nxt] - x[k]
+    w = np.divide(fpr_grid - x[k], span, out=np.zeros_like(span), where=span > 0)
+    return np.where(x[k] == fpr_grid, top[k], top[k] + w * (bottom[nxt] - top[k]))
 
 
 def fold_averages(classifier: ScoredClassifier, fold_labels: tuple[str, ...], *,

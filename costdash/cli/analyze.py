@@ -10,8 +10,8 @@ from costdash.cli.common import add_loader_options, load_from_args
 from costdash.conditions import OperatingCondition
 
 JSON_HELP = """\
-JSON fields: dataset {n, n_pos, n_neg, positive_label, n_folds}; classifiers [{name, auc,
-roc {fpr, tpr, threshold}, operating_range [lo, hi] | null, cost_area}]; hull [{fpr, tpr,
+JSON fields: dataset {n, n_pos, n_neg, positive_label, n_folds, source, layout}; classifiers
+[{name, auc, roc {fpr, tpr, threshold}, operating_range [lo, hi] | null, cost_area, on_hull}]; hull [{fpr, tpr,
 classifier, threshold}] from (0,0) to (1,1); envelope {pc, cost}; operating_point {p_pos,
 cost_fn, cost_fp, pc, slope, classifier, threshold, fpr, tpr, normalized_cost, expected_cost}."""
 
