@@ -1,0 +1,86 @@
+/*
+ * costmath.js -- the client mirror of costdash's operating-condition arithmetic.
+ *
+ * The browser repeats a little of the core's cost arithmetic so that a slider never waits for the
+ * server. This file is the ONLY place it does; every line mirrors a Python function:
+ *
+ *   logSlope, conditions   costdash.conditions.OperatingCondition (log_slope, slope, pc,
+ *                          one_minus_pc, cost_scale), computed through log m like the core, so
+ *                          p(+) = 1e-6 and cost ratios of 1e9 keep full precision
+ *   normalizedCost         OperatingCondition.normalized_cost: NE = (1 - TPR) PC + FPR (1 - PC)
+ *   expectedCost           OperatingCondition.expected_cost: NE (p C(-|+) + (1 - p) C(+|-))
+ *   optimalIndex           costdash.hull.optimal_vertex: the first hull vertex whose outgoing
+ *                          edge is flatter than the iso-performance slope, compared on logs
+ *
+ * The hull vertices and the logs of their edge slopes come from the server (view model), computed
+ * by the core; +-1e308 stands for an infinite log slope. tests/web/test_e2e_explore.py checks that
+ * the readouts computed here equal the Python core's values.
+ */
+(function () {
+    "use strict";
+
+    /** 1 / (1 + exp(x)) without overflow (conditions._expit_neg). */
+    function expitNeg(x) {
+        if (x >= 0) {
+            const e = Math.exp(-x);
+            return e / (1 + e);
+        }
+        return 1 / (1 + Math.exp(x));
+    }
+
+    /** Natural log of m = p(-) C(+|-) / (p(+) C(-|+)), same operation order as the core. */
+    function logSlope(p, costFn, costFp) {
+        return Math.log1p(-p) + Math.log(costFp) - Math.log(p) - Math.log(costFn);
+    }
+
+    /** Whether (p, costFn, costFp) are valid conditions (OperatingCondition.__post_init__). */
+    function valid(p, costFn, costFp) {
+        const num = (v) => typeof v === "number" && Number.isFinite(v);
+        return num(p) && p > 0 && p < 1 && num(costFn) && costFn > 0 && num(costFp) && costFp > 0;
+    }
+
+    /** Everything OperatingCondition derives from (p, C(-|+), C(+|-)). */
+    function conditions(p, costFn, costFp) {
+        const lm = logSlope(p, costFn, costFp);
+        return {
+            p: p, costFn: costFn, costFp: costFp,
+            logSlope: lm,
+            slope: Math.exp(lm),              // Infinity past float range, like the core
+            pc: expitNeg(lm),
+            oneMinusPc: expitNeg(-lm),
+            costScale: p * costFn + (1 - p) * costFp,
+        };
+    }
+
+    function normalizedCost(c, fpr, tpr) {
+        return (1 - tpr) * c.pc + fpr * c.oneMinusPc;
+    }
+
+    function expectedCost(c, ne) {
+        return ne * c.costScale;
+    }
+
+    /**
+     * Index of the optimal hull vertex: the count of edges whose log slope exceeds log m.
+     *
+     * An edge whose slope equals m is a tie (both ends are optimal) and, as in the core, the
+     * vertex with the lower FPR is taken. Ties are common (p(+) at the data's prevalence with
+     * equal costs makes m = N/P, the slope of every diagonal step), and log m computed here can
+     * differ from the core's in the last bit (different libm), so "equal" means within TIE of
+     * each other: far below any real difference between two slopes of a hull.
+     */
+    const TIE = 1e-13;
+
+    function optimalIndex(logEdges, logM) {
+        const bound = logM + TIE * Math.max(1, Math.abs(logM));
+        let k = 0;
+        for (let i = 0; i < logEdges.length; i++) {
+            if (logEdges[i] > bound) k++;
+        }
+        return k;
+    }
+
+    window.costdashMath = {
+        expitNeg, logSlope, valid, conditions, normalizedCost, expectedCost, optimalIndex,
+    };
+})();

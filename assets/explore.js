@@ -1,0 +1,684 @@
+/*
+ * explore.js -- clientside callbacks of the Explore page (window.dash_clientside.costdash).
+ *
+ * Everything a slider moves is drawn here, in the browser, from the small "client model" the
+ * server put in the `view-store` (hull vertices, their log edge slopes, each classifier's
+ * fixed-threshold point): the iso-performance line and chosen vertex in ROC space, the PC(+) line
+ * and chosen point in cost space (both as layout shapes patched with dash_clientside.Patch, so the
+ * curves themselves are never re-sent), the readouts, and the address bar. The cost arithmetic it
+ * needs lives in costmath.js (the client mirror of the core); this file only formats and draws.
+ */
+(function () {
+    "use strict";
+
+    const dc = (window.dash_clientside = window.dash_clientside || {});
+    const M = () => window.costdashMath;
+    const NU = () => dc.no_update;
+
+    // --- slider scales (mirror of dashboard/pages/explore.py p_to_slider, cost_to_slider) ------
+    const P_RANGE = [-6, 6];
+    const COST_RANGE = [-3, 6];
+    const clamp = (x, lo, hi) => Math.min(Math.max(x, lo), hi);
+
+    function pToSlider(p) {
+        let s;
+        if (p <= 0.1) s = Math.log10(p);
+        else if (p >= 0.9) s = -Math.log10(1 - p);
+        else s = (p - 0.5) / 0.4;
+        return clamp(s, P_RANGE[0], P_RANGE[1]);
+    }
+
+    function sliderToP(s) {
+        // Rounded so the number box shows a short value: 3 significant digits of p (or of 1 - p).
+        if (s <= -1) return Number(Math.pow(10, s).toPrecision(3));
+        if (s >= 1) return 1 - Number(Math.pow(10, -s).toPrecision(3));
+        return Number((0.5 + 0.4 * s).toFixed(4));
+    }
+
+    const costToSlider = (c) => clamp(Math.log10(c), COST_RANGE[0], COST_RANGE[1]);
+    const sliderToCost = (s) => Number(Math.pow(10, s).toPrecision(3));
+    const isNum = (v) => typeof v === "number" && Number.isFinite(v);
+    const validP = (p) => isNum(p) && p > 0 && p < 1;
+    const validCost = (c) => isNum(c) && c > 0;
+
+    function triggered() {
+        const t = (dc.callback_context && dc.callback_context.triggered) || [];
+        return new Set(t.map((x) => x.prop_id));
+    }
+
+    // --- number formatting ---------------------------------------------------------------------
+
+    /** A plain number with at least `sig` significant digits (fixed, or exponent when tiny/huge). */
+    function fmtNum(x, sig) {
+        sig = sig || 4;
+        if (x === null || x === undefined || Number.isNaN(x)) return "–";
+        if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+        if (x === 0) return (0).toFixed(sig - 1);
+        const a = Math.abs(x);
+        if (a >= 1e-4 && a < 1e15) {
+            const e = Math.floor(Math.log10(a));
+            return x.toFixed(clamp(sig - 1 - e, 0, 100));
+        }
+        return x.toExponential(sig - 1);
+    }
+
+    /** Friendly number for sentences: 3 significant digits with thousands separators. */
+    function friendly(x) {
+        if (!isNum(x)) return "–";
+        if (x !== 0 && Math.abs(x) < 0.001) return x.toExponential(2);
+        return x.toLocaleString("en-US", {maximumSignificantDigits: 3});
+    }
+
+    const withUnit = (text, unit) => (unit ? text + " " + unit : text);
+
+    function thresholdText(t) {
+        return t === null || t === undefined ? "none" : fmtNum(t, 6);
+    }
+
+    function percent(x) {
+        const v = 100 * x;
+        return (Math.abs(v) >= 10 ? v.toFixed(0) : v.toFixed(1)) + "%";
+    }
+
+    // --- geometry for drawing (not cost math: clipping lines to the unit square) ----------------
+
+    /** The part of the line through (x0, y0) with slope m inside [0, 1]^2, as two points. */
+    function clipLine(x0, y0, m) {
+        if (!Number.isFinite(m)) return [[x0, 0], [x0, 1]];
+        if (m === 0) return [[0, y0], [1, y0]];
+        const pts = [[0, y0 - m * x0], [1, y0 + m * (1 - x0)], [x0 - y0 / m, 0],
+            [x0 + (1 - y0) / m, 1]];
+        const eps = 1e-12;
+        const inside = pts.filter(([x, y]) => x >= -eps && x <= 1 + eps && y >= -eps && y <= 1 + eps)
+            .map(([x, y]) => [clamp(x, 0, 1), clamp(y, 0, 1)]);
+        if (inside.length < 2) return null;
+        inside.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+        return [inside[0], inside[inside.length - 1]];
+    }
+
+    /** The segment of {(x, y): a x + b y = c} inside [0, 1]^2 (capacity lines). */
+    function clipLinear(a, b, c) {
+        const pts = [];
+        if (b !== 0) pts.push([0, c / b], [1, (c - a) / b]);
+        if (a !== 0) pts.push([c / a, 0], [(c - b) / a, 1]);
+        const eps = 1e-12;
+        const inside = pts.filter(([x, y]) => x >= -eps && x <= 1 + eps && y >= -eps && y <= 1 + eps)
+            .map(([x, y]) => [clamp(x, 0, 1), clamp(y, 0, 1)]);
+        if (inside.length < 2) return null;
+        inside.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+        return [inside[0], inside[inside.length - 1]];
+    }
+
+    // --- shape slots ----------------------------------------------------------------------------
+    //
+    // Each figure carries a FIXED list of shapes, one slot per moving part, always with the same
+    // type and attributes; only coordinates and colours change. Plotly then redraws just the
+    // shapes layer (a few ms); adding, removing or retyping a shape (or touching annotations)
+    // makes it re-plot every trace instead (50-150 ms with 20 classifiers, measured). An unused
+    // slot is parked outside the axes (whose ranges are fixed), where it is clipped away. The
+    // first drawing of a new figure goes through the figure prop (a Patch), which sets the slots.
+
+    const COLORS = {iso: "#1f2328", np: "#D55E00", capacity: "#CC79A7",
+        band: "rgba(230,159,0,0.16)", segment: "rgba(230,159,0,0.55)"};
+    const PARK = -9;   // outside both figures' fixed axis ranges
+
+    const lineSlot = (name, color, width, dash, yref) => ({name: name, type: "line", xref: "x",
+        yref: yref || "y", x0: PARK, y0: PARK, x1: PARK, y1: PARK, layer: "above", opacity: 1,
+        line: {color: color, width: width, dash: dash}});
+    const markSlot = (name, shape, color, size) => ({name: name, type: shape, xref: "x", yref: "y",
+        xsizemode: "pixel", ysizemode: "pixel", xanchor: PARK, yanchor: PARK, x0: -size,
+        x1: size, y0: -size, y1: size, layer: "above", opacity: 1,
+        fillcolor: "rgba(255,255,255,0.35)", line: {color: color, width: 2.5, dash: "solid"}});
+
+    function rocSlots() {
+        return [
+            {name: "sensitivity", type: "path", xref: "x", yref: "y", layer: "below", opacity: 1,
+                path: "M" + PARK + "," + PARK + " L" + PARK + "," + PARK,
+                fillcolor: "rgba(0,0,0,0)", line: {color: COLORS.segment, width: 10, dash: "solid"}},
+            lineSlot("iso-performance", COLORS.iso, 1.8, "dash"),
+            markSlot("chosen", "circle", COLORS.iso, 9),
+            lineSlot("np-limit", COLORS.np, 1.2, "dashdot"),
+            markSlot("np", "rect", COLORS.np, 8),
+            lineSlot("capacity-limit", COLORS.capacity, 1.2, "dashdot"),
+            markSlot("capacity", "rect", COLORS.capacity, 8),
+        ];
+    }
+
+    function costSlots() {
+        return [
+            {name: "sensitivity", type: "rect", xref: "x", yref: "paper", layer: "below",
+                opacity: 1, x0: PARK, x1: PARK, y0: 0, y1: 1, fillcolor: COLORS.band,
+                line: {color: "rgba(0,0,0,0)", width: 0, dash: "solid"}},
+            lineSlot("pc", COLORS.iso, 1.5, "dash", "paper"),
+            lineSlot("chosen-line", COLORS.iso, 1.2, "dot"),
+            markSlot("chosen", "circle", COLORS.iso, 8),
+            lineSlot("np-line", COLORS.np, 1.2, "dashdot"),
+            markSlot("np", "rect", COLORS.np, 7),
+            lineSlot("capacity-line", COLORS.capacity, 1.2, "dashdot"),
+            markSlot("capacity", "rect", COLORS.capacity, 7),
+        ];
+    }
+
+    function place(slot, p, q) {
+        slot.x0 = p[0];
+        slot.y0 = p[1];
+        slot.x1 = q[0];
+        slot.y1 = q[1];
+    }
+
+    function pin(slot, x, y, color) {
+        slot.xanchor = x;
+        slot.yanchor = y;
+        if (color) slot.line.color = color;
+    }
+
+    function vertexName(name) {
+        if (name === "all-negative") return "flag nothing";
+        if (name === "all-positive") return "flag everything";
+        return name;
+    }
+
+    // --- the callbacks ---------------------------------------------------------------------------
+
+    /**
+     * The conditions to use, and what the sliders and number boxes must be set to.
+     *
+     * The number boxes hold the conditions. A box typed in: its slider follows. A box set from its
+     * slider (see "slider steps" below): the slider is left alone, and the newest slider value is
+     * used (the box may lag a step behind during a drag). "Use the data's prevalence", or a first
+     * data set with no p(+) yet: p(+) = the data's prevalence. Returns {p, costFn, costFp, sync}
+     * with sync = [pSlider, pBox, fnSlider, fnBox, fpSlider, fpBox] (no_update where unchanged).
+     */
+    function resolveConditions(t, view, pB, fnB, fpB) {
+        const sync = [NU(), NU(), NU(), NU(), NU(), NU()];
+        const values = [];
+        const boxes = [["p", "p-pos", pB, validP, pToSlider], ["costFn", "cost-fn", fnB, validCost,
+            costToSlider], ["costFp", "cost-fp", fpB, validCost, costToSlider]];
+        boxes.forEach(([key, id, box, valid, toSlider], k) => {
+            let v = box;
+            if (t.has(id + "-input.value")) {
+                if (fromSlider[key] !== undefined && fromSlider[key] === box) {
+                    if (last && valid(last[key])) v = last[key];   // the newest slider value
+                } else if (valid(box)) {
+                    sync[2 * k] = toSlider(box);
+                }
+            }
+            values.push(v);
+        });
+        let p = values[0];
+        const prevalence = view ? view.prevalence : null;
+        if ((t.has("prevalence-button.n_clicks") || (t.has("view-store.data") && !validP(p))) &&
+                validP(prevalence)) {
+            p = prevalence;
+            sync[0] = pToSlider(p);
+            sync[1] = p;
+        }
+        return {p: p, costFn: values[1], costFp: values[2], sync: sync};
+    }
+
+    /** Turning sensitivity on fills empty ranges around the current conditions. */
+    function fillSensitivity(on, p, fn, fp, pLo, pHi, fnLo, fnHi, fpLo, fpHi) {
+        const out = [NU(), NU(), NU(), NU(), NU(), NU()];
+        if (!on || !on.length) return out;
+        const r3 = (x) => Number(x.toPrecision(3));
+        if (validP(p) && !isNum(pLo) && !isNum(pHi)) {
+            out[0] = r3(p / 2);
+            out[1] = r3(Math.min(2 * p, (1 + p) / 2));
+        }
+        if (validCost(fn) && !isNum(fnLo) && !isNum(fnHi)) {
+            out[2] = r3(fn / 2);
+            out[3] = r3(fn * 2);
+        }
+        if (validCost(fp) && !isNum(fpLo) && !isNum(fpHi)) {
+            out[4] = r3(fp / 2);
+            out[5] = r3(fp * 2);
+        }
+        return out;
+    }
+
+    /** What the constraint callback (server, core) needs; null when no constraint is set. */
+    function constraintRequestOf(maxFpr, capacity, p, volume) {
+        const np = isNum(maxFpr) ? maxFpr : null;
+        const cap = isNum(capacity) ? capacity : null;
+        if (np === null && cap === null) return null;
+        return {max_fpr: np, capacity: cap, p: cap === null ? null : (isNum(p) ? p : null),
+            volume: cap === null ? null : (isNum(volume) ? volume : null)};
+    }
+
+    const same = (a, b) => JSON.stringify(a === undefined ? null : a) ===
+        JSON.stringify(b === undefined ? null : b);
+
+    /** The constraint inputs changed (p(+) and volume changes are handled in `explore`). */
+    function constraintRequest(maxFpr, capacity, p, volume, previous) {
+        const req = constraintRequestOf(maxFpr, capacity, p, volume);
+        return same(req, previous) ? NU() : req;
+    }
+
+    function ownVertexText(hull, j) {
+        if (j === 0) return "flag nothing";
+        if (j === hull.fpr.length - 1) return "flag everything";
+        const t = hull.threshold[j];
+        return t === null ? "FPR " + fmtNum(hull.fpr[j], 3) + ", TPR " + fmtNum(hull.tpr[j], 3)
+            : "≥ " + fmtNum(t, 6);
+    }
+
+    function describeMixed(pt) {
+        const one = (name, thr) => name + (thr === null ? "" : " (score ≥ " + fmtNum(thr, 6) + ")");
+        if (pt.left === pt.right || pt.weight === 0) {
+            return one(vertexName(pt.left_classifier), pt.left_threshold);
+        }
+        return "mix " + one(vertexName(pt.right_classifier), pt.right_threshold) + " with probability " +
+            fmtNum(pt.weight, 3) + " and " + one(vertexName(pt.left_classifier), pt.left_threshold) +
+            " otherwise";
+    }
+
+    // --- readouts: written straight into their elements ---------------------------------------
+    //
+    // The readouts are plain text in elements the layout leaves empty (or holding a placeholder),
+    // written here rather than returned as Dash outputs: every output is a store dispatch that
+    // re-runs a selector for every component on the page, and component trees returned from a
+    // callback are re-mounted on every run (plotly/dash#3846, Dash 4.2 - 4.4.1), which together
+    // cost a few hundred ms per slider step with 20 classifiers. React never re-renders these
+    // elements (no callback outputs to them), so the text stays.
+
+    const esc = (t) => String(t).replace(/[&<>"']/g, (ch) => ({"&": "&amp;", "<": "&lt;",
+        ">": "&gt;", '"': "&quot;", "'": "&#39;"}[ch]));
+
+    function paint(texts, htmls) {
+        for (const [id, text] of Object.entries(texts)) {
+            const el = document.getElementById(id);
+            if (el && el.textContent !== text) el.textContent = text;
+        }
+        for (const [id, html] of Object.entries(htmls || {})) {
+            const el = document.getElementById(id);
+            if (el && el.__costdashHtml !== html) {
+                el.innerHTML = html;
+                el.__costdashHtml = html;
+            }
+        }
+    }
+
+    const READOUT_IDS = ["pc-value", "slope-value", "chosen-classifier", "chosen-threshold",
+        "chosen-fpr", "chosen-tpr", "cm-tp", "cm-fn", "cm-fp", "cm-tn", "normalized-cost",
+        "expected-cost", "period-cost", "saving-trivial"];
+
+    /**
+     * The Explore page's one live callback: every slider, number box and data change lands here.
+     *
+     * Resolves the conditions (slider <-> box), writes the readouts, redraws the moving parts of
+     * both figures, keeps the constraint request and the address bar current. One callback, so
+     * a slider step costs one trip through Dash's callback machinery, not a chain of them.
+     */
+    function explore(view, pB, fnB, fpB, volume, unit, _clicks, sens, cons, request, maxFpr,
+                     capacity, key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi, fpLo, fpHi) {
+        const t = triggered();
+        const r = resolveConditions(t, view, pB, fnB, fpB);
+        last = {view: view, p: r.p, costFn: r.costFn, costFp: r.costFp, volume: volume,
+            unit: unit, sens: sens, cons: cons};
+        const drawn = render(view, r.p, r.costFn, r.costFp, volume, unit, sens, cons,
+                             t.has("view-store.data"));
+        const req = constraintRequestOf(maxFpr, capacity, r.p, volume);
+        writeUrl(key, ref, r.p, r.costFn, r.costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo,
+                 fnHi, fpLo, fpHi, maxFpr, capacity);
+        return [...drawn, ...r.sync, same(req, request) ? NU() : req];
+    }
+
+    // --- slider steps ------------------------------------------------------------------------------
+    //
+    // The sliders are not inputs of any Dash callback. A slider step through Dash's callback
+    // machinery costs tens of ms of main-thread work with a page this size, and the browser cannot
+    // paint until it is done. Instead, a MutationObserver on each slider's thumb sees the new value
+    // (aria-valuenow, set as soon as Dash has stored the slider's value) and draws the step at once
+    // from the arguments of the last `explore` call. The matching number box is set afterwards,
+    // after the frame is painted (several steps of a drag coalesce into one update); that runs
+    // `explore`, which finds everything already drawn (paint() and drawOverlay() skip unchanged
+    // content) and updates the address bar.
+    let last = null;                 // conditions and data of the last drawing
+    const fromSlider = {};           // the value each box was last given from its slider
+    const pendingBoxes = {};
+    let boxTimer = false;
+    const SLIDERS = {"p-pos-slider": ["p", "p-pos-input"], "cost-fn-slider": ["costFn",
+        "cost-fn-input"], "cost-fp-slider": ["costFp", "cost-fp-input"]};
+    const watched = new WeakSet();
+
+    function flushBoxes() {
+        boxTimer = false;
+        for (const [boxId, value] of Object.entries(pendingBoxes)) {
+            delete pendingBoxes[boxId];
+            dc.set_props(boxId, {value: value});
+        }
+    }
+
+    function onSliderStep(key, boxId, v) {
+        const value = key === "p" ? sliderToP(v) : sliderToCost(v);
+        const cur = last && last[key];
+        const curPos = isNum(cur) ? (key === "p" ? pToSlider(cur) : costToSlider(cur)) : null;
+        if (curPos !== null && Math.abs(curPos - v) < 1e-9) return;   // followed a typed value
+        if (last) {
+            last = Object.assign({}, last, {[key]: value});
+            if (last.view && M().valid(last.p, last.costFn, last.costFp)) {
+                render(last.view, last.p, last.costFn, last.costFp, last.volume, last.unit,
+                       last.sens, last.cons, false);
+            }
+        }
+        fromSlider[key] = value;
+        pendingBoxes[boxId] = value;
+        if (!boxTimer) {
+            boxTimer = true;
+            requestAnimationFrame(() => setTimeout(flushBoxes, 0));   // after this frame's paint
+        }
+    }
+
+    function watchSliders() {
+        for (const [id, [key, boxId]] of Object.entries(SLIDERS)) {
+            const thumb = document.querySelector("#" + id + " [role=slider]");
+            if (!thumb || watched.has(thumb)) continue;
+            watched.add(thumb);
+            new MutationObserver(() => {
+                const v = Number(thumb.getAttribute("aria-valuenow"));
+                if (Number.isFinite(v)) onSliderStep(key, boxId, v);
+            }).observe(thumb, {attributes: true, attributeFilter: ["aria-valuenow"]});
+        }
+    }
+
+    new MutationObserver(watchSliders).observe(document.documentElement,
+        {childList: true, subtree: true});
+
+    /** Readouts and the moving parts of both figures, for the current conditions. */
+    function render(view, p, costFn, costFp, volume, unit, sens, cons, viewChanged) {
+        const texts = {}, htmls = {};
+        for (const id of READOUT_IDS) texts[id] = "–";
+        texts["conditions-error"] = "";
+        texts["roc-caption"] = "ROC space";
+        texts["cost-caption"] = "Cost space";
+        htmls["fixed-table-body"] = "";
+        htmls["sensitivity-readout"] = "";
+        htmls["constraint-readout"] = "";
+        if (!view) {
+            texts.sentence = "Upload a predictions file or open a demo to start.";
+            paint(texts, htmls);
+            return [NU(), NU()];
+        }
+        const math = M();
+        if (!math.valid(p, costFn, costFp)) {
+            const problems = [];
+            if (!validP(p)) problems.push("p(+) must lie strictly between 0 and 1");
+            if (!validCost(costFn)) problems.push("C(−|+) must be a positive number");
+            if (!validCost(costFp)) problems.push("C(+|−) must be a positive number");
+            paint({"conditions-error": problems.join("; ") + "."});   // keep the last good view
+            return [NU(), NU()];
+        }
+        unit = (unit || "").trim();
+        const vol = isNum(volume) && volume > 0 ? volume : null;
+        const c = math.conditions(p, costFn, costFp);
+        const hull = view.hull;
+        const i = math.optimalIndex(hull.log_edges, c.logSlope);
+        const f = hull.fpr[i], tp = hull.tpr[i], name = hull.classifier[i], thr = hull.threshold[i];
+        const ne = math.normalizedCost(c, f, tp);
+        const ec = math.expectedCost(c, ne);
+        const trivialNeg = c.pc <= c.oneMinusPc;   // the better trivial classifier
+        const neTrivial = trivialNeg ? c.pc : c.oneMinusPc;
+        const saving = 1 - ne / neTrivial;
+        const colorOf = {};
+        for (const cl of view.classifiers) colorOf[cl.name] = cl.color;
+        const color = colorOf[name] || "#1f2328";
+        const trivialChosen = i === 0 || i === hull.fpr.length - 1;
+
+        texts["pc-value"] = fmtNum(c.pc);
+        texts["slope-value"] = fmtNum(c.slope);
+        texts["chosen-classifier"] = name;
+        texts["chosen-threshold"] = thresholdText(thr);
+        texts["chosen-fpr"] = fmtNum(f);
+        texts["chosen-tpr"] = fmtNum(tp);
+        if (vol !== null) {
+            const P = p * vol, Nn = (1 - p) * vol;
+            texts["cm-tp"] = friendly(tp * P);
+            texts["cm-fn"] = friendly((1 - tp) * P);
+            texts["cm-fp"] = friendly(f * Nn);
+            texts["cm-tn"] = friendly((1 - f) * Nn);
+        }
+        texts["normalized-cost"] = fmtNum(ne);
+        texts["expected-cost"] = withUnit(fmtNum(ec), unit);
+        texts["period-cost"] = vol === null ? "–" : withUnit(fmtNum(ec * vol), unit);
+        const trivialLabel = trivialNeg ? "flagging nothing" : "flagging everything";
+        texts["saving-trivial"] = trivialChosen ? "0% (a trivial choice is best)"
+            : percent(saving) + " less than " + trivialLabel;
+
+        // Each classifier: its own best threshold here vs the fixed threshold.
+        const money = (x) => vol === null ? withUnit(fmtNum(x), unit) : withUnit(fmtNum(x * vol), unit);
+        const rows = [];
+        for (const cl of view.classifiers) {
+            const j = math.optimalIndex(cl.hull.log_edges, c.logSlope);
+            const neOwn = math.normalizedCost(c, cl.hull.fpr[j], cl.hull.tpr[j]);
+            const ecOwn = math.expectedCost(c, neOwn);
+            let fixedCells = "<td>–</td><td>–</td><td>–</td>";
+            if (cl.at_fixed) {
+                const neFix = math.normalizedCost(c, cl.at_fixed.fpr, cl.at_fixed.tpr);
+                const extra = math.expectedCost(c, neFix) - ecOwn;
+                fixedCells = '<td class="num">FPR ' + fmtNum(cl.at_fixed.fpr, 3) + ", TPR " +
+                    fmtNum(cl.at_fixed.tpr, 3) + '</td><td class="num">' +
+                    esc(money(ecOwn + extra)) + '</td><td class="num">' + esc(money(extra)) +
+                    (ecOwn > 0 ? " (" + percent(extra / ecOwn) + ")" : "") + "</td>";
+            }
+            rows.push('<tr class="' + (cl.name === name ? "chosen" : "") + '"><td><span class="swatch" ' +
+                'style="background-color:' + esc(cl.color) + '"></span>' + esc(cl.name) + "</td>" +
+                '<td class="num">' + esc(ownVertexText(cl.hull, j)) + '</td><td class="num">' +
+                esc(money(ecOwn)) + "</td>" + fixedCells + "</tr>");
+        }
+        htmls["fixed-table-body"] = rows.join("");
+
+        // The plain-language sentence.
+        const per = vol === null ? "per case" : "per " + friendly(vol) + " cases";
+        const moneyText = friendly(vol === null ? ec : ec * vol) + (unit ? " " + unit : "");
+        if (name === "all-negative") {
+            texts.sentence = "At these costs no classifier beats flagging nothing: " + moneyText +
+                " " + per + ", all of it missed positives.";
+        } else if (name === "all-positive") {
+            texts.sentence = "At these costs, flag everything: " + moneyText + " " + per +
+                ", all of it false alarms.";
+        } else {
+            const thrText = thr === null ? "" : " with threshold " +
+                Number(thr.toPrecision(4)).toString();
+            const cmp = saving < 0.0005 ? "about the same as " + trivialLabel
+                : percent(saving) + " less than " + trivialLabel;
+            texts.sentence = "At these costs, use " + name + thrText + ": " + moneyText + " " +
+                per + ", " + cmp + ".";
+        }
+
+        // The moving parts of both figures (fixed slots, see "shape slots").
+        const rocS = rocSlots(), costS = costSlots();
+        const R = Object.fromEntries(rocS.map((x) => [x.name, x]));
+        const C = Object.fromEntries(costS.map((x) => [x.name, x]));
+        const seg = clipLine(f, tp, c.slope);
+        if (seg) place(R["iso-performance"], seg[0], seg[1]);
+        const ring = color === "#1f2328" ? COLORS.iso : color;
+        pin(R.chosen, f, tp, ring);
+        place(C.pc, [c.pc, 0], [c.pc, 1]);
+        place(C["chosen-line"], [0, f], [1, 1 - tp]);
+        C["chosen-line"].line.color = color;
+        pin(C.chosen, c.pc, ne, ring);
+        texts["roc-caption"] = "ROC space: " + vertexName(name) +
+            (thr === null ? "" : " at score ≥ " + fmtNum(thr, 4)) + " is best here";
+        texts["cost-caption"] = "Cost space: PC(+) = " + fmtNum(c.pc) + ", normalized cost " +
+            fmtNum(ne);
+
+        // Sensitivity: the hull segment and the PC(+) band covered by the ranges.
+        if (sens && sens.error) {
+            htmls["sensitivity-readout"] = esc(sens.error);
+        } else if (sens && sens.vertices) {
+            const vs = sens.vertices;
+            const x = (v) => hull.fpr[v], y = (v) => hull.tpr[v];
+            R.sensitivity.path = vs.length === 1
+                ? "M" + (x(vs[0]) - 0.008) + "," + y(vs[0]) + " L" + (x(vs[0]) + 0.008) + "," + y(vs[0])
+                : vs.map((v, k) => (k ? "L" : "M") + x(v) + "," + y(v)).join(" ");
+            place(C.sensitivity, [sens.pc_range[0], 0], [sens.pc_range[1], 1]);
+            htmls["sensitivity-readout"] = esc("Over these ranges PC(+) runs from " +
+                fmtNum(sens.pc_range[0]) + " to " + fmtNum(sens.pc_range[1]) +
+                "; optimal somewhere in them: " + sens.classifiers.map(vertexName).join(", ") + ".");
+        }
+
+        // Constraints: Neyman-Pearson and capacity points, with the cost of obeying them.
+        const notes = [];
+        const addConstraint = (key, label, res) => {
+            if (!res) return;
+            if (res.error) {
+                notes.push(label + ": " + res.error);
+                return;
+            }
+            const neC = math.normalizedCost(c, res.fpr, res.tpr);
+            const extra = math.expectedCost(c, neC) - ec;
+            pin(R[key], res.fpr, res.tpr);
+            place(C[key + "-line"], [0, res.fpr], [1, 1 - res.tpr]);
+            pin(C[key], c.pc, neC);
+            if (key === "np") {
+                place(R["np-limit"], [res.limit, 0], [res.limit, 1]);
+            } else {
+                const segC = clipLinear(res.n_neg, res.n_pos, res.limit);
+                if (segC) place(R["capacity-limit"], segC[0], segC[1]);
+            }
+            const costText = vol === null
+                ? withUnit(fmtNum(extra), unit) + " per case"
+                : withUnit(fmtNum(extra * vol), unit) + " per period";
+            notes.push(label + ": " + describeMixed(res) + " (FPR " + fmtNum(res.fpr, 3) + ", TPR " +
+                fmtNum(res.tpr, 3) + "); obeying it costs " + costText + " more than the best " +
+                "choice" + (ec > 0 ? " (" + percent(extra / ec) + ")" : "") + ".");
+        };
+        if (cons) {
+            addConstraint("np", "Neyman–Pearson (FPR ≤ " + fmtNum(cons.np && cons.np.limit, 3) + ")",
+                cons.np);
+            addConstraint("capacity", "Capacity (at most " + friendly(cons.capacity &&
+                cons.capacity.limit) + " flagged)", cons.capacity);
+        }
+        htmls["constraint-readout"] = notes.map((t) => "<p>" + esc(t) + "</p>").join("");
+        paint(texts, htmls);
+
+        return [
+            drawOverlay("roc-graph", view, rocS, viewChanged),
+            drawOverlay("cost-graph", view, costS, viewChanged),
+        ];
+    }
+
+    // --- drawing the moving parts ----------------------------------------------------------------
+    //
+    // The moving parts are layout shapes only. Sending them through the figure
+    // prop (a Patch) makes dcc.Graph call Plotly.react, which here re-plots every trace: 60-120 ms
+    // per figure with 20 classifiers on a 2-vCPU machine, measured. Plotly.relayout of just the
+    // shapes redraws the shapes layer in 1-8 ms (as long as the list keeps its structure, see
+    // "shape slots"). So, once a figure of the current view is on
+    // screen, its shapes are redrawn directly; the Patch is used only when a new figure arrives
+    // (then dcc.Graph plots figure and shapes together). dcc.Graph listens to plotly_relayout to
+    // copy layout edits into its figure prop, which would start the slow Plotly.react after all,
+    // so that one event is muted while we draw. After any re-plot by dcc.Graph (new figure,
+    // legend click) the latest shapes are put back.
+
+    const latest = {};
+
+    function graphDiv(id) {
+        return document.querySelector("#" + id + " .js-plotly-plot");
+    }
+
+    function hook(gd, id) {
+        if (gd.__costdashHooked) return;
+        gd.__costdashHooked = true;
+        gd.__costdashMute = 0;
+        const emit = gd.emit;
+        gd.emit = function (name) {
+            if (name === "plotly_relayout" && gd.__costdashMute > 0) return undefined;
+            return emit.apply(this, arguments);
+        };
+        gd.on("plotly_react", () => {
+            const want = latest[id];
+            if (want && gd.layout && gd.layout.shapes !== want) quietRelayout(gd, want);
+        });
+    }
+
+    function quietRelayout(gd, want) {
+        gd.__costdashMute += 1;
+        return window.Plotly.relayout(gd, {shapes: want})
+            .catch(() => undefined)
+            .finally(() => { gd.__costdashMute -= 1; });
+    }
+
+    const drawnJson = {};
+
+    function drawOverlay(id, view, shapes, viewChanged) {
+        latest[id] = shapes;
+        const gd = graphDiv(id);
+        const ready = gd && gd._fullLayout && window.Plotly && !viewChanged &&
+            gd.layout && gd.layout.uirevision === view.id;
+        if (gd) hook(gd, id);
+        const json = JSON.stringify(shapes);
+        if (ready) {
+            if (drawnJson[id] !== json || gd.__costdashDrawn !== json) {
+                drawnJson[id] = json;
+                gd.__costdashDrawn = json;
+                quietRelayout(gd, shapes);
+            }
+            return NU();
+        }
+        drawnJson[id] = json;
+        const patch = new dc.Patch();
+        patch.assign(["layout", "shapes"], shapes);
+        return patch.build();
+    }
+
+    // --- the address bar -------------------------------------------------------------------------
+    let urlTimer = null;
+    let pendingUrl = null;
+
+    function replaceUrl(search) {
+        // history.replaceState, not pushState: a slider drag must not fill the back button's
+        // history (and browsers throttle floods of history calls), so write at most every 150 ms.
+        pendingUrl = search;
+        if (urlTimer !== null) return;
+        const flush = () => {
+            urlTimer = null;
+            if (pendingUrl === null) return;
+            const target = window.location.pathname + pendingUrl + window.location.hash;
+            pendingUrl = null;
+            if (target !== window.location.pathname + window.location.search + window.location.hash) {
+                window.history.replaceState(window.history.state, "", target);
+            }
+        };
+        flush();
+        urlTimer = setTimeout(flush, 150);
+    }
+
+    function writeUrl(key, ref, p, costFn, costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo,
+                      fnHi, fpLo, fpHi, maxFpr, capacity) {
+        const q = new URLSearchParams();
+        const data = (key && key.id) || (ref && ref.id);
+        if (data) q.set("data", data);
+        if (validP(p)) q.set("p_pos", String(p));
+        if (isNum(costFn)) q.set("cost_fn", String(costFn));
+        if (isNum(costFp)) q.set("cost_fp", String(costFp));
+        if (isNum(volume)) q.set("volume", String(volume));
+        if (unit !== null && unit !== undefined) q.set("unit", unit);
+        const models = key ? key.models : (ref && ref.models);
+        if (models && models.length) q.set("models", models.join(","));
+        if (lines && lines.length) q.set("lines", "1");
+        if (sensOn && sensOn.length) {
+            if (isNum(pLo) && isNum(pHi)) q.set("sens_p", pLo + "," + pHi);
+            if (isNum(fnLo) && isNum(fnHi)) q.set("sens_fn", fnLo + "," + fnHi);
+            if (isNum(fpLo) && isNum(fpHi)) q.set("sens_fp", fpLo + "," + fpHi);
+        }
+        if (isNum(maxFpr)) q.set("max_fpr", String(maxFpr));
+        if (isNum(capacity)) q.set("capacity", String(capacity));
+        const search = "?" + q.toString().replace(/%2C/g, ",");
+        if (window.location.pathname.replace(/\/$/, "").endsWith("/explore")) replaceUrl(search);
+        return search;
+    }
+
+    /** writeUrl, for the callback on the inputs `explore` does not watch (Dash wants Inputs
+     * before States, so the arguments come in another order). */
+    function writeUrlFromOthers(key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi, fpLo, fpHi, maxFpr,
+                                capacity, p, costFn, costFp, volume, unit) {
+        return writeUrl(key, ref, p, costFn, costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo,
+                        fnHi, fpLo, fpHi, maxFpr, capacity);
+    }
+
+    dc.costdash = Object.assign(dc.costdash || {}, {
+        explore, fillSensitivity, constraintRequest, writeUrl, writeUrlFromOthers,
+        _internals: {pToSlider, sliderToP, costToSlider, sliderToCost, fmtNum, clipLine, clipLinear},
+    });
+})();

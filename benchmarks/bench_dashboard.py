@@ -1,0 +1,298 @@
+"""Benchmark of the dashboard in headless Chromium (a script, not a test).
+
+    .venv/bin/python benchmarks/bench_dashboard.py            # full size: 20 x 1e6 and 5 x 1e6
+    .venv/bin/python benchmarks/bench_dashboard.py --quick    # 20 x 1e5 and 5 x 1e5
+    .venv/bin/python benchmarks/bench_dashboard.py --json results.json
+
+Two measurements, each against a real ``python app.py`` on a free port with a temp data dir:
+
+1. **Slider -> repainted plots.** A data set of ``--classifiers`` classifiers x ``--rows`` scores
+   is stored and opened; then the p(+) slider's thumb gets ``--samples`` ArrowRight/ArrowLeft key
+   presses. Each sample runs from the ``keydown`` (a capture listener's ``performance.now()``) to
+   the first moment after both figures have finished ``Plotly.react`` (their ``plotly_react``
+   events) *and* the browser has painted that frame (a ``requestAnimationFrame`` callback, then a
+   ``MessageChannel`` task, which runs after the paint), and the PC(+) readout has changed too
+   (the end is detected with MutationObservers on the figures' shapes layers and the readout).
+
+2. **Upload -> first plot.** A fresh ``--upload-rows`` x ``--upload-classifiers`` CSV (new
+   content each repetition, so nothing is de-duplicated or cached) is chosen in the page's file
+   input; the time runs from the input's ``change`` event to the paint after both figures show
+   the new data set and the readouts are filled in. The server's share (``POST
+   /api/v1/datasets``: receive, read, store, analyse) comes from the Resource Timing API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from dashboard.storage import SqliteDatasetStore  # noqa: E402
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+INSTRUMENT = """() => {
+    // A sample ends when both figures' shapes layers and the PC(+) readout have changed in the
+    // DOM, and the browser has then painted (rAF, then a task: runs after that frame's paint).
+    const targets = {
+        roc: document.querySelector('#roc-graph .js-plotly-plot'),
+        cost: document.querySelector('#cost-graph .js-plotly-plot'),
+        readout: document.getElementById('pc-value'),
+    };
+    window.__lat = [];
+    let pending = null;
+    const afterPaint = (fn) => requestAnimationFrame(() => {
+        const ch = new MessageChannel();
+        ch.port1.onmessage = fn;
+        ch.port2.postMessage(null);
+    });
+    document.addEventListener('keydown', () => {
+        pending = {t0: performance.now(), roc: false, cost: false, readout: false};
+    }, true);
+    const mark = (which) => {
+        if (!pending || pending[which]) return;
+        pending[which] = true;
+        if (pending.roc && pending.cost && pending.readout) {
+            const p = pending;
+            pending = null;
+            afterPaint(() => window.__lat.push(performance.now() - p.t0));
+        }
+    };
+    for (const [which, el] of Object.entries(targets)) {
+        new MutationObserver((records) => {
+            if (which === 'readout' || records.some((r) => r.target.closest &&
+                    r.target.closest('.shapelayer'))) mark(which);
+        }).observe(el, {childList: true, subtree: true, characterData: true});
+    }
+}"""
+
+READY = """() => {
+    const el = document.getElementById('chosen-classifier');
+    return el !== null && el.innerText !== '–';
+}"""
+
+UPLOAD_INSTRUMENT = """() => {
+    window.__upload = {t0: null, t1: null};
+    document.addEventListener('change', (ev) => {
+        if (ev.target && ev.target.type === 'file') window.__upload.t0 = performance.now();
+    }, true);
+}"""
+
+UPLOAD_DONE = """([n, name]) => {
+    const roc = document.querySelector('#roc-graph .js-plotly-plot');
+    const cost = document.querySelector('#cost-graph .js-plotly-plot');
+    const info = (document.getElementById('dataset-info') || {}).innerText || '';
+    const ready = roc && cost && roc.data && roc.data.length >= n + 2 && cost.data.length >= n + 3
+        && info.startsWith(name) && document.getElementById('chosen-classifier').innerText !== '–';
+    if (ready && window.__upload.t1 === null) {
+        window.__upload.t1 = -1;
+        requestAnimationFrame(() => {
+            const ch = new MessageChannel();
+            ch.port1.onmessage = () => { window.__upload.t1 = performance.now(); };
+            ch.port2.postMessage(null);
+        });
+    }
+    return window.__upload.t1 !== null && window.__upload.t1 > 0;
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``python app.py`` on a free port with its own data dir."""
+
+    def __init__(self, data_dir: Path, max_upload_mb: int = 1024, debug: bool = False):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "COSTDASH_DATA_DIR": str(data_dir),
+               "COSTDASH_MAX_UPLOAD_MB": str(max_upload_mb)}
+        self.log = open(data_dir.parent / f"server-{self.port}.log", "wb")
+        self.proc = subprocess.Popen([sys.executable, str(REPO / "app.py"), "--port",
+                                      str(self.port)] + (["--debug"] if debug else []),
+                                     cwd=REPO, env=env, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(self.url + "/explore", timeout=2):
+                    return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("server did not start") from None
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=20)
+        self.log.close()
+
+
+def scores_table(n_rows: int, n_classifiers: int, seed: int, prevalence: float = 0.1,
+                 decimals: int | None = None) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.random(n_rows) < prevalence
+    cols: dict[str, np.ndarray] = {"y_true": y.astype(np.int8)}
+    for k in range(n_classifiers):
+        s = rng.normal(size=n_rows) + y * (0.4 + 1.6 * k / max(n_classifiers - 1, 1))
+        cols[f"model_{k:02d}"] = np.round(s, decimals) if decimals is not None else s
+    return cols
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: int) -> dict:
+    data_dir = tmp / "slider-data"
+    print(f"[slider] generating {n_classifiers} classifiers x {n_rows:,} scores ...", flush=True)
+    t = time.perf_counter()
+    table = pa.table(scores_table(n_rows, n_classifiers, seed=1))
+    parquet = tmp / "slider.parquet"
+    pq.write_table(table, parquet)
+    del table
+    store = SqliteDatasetStore(data_dir, max_bytes=4 * 1024**3)
+    record = store.put(parquet, "slider.parquet")
+    print(f"[slider] stored {parquet.stat().st_size / 1e6:.0f} MB in "
+          f"{time.perf_counter() - t:.1f} s", flush=True)
+    server = Server(data_dir)
+    try:
+        page = browser.new_page(viewport={"width": 1480, "height": 1100})
+        t = time.perf_counter()
+        page.goto(f"{server.url}/explore?data={record.id}&p_pos=0.01&cost_fn=10&cost_fp=1")
+        page.wait_for_function(READY, timeout=300_000)
+        first_open = time.perf_counter() - t
+        print(f"[slider] first open (analysis of every classifier, cached after): "
+              f"{first_open:.1f} s", flush=True)
+        t = time.perf_counter()
+        page.reload()
+        page.wait_for_function(READY, timeout=60_000)
+        reopen = time.perf_counter() - t
+        page.wait_for_timeout(500)
+        page.evaluate(INSTRUMENT)
+        thumb = page.locator("#p-pos-slider [role=slider]")
+        thumb.focus()
+        for i in range(samples + 5):
+            key = "ArrowRight" if (i // 25) % 2 == 0 else "ArrowLeft"
+            before = page.evaluate("window.__lat.length")
+            page.keyboard.press(key)
+            page.wait_for_function(f"window.__lat.length > {before}", timeout=10_000)
+            page.wait_for_timeout(20)
+        lat = page.evaluate("window.__lat")[5:]          # the first few warm up the JIT
+        sizes = page.evaluate("""() => ({
+            roc_points: document.querySelector('#roc-graph .js-plotly-plot')._fullData
+                .reduce((n, t) => n + (t._length || 0), 0),
+            cost_points: document.querySelector('#cost-graph .js-plotly-plot')._fullData
+                .reduce((n, t) => n + (t._length || 0), 0),
+            hull_vertices: document.querySelector('#roc-graph .js-plotly-plot')._fullData
+                .find(t => t.uid === 'hull')._length})""")
+        page.close()
+    finally:
+        server.stop()
+    return {"classifiers": n_classifiers, "rows": n_rows, "samples": len(lat),
+            "first_open_s": round(first_open, 2), "reopen_s": round(reopen, 2),
+            "median_ms": round(statistics.median(lat), 1), "p95_ms": round(percentile(lat, 95), 1),
+            "max_ms": round(max(lat), 1), **sizes}
+
+
+def bench_upload(browser, tmp: Path, n_rows: int, n_classifiers: int, reps: int) -> dict:
+    results = []
+    for rep in range(reps):
+        data_dir = tmp / f"upload-data-{rep}"
+        csv = tmp / f"upload-{rep}.csv"
+        pd.DataFrame(scores_table(n_rows, n_classifiers, seed=100 + rep, decimals=6)).to_csv(
+            csv, index=False)
+        size_mb = csv.stat().st_size / 1e6
+        server = Server(data_dir)
+        try:
+            page = browser.new_page(viewport={"width": 1480, "height": 1100})
+            page.goto(f"{server.url}/explore")
+            page.wait_for_selector("#upload input[type=file]", state="attached")
+            page.evaluate(UPLOAD_INSTRUMENT)
+            page.set_input_files("#upload input[type=file]", csv)
+            page.wait_for_function(UPLOAD_DONE, arg=[n_classifiers, csv.name], timeout=120_000)
+            t0, t1 = page.evaluate("[window.__upload.t0, window.__upload.t1]")
+            post = page.evaluate("""() => performance.getEntriesByType('resource')
+                .filter(e => e.name.endsWith('/api/v1/datasets'))
+                .map(e => [e.duration, e.responseStart - e.requestStart])[0]""")
+            page.close()
+        finally:
+            server.stop()
+        total = (t1 - t0) / 1000
+        results.append({"total_s": total, "post_s": post[0] / 1000,
+                        "server_s": post[1] / 1000})
+        print(f"[upload] rep {rep + 1}: {size_mb:.0f} MB CSV, change -> first plot "
+              f"{total:.2f} s (POST {post[0] / 1000:.2f} s, of which server "
+              f"{post[1] / 1000:.2f} s)", flush=True)
+        csv.unlink()
+    return {"rows": n_rows, "classifiers": n_classifiers, "csv_mb": round(size_mb, 1),
+            "reps": reps, "median_s": round(statistics.median(r["total_s"] for r in results), 2),
+            "max_s": round(max(r["total_s"] for r in results), 2),
+            "median_post_s": round(statistics.median(r["post_s"] for r in results), 2),
+            "median_server_s": round(statistics.median(r["server_s"] for r in results), 2)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--classifiers", type=int, default=20)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--samples", type=int, default=100)
+    parser.add_argument("--upload-rows", type=int, default=1_000_000)
+    parser.add_argument("--upload-classifiers", type=int, default=5)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="1e5 rows instead of 1e6")
+    parser.add_argument("--skip-upload", action="store_true")
+    parser.add_argument("--skip-slider", action="store_true")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rows = args.upload_rows = 100_000
+
+    from playwright.sync_api import sync_playwright
+
+    out: dict = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                             "platform": platform.platform()}}
+    with tempfile.TemporaryDirectory(prefix="costdash-bench-") as tmpdir, sync_playwright() as p:
+        tmp = Path(tmpdir)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        out["chromium"] = browser.version
+        if not args.skip_slider:
+            out["slider"] = bench_slider(browser, tmp, args.rows, args.classifiers, args.samples)
+            s = out["slider"]
+            print(f"[slider] {s['samples']} key presses: median {s['median_ms']} ms, "
+                  f"p95 {s['p95_ms']} ms, max {s['max_ms']} ms", flush=True)
+        if not args.skip_upload:
+            out["upload"] = bench_upload(browser, tmp, args.upload_rows, args.upload_classifiers,
+                                         args.reps)
+            u = out["upload"]
+            print(f"[upload] median {u['median_s']} s, max {u['max_s']} s", flush=True)
+        browser.close()
+    print(json.dumps(out, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,22 @@
+"""costdash's web dashboard (Dash 4): the app factory and its layers.
+
+Layers, imports going one way only::
+
+    costdash (core numpy)  ->  viewmodel  ->  figures  ->  pages (layout + thin callbacks)
+                      storage, cache, api  ->  factory.create_app  ->  app.py
+
+``assets/`` (top level) holds the browser side: ``costmath.js`` (client mirror of the core's
+operating-condition arithmetic), ``explore.js`` (clientside callbacks), ``upload.js``, CSS.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["create_app"]
+
+
+def create_app(config: Any = None):  # noqa: ANN201 - re-exported lazily (dash import is heavy)
+    from dashboard.factory import create_app as _create_app
+
+    return _create_app(config)

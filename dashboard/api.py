@@ -1,0 +1,145 @@
+"""HTTP routes beside the Dash app: ``POST /api/v1/datasets`` (upload) and ``GET`` of a record.
+
+The upload is plain ``multipart/form-data`` streamed to disk by Werkzeug (never base64 through a
+Dash callback): field ``file`` holds the predictions file, the other fields are loader options
+named like the command line's (``positive``, ``layout``, ``label_column`` or ``label-column``,
+``model_column``, ``score_column``, ``fold_column``, ``models``, ``drop_missing``).
+
+Replies: ``200 {"id", "name", "n", "classifiers"}``; ``400 {"error": message}`` for a file or
+option the loader rejects (its message as it is); ``413 {"error": message}`` above the size limit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, Any
+
+from flask import Blueprint, Flask, Request, current_app, jsonify, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from costdash.errors import CostdashError
+from dashboard.cache import Services
+from dashboard.storage import LoaderOptions, valid_id
+
+log = logging.getLogger(__name__)
+
+FORM_OVERHEAD = 256 * 1024
+"""Room for the multipart framing and option fields on top of the file size limit."""
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1024**3), ("MB", 1024**2), ("kB", 1024)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+class HashingFile:
+    """A temporary file on disk that hashes what is written to it (the upload's SHA-256)."""
+
+    def __init__(self, directory: Path):
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix="upload-", dir=directory)
+        self.path = Path(name)
+        self._file: IO[bytes] = os.fdopen(fd, "w+b")
+        self._hash = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self._hash.update(data)
+        self.size += len(data)
+        return self._file.write(data)
+
+    @property
+    def sha256(self) -> str:
+        return self._hash.hexdigest()
+
+    def discard(self) -> None:
+        self._file.close()
+        self.path.unlink(missing_ok=True)
+
+    def __getattr__(self, name: str) -> Any:  # read, seek, tell, flush, close, ...
+        return getattr(self._file, name)
+
+
+class UploadRequest(Request):
+    """Flask request whose uploaded files go straight to a hashing temp file in the data dir."""
+
+    def _get_file_stream(self, total_content_length: int | None, content_type: str | None,
+                         filename: str | None = None,
+                         content_length: int | None = None) -> IO[bytes]:
+        services: Services | None = current_app.extensions.get("costdash")
+        if services is None:
+            return super()._get_file_stream(total_content_length, content_type, filename,
+                                            content_length)
+        return HashingFile(services.settings.data_dir / "tmp")  # type: ignore[return-value]
+
+
+def _error(message: str, status: int):
+    return jsonify({"error": message}), status
+
+
+def make_api(services: Services) -> Blueprint:
+    api = Blueprint("costdash_api", __name__, url_prefix="/api/v1")
+    limit = services.settings.max_upload_bytes
+
+    def too_large(size: int | None = None):
+        what = f"The file is {_size(size)}" if size else "The file is too large"
+        return _error(f"{what}, over the {_size(limit)} upload limit.", 413)
+
+    @api.errorhandler(RequestEntityTooLarge)
+    def _on_too_large(_exc):
+        return too_large()
+
+    @api.post("/datasets")
+    def create_dataset():
+        request.max_content_length = limit + FORM_OVERHEAD
+        if request.content_length is not None and request.content_length > limit + FORM_OVERHEAD:
+            return too_large(request.content_length)
+        uploads = [f.stream for f in request.files.values()]
+        try:
+            f = request.files.get("file")
+            if f is None or not f.filename:
+                return _error("No file: send the predictions file in the multipart field "
+                              "'file'.", 400)
+            stream = f.stream
+            if isinstance(stream, HashingFile):
+                stream.flush()
+                if stream.size > limit:
+                    return too_large(stream.size)
+                source, sha = stream.path, stream.sha256
+            else:  # a request class other than ours (should not happen): read it whole
+                data = stream.read()
+                if len(data) > limit:
+                    return too_large(len(data))
+                source, sha = data, None
+            options = LoaderOptions.from_form(request.form)
+            record = services.store.put(source, os.path.basename(f.filename), options,
+                                        sha256=sha)
+            services.views.prime(record)
+            return jsonify(record.summary())
+        except CostdashError as exc:
+            return _error(str(exc), 400)
+        finally:
+            for s in uploads:
+                if isinstance(s, HashingFile):
+                    s.discard()
+
+    @api.get("/datasets/<dataset_id>")
+    def dataset_info(dataset_id: str):
+        record = services.store.info(dataset_id) if valid_id(dataset_id) else None
+        if record is None:
+            return _error(f"no data set with id '{dataset_id}'", 404)
+        return jsonify({**record.summary(), "n_pos": record.n_pos, "n_neg": record.n_neg,
+                        "positive_label": record.positive_label, "layout": record.layout})
+
+    return api
+
+
+def install_api(server: Flask, services: Services) -> None:
+    server.request_class = UploadRequest
+    server.register_blueprint(make_api(services))

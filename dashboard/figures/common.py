@@ -1,0 +1,62 @@
+"""Shared layout and hover-text helpers of the figure builders (presentation only)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dashboard.figures.palette import GRID_COLOR
+
+FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
+
+
+def base_layout(**overrides: Any) -> dict[str, Any]:
+    """Layout shared by the dashboard's figures: plain white, compact, legend below."""
+    layout: dict[str, Any] = {
+        "template": "simple_white",
+        "font": {"family": FONT, "size": 13, "color": "#1f2328"},
+        "margin": {"l": 64, "r": 16, "t": 36, "b": 56},
+        "hovermode": "closest",
+        "hoverlabel": {"align": "left"},
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.14, "x": 0, "xanchor": "left",
+                   "font": {"size": 12}, "itemclick": "toggle",
+                   "itemdoubleclick": "toggleothers"},
+        "shapes": [],
+        "annotations": [],
+    }
+    layout.update(overrides)
+    return layout
+
+
+def axis(title: str, **overrides: Any) -> dict[str, Any]:
+    ax: dict[str, Any] = {"title": {"text": title, "standoff": 8}, "showgrid": True,
+                          "gridcolor": GRID_COLOR, "zeroline": False, "mirror": True,
+                          "ticks": "outside", "automargin": True}
+    ax.update(overrides)
+    return ax
+
+
+def threshold_text(value: float | None) -> str:
+    """How a score threshold reads in hover text."""
+    if value is None or not math.isfinite(value):
+        return "none (flags nothing)"
+    return f"score ≥ {value:.6g}"
+
+
+def interval_text(interval: Sequence[float] | None) -> str:
+    if not interval:
+        return "none (never beats both trivial classifiers)"
+    lo, hi = interval
+    return f"PC(+) in [{lo:.4g}, {hi:.4g}]"
+
+
+def as_array(values: Sequence[float | None]) -> np.ndarray:
+    """float64 array (None becomes NaN), so plotly sends it as a typed array."""
+    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
+def text_array(values: Sequence[str]) -> np.ndarray:
+    return np.array(list(values), dtype=object)

@@ -1,0 +1,163 @@
+"""Background jobs: the Dash background-callback manager, and where the jobs' results are kept.
+
+Manager (:func:`background_manager`, passed to ``Dash(background_callback_manager=...)``):
+
+* default: a ``DiskcacheManager`` whose store is ``COSTDASH_DATA_DIR/jobs``. Every job runs in a
+  child process of the web process (single host; any number of gunicorn workers sharing the data
+  dir). Cancel kills the child.
+* ``COSTDASH_JOBS_URL=redis://host:6379/0``: a ``CeleryManager`` with that broker and result
+  backend. Run a worker with the same code and settings as the web processes::
+
+      COSTDASH_JOBS_URL=... COSTDASH_CACHE_URL=... celery -A dashboard.jobs:celery_app worker
+
+  ``dashboard.jobs:celery_app`` builds the app (``create_app()`` from the environment), which
+  registers the background callbacks as Celery tasks. The worker must share the result cache with
+  the web processes (``COSTDASH_CACHE_URL=redis://...``, or the same data dir on one host) and the
+  secret key (``COSTDASH_SECRET_KEY``), which signs job handles.
+
+Results: a bootstrap band keeps every replicate curve (B x G float64, 1.6 MB for B = 1000) so that
+a new confidence level needs no new resampling (``band.at_level``). The job puts the band in the
+shared flask-caching cache (:class:`BandCache`) and sends the browser only a small reference; a
+normal callback reads it back. The cache holds ``.npz`` bytes (arrays plus a JSON header), never
+pickled objects of ours, keyed by a hash of everything that determines the band: data set id,
+classifier(s), threshold, replicates, seed and grid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from costdash.bands import CostBand, DifferenceBand, SignificantInterval
+
+if TYPE_CHECKING:
+    from dash import CeleryManager, DiskcacheManager
+    from flask_caching import Cache
+
+    from dashboard.config import Settings
+
+__all__ = ["BAND_TIMEOUT", "DEFAULT_SEED", "BandCache", "background_manager", "band_key"]
+
+JOB_EXPIRE = 3600
+"""Seconds a finished job's return value waits in the manager's store for its poll."""
+
+BAND_TIMEOUT = 24 * 3600
+"""Seconds a computed band stays in the result cache (they are large: B x G float64)."""
+
+DEFAULT_SEED = 0
+"""Seed of the bootstrap when the URL gives none: the same page shows the same band (and the
+same band as ``costdash band --seed 0``)."""
+
+POLL_INTERVAL_MS = 500
+"""How often the browser asks a running job for progress and its result."""
+
+
+def _celery(url: str) -> Any:
+    from celery import Celery  # optional dependency: dash[celery]
+
+    app = Celery("costdash", broker=url, backend=url)
+    app.conf.update(task_track_started=True, result_expires=JOB_EXPIRE)
+    return app
+
+
+def background_manager(settings: Settings) -> DiskcacheManager | CeleryManager:
+    """The background-callback manager the settings ask for (see the module docstring)."""
+    url = getattr(settings, "jobs_url", None)
+    if url:
+        if not url.startswith(("redis://", "rediss://", "amqp://", "amqps://")):
+            raise ValueError(f"COSTDASH_JOBS_URL must be redis://... or amqp://..., not {url!r}")
+        from dash import CeleryManager
+
+        return CeleryManager(_celery(url), expire=JOB_EXPIRE)
+    import diskcache
+    from dash import DiskcacheManager
+
+    directory = settings.data_dir / "jobs"
+    directory.mkdir(parents=True, exist_ok=True)
+    return DiskcacheManager(diskcache.Cache(str(directory)), expire=JOB_EXPIRE)
+
+
+def __getattr__(name: str) -> Any:
+    """``dashboard.jobs:celery_app`` for ``celery -A``: build the app, return its Celery app."""
+    if name != "celery_app":
+        raise AttributeError(name)
+    from dashboard.factory import create_app
+
+    manager = create_app()._background_manager
+    handle = getattr(manager, "handle", None)
+    if type(manager).__name__ != "CeleryManager":
+        raise RuntimeError("set COSTDASH_JOBS_URL=redis://... to run background jobs in Celery")
+    return handle
+
+
+# --- results -------------------------------------------------------------------------------------
+
+def band_key(kind: str, **fields_: Any) -> str:
+    """Cache key of a band: a hash of everything that determines it (JSON, order-independent)."""
+    text = json.dumps({"kind": kind, **fields_}, sort_keys=True, separators=(",", ":"),
+                      default=float)
+    return f"band:v1:{kind}:{hashlib.sha256(text.encode()).hexdigest()[:40]}"
+
+
+_BANDS = {"cost": CostBand, "difference": DifferenceBand}
+
+
+def encode_band(band: CostBand | DifferenceBand) -> bytes:
+    """``.npz`` bytes of a band: its arrays, and its other fields as a JSON header."""
+    arrays: dict[str, np.ndarray] = {}
+    header: dict[str, Any] = {"band": "cost" if isinstance(band, CostBand) else "difference"}
+    for f in fields(band):
+        value = getattr(band, f.name)
+        if isinstance(value, np.ndarray):
+            arrays[f.name] = value
+        elif f.name == "significant":
+            header[f.name] = [[s.lo, s.hi, s.better] for s in value]
+        elif isinstance(value, float) and not math.isfinite(value):
+            header[f.name] = None if math.isnan(value) else str(value)
+        else:
+            header[f.name] = value
+    buffer = io.BytesIO()
+    np.savez(buffer, header=np.array(json.dumps(header)), **arrays)
+    return buffer.getvalue()
+
+
+def decode_band(blob: bytes) -> CostBand | DifferenceBand:
+    """The band :func:`encode_band` packed (arrays read-only, as the core returns them)."""
+    with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
+        header = json.loads(str(npz["header"]))
+        arrays = {name: npz[name] for name in npz.files if name != "header"}
+    cls = _BANDS[header.pop("band")]
+    for a in arrays.values():
+        a.setflags(write=False)
+    if "significant" in header:
+        header["significant"] = tuple(SignificantInterval(lo, hi, better)
+                                      for lo, hi, better in header["significant"])
+    return cls(**header, **arrays)
+
+
+class BandCache:
+    """Bands in the shared flask-caching cache (every worker process and job sees them)."""
+
+    def __init__(self, cache: Cache, timeout: int = BAND_TIMEOUT):
+        self.cache, self.timeout = cache, timeout
+
+    def get(self, key: str) -> CostBand | DifferenceBand | None:
+        blob = self.cache.get(key)
+        if blob is None:
+            return None
+        try:
+            return decode_band(blob)
+        except (ValueError, KeyError, TypeError, OSError):  # stale format: compute it again
+            return None
+
+    def put(self, key: str, band: CostBand | DifferenceBand) -> None:
+        self.cache.set(key, encode_band(band), timeout=self.timeout)
+
+    def has(self, key: str) -> bool:
+        return self.cache.has(key)

@@ -1,0 +1,377 @@
+"""The Compare page: two classifiers' cost curves, their exact difference, and whether it is
+more than test-set noise.
+
+Exact part (instant): each classifier's own lower envelope (from the cached view model's hulls),
+their difference a - b with its crossovers and the PC(+) ranges where each is better
+(:func:`costdash.costspace.envelope_difference`). Bootstrap part (a background job, see
+:mod:`dashboard.jobs`): the paired band of the difference
+(:func:`costdash.bands.difference_band`), both classifiers re-evaluated on the same resampled
+rows; the PC(+) ranges where it excludes 0 are listed. As on the Confidence page, the band with
+its replicates stays in the server's result cache and a change of level only re-reads it
+(``band.at_level``).
+
+Element ids (a stable contract): ``compare-a``, ``compare-b``, ``compare-replicates``,
+``compare-level``, ``compare-run``, ``compare-cancel``, ``compare-progress``,
+``compare-envelopes``, ``compare-difference``, ``compare-crossovers``, ``compare-better``,
+``compare-significant``, ``compare-status``, ``compare-dataset``, ``compare-error``.
+
+URL: ``/compare?data=<id>&a=NAME&b=NAME&level=0.9&replicates=1000&seed=0``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dash import Dash, Input, Output, State, dcc, html, no_update
+
+from costdash.bands import DifferenceBand, confidence_ranks, difference_band
+from costdash.costspace import DifferenceCurve, envelope_difference
+from costdash.dataset import CountedClassifier
+from costdash.errors import CostdashError
+from dashboard.cache import Services
+from dashboard.figures.bands import band_figure
+from dashboard.figures.compare import difference_figure, envelopes_figure
+from dashboard.jobs import DEFAULT_SEED, BandCache, band_key
+from dashboard.pages.confidence import (DEFAULT_LEVEL, GRID, NO_DATA, as_float, as_int,
+                                        background_options, dataset_line, envelope_of, first,
+                                        fmt_range, job_controls, percent, progress_reporter,
+                                        query_level, query_replicates, query_seed, resolve,
+                                        url_writer)
+from dashboard.storage import valid_id
+
+HELP = [
+    html.Summary("What am I looking at?"),
+    html.Ul([
+        html.Li(["Left: each classifier's own ", html.B("cost curve"), " (its lower envelope: "
+                 "at every PC(+) its best threshold, or a trivial choice when that is cheaper). "
+                 "x is PC(+), which folds the class prior and both costs into one number; y is "
+                 "the normalized expected cost. Lower is better."]),
+        html.Li(["Right: the ", html.B("difference"), " a − b of the two curves. Below the "
+                 "zero line a is cheaper, above it b is. Circles mark the crossovers, where the "
+                 "better classifier changes; the shading shows which one is better where, on "
+                 "this test set (exact, no grid)."]),
+        html.Li(["Run bootstrap: both classifiers are re-evaluated on the same resampled test "
+                 "rows (a paired bootstrap, so their correlation is kept) and the grey band is "
+                 "the pointwise confidence band of the difference. Where it lies entirely on one "
+                 "side of zero the difference is significant; the bars along the bottom mark "
+                 "those ranges."]),
+        html.Li(["The band measures test-set sampling variability of these two fixed models, "
+                 "not of the learning algorithms. It is pointwise: scan many PC(+) values and "
+                 "some will look significant by chance. Each replicate re-tunes both "
+                 "classifiers' thresholds, as the curves on the left do."]),
+    ]),
+]
+
+
+def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Div:
+    """The Compare page, initialised from the URL query."""
+    data = first(query, "data")
+    return html.Div(className="bands-page compare", children=[
+        dcc.Store(id="compare-query", data={"id": data if valid_id(data) else None,
+                                            "a": first(query, "a"), "b": first(query, "b")}),
+        dcc.Store(id="compare-data"),
+        dcc.Store(id="compare-seed", data=query_seed(query)),
+        dcc.Store(id="compare-done"),
+        dcc.Store(id="compare-url"),
+        html.Section(className="data-bar", children=[
+            html.Div(id="compare-dataset", className="dataset-info"),
+            html.Div(id="compare-error", className="error", role="alert"),
+        ]),
+        html.Div(className="page-grid", children=[
+            html.Aside(className="controls", children=[
+                html.Section(className="panel", children=[
+                    html.H2("Compare two classifiers"),
+                    html.Div(className="field", children=[
+                        html.Label("a", htmlFor="compare-a"),
+                        dcc.Dropdown(id="compare-a", options=[], value=None, clearable=False,
+                                     searchable=False),
+                    ]),
+                    html.Div(className="field", children=[
+                        html.Label("b", htmlFor="compare-b"),
+                        dcc.Dropdown(id="compare-b", options=[], value=None, clearable=False,
+                                     searchable=False),
+                    ]),
+                ]),
+                html.Section(className="panel", children=[
+                    html.H2("Is the difference real?"),
+                    html.P(className="explain", children=[
+                        "A paired bootstrap of the test set: where its band of a − b excludes "
+                        "0, one classifier is significantly better (pointwise)."]),
+                    *job_controls("compare", query_replicates(query), query_level(query)),
+                ]),
+            ]),
+            html.Div(className="results", children=[
+                html.P(id="compare-crossovers", className="sentence", children="–",
+                       **{"aria-live": "polite"}),
+                html.Div(className="plots", children=[
+                    html.Figure(className="plot", children=[
+                        html.Div(className="graph-box", children=dcc.Graph(
+                            id="compare-envelopes", style={"height": "100%"},
+                            config={"displaylogo": False, "responsive": True})),
+                        html.Figcaption("Each classifier's cost curve (lower envelope)"),
+                    ]),
+                    html.Figure(className="plot", children=[
+                        html.Div(className="graph-box", children=dcc.Graph(
+                            id="compare-difference", style={"height": "100%"},
+                            config={"displaylogo": False, "responsive": True})),
+                        html.Figcaption("Difference a − b (below 0: a is cheaper)"),
+                    ]),
+                ]),
+                html.Div(className="readouts two", children=[
+                    html.Div(className="card", children=[
+                        html.H3("Better on this test set (exact)"),
+                        html.Div("–", id="compare-better", className="summary"),
+                    ]),
+                    html.Div(className="card", children=[
+                        html.H3("Significantly better (paired bootstrap)"),
+                        html.Div("–", id="compare-significant", className="summary",
+                                 **{"aria-live": "polite"}),
+                    ]),
+                ]),
+                html.Details(HELP, className="help"),
+            ]),
+        ]),
+    ])
+
+
+# --- server-side handlers (plain functions; the callbacks below only wire them) --------------------
+
+@dataclass
+class Loaded:
+    options: Any = no_update
+    a: Any = no_update
+    b: Any = no_update
+    data: Any = no_update
+    info: Any = no_update
+    error: Any = no_update
+    current: Any = no_update
+
+    def as_tuple(self) -> tuple:
+        return (self.options, self.options, self.a, self.b, self.data, self.info, self.error,
+                self.current)
+
+
+def default_pair(view: dict[str, Any]) -> tuple[str, str]:
+    """The two classifiers with the lowest area under their cost curve (the two best on
+    average over PC(+)), in that order."""
+    ranked = sorted(view["classifiers"], key=lambda c: (c["cost_area"], c["index"]))
+    names = [c["name"] for c in ranked]
+    return names[0], names[1] if len(names) > 1 else names[0]
+
+
+def load(services: Services, query: dict | None, current: dict | None) -> Loaded:
+    """Resolve the data set and fill both dropdowns (the URL's pair, else the two best)."""
+    query = query or {}
+    r = resolve(services, query.get("id"), current)
+    if not r.ok:
+        return Loaded(options=[], a=None, b=None, data=None, info="", error=r.error)
+    names = r.names
+    best = default_pair(r.view)
+    a = query.get("a") if query.get("a") in names else best[0]
+    b = query.get("b") if query.get("b") in names else next(
+        (n for n in best + tuple(names) if n != a), a)
+    return Loaded(options=[{"label": n, "value": n} for n in names], a=a, b=b,
+                  data={"id": r.id, "name": r.view["name"]}, info=dataset_line(r.view), error="",
+                  current={"id": r.id, "name": r.view["name"]})
+
+
+def band_request_key(data_id: str, a: str, b: str, replicates: Any, seed: int) -> str:
+    return band_key("difference", data=data_id, a=a, b=b, replicates=replicates, seed=seed,
+                    grid=GRID)
+
+
+def unpaired_message(name: str) -> str:
+    return (f"{name} is known only by confusion-matrix counts, so there are no test rows to "
+            "resample in pairs: the bootstrap band of a difference needs both classifiers' "
+            "scores on the same rows.")
+
+
+def compute_difference(services: Services, data: dict | None, a: str | None, b: str | None,
+                       replicates: Any, seed: int | None,
+                       progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """The background job: the paired band of a - b (unless cached), kept in the result cache.
+
+    Returns ``{"key", "seconds"}`` or ``{"key", "error"}``.
+    """
+    seed = DEFAULT_SEED if seed is None else seed
+    if not data or not data.get("id") or not a or not b:
+        return {"key": None, "error": NO_DATA}
+    replicates = as_int(replicates)
+    key = band_request_key(data["id"], a, b, replicates, seed)
+    bands = BandCache(services.views.cache)
+    if bands.has(key):
+        return {"key": key, "seconds": None}
+    try:
+        dataset = services.store.get(data["id"])
+        ca, cb = dataset.classifier(a), dataset.classifier(b)
+    except KeyError as exc:
+        return {"key": key, "error": f"no classifier named {exc.args[0]!r} in this data set"}
+    except CostdashError as exc:
+        return {"key": key, "error": str(exc)}
+    for c in (ca, cb):
+        if isinstance(c, CountedClassifier):
+            return {"key": key, "error": unpaired_message(c.name)}
+    start = time.perf_counter()
+    try:
+        band = difference_band(ca, cb, level=DEFAULT_LEVEL, replicates=replicates, rng=seed,
+                               grid=GRID, progress=progress)
+    except CostdashError as exc:
+        return {"key": key, "error": str(exc)}
+    seconds = time.perf_counter() - start
+    bands.put(key, band)
+    return {"key": key, "seconds": seconds}
+
+
+def crossover_text(d: DifferenceCurve) -> str:
+    intervals = d.better_intervals()
+    if not intervals:
+        return f"{d.a} and {d.b} have the same cost curve: neither is ever better."
+    if d.crossovers.size == 0:
+        winner = intervals[0][2]
+        return (f"They never cross: {winner} is better or equal at every PC(+) "
+                f"(strictly better on {', '.join(fmt_range(lo, hi) for lo, hi, _ in intervals)}).")
+    xs = [f"{x:.4g}" for x in d.crossovers]
+    joined = xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
+    return (f"The cost curves cross at PC(+) = {joined}: the better classifier changes "
+            f"there ({len(xs)} crossover{'s' if len(xs) != 1 else ''}).")
+
+
+def better_text(d: DifferenceCurve) -> list:
+    """"gbm better on PC(+) 0–0.12, 0.57–1" per classifier, exact."""
+    out = []
+    for name in (d.a, d.b):
+        ranges = [fmt_range(lo, hi) for lo, hi, who in d.better_intervals() if who == name]
+        if ranges:
+            out.append(html.P([html.B(name), f" better on PC(+) {', '.join(ranges)}"]))
+    return out or [html.P("Identical cost curves.")]
+
+
+def significant_text(band: DifferenceBand) -> list:
+    """"gbm better on PC(+) 0.12–0.57" per classifier, from the band's significant ranges."""
+    head = (f"{percent(band.level)} paired band from {band.replicates:,} replicates "
+            "(ranges are grid values, every 0.005):")
+    lines = []
+    for name in (band.a, band.b):
+        ranges = [fmt_range(s.lo, s.hi) for s in band.significant if s.better == name]
+        if ranges:
+            lines.append(html.P([html.B(name), f" significantly better on PC(+) "
+                                 f"{', '.join(ranges)}"], className="significant"))
+    if not lines:
+        lines = [html.P("Nowhere significant: at every PC(+) the band includes 0, so this "
+                        "test set cannot tell them apart.", className="significant")]
+    return [html.P(head, className="muted"), *lines]
+
+
+@dataclass
+class Rendered:
+    envelopes: Any = no_update
+    difference: Any = no_update
+    crossovers: Any = no_update
+    better: Any = no_update
+    significant: Any = no_update
+    status: Any = no_update
+
+    def as_tuple(self) -> tuple:
+        return (self.envelopes, self.difference, self.crossovers, self.better,
+                self.significant, self.status)
+
+
+def _blank(message: Any) -> Rendered:
+    empty = band_figure(None, name="", index=0)
+    return Rendered(envelopes=empty, difference=empty, crossovers=message, better="–",
+                    significant="–", status="")
+
+
+def render(services: Services, data: dict | None, a: str | None, b: str | None,
+           replicates: Any, level: Any, seed: int | None, done: dict | None) -> Rendered:
+    """Both figures and the readouts: exact curves always, the band when it was computed for
+    these settings (read from the cache, at the requested level)."""
+    seed = DEFAULT_SEED if seed is None else seed
+    if not data or not data.get("id"):
+        return _blank(NO_DATA)
+    r = resolve(services, data["id"], None)
+    ea, eb = r.entry(a), r.entry(b)
+    if ea is None or eb is None:
+        return _blank(r.error or "Pick two classifiers.")
+    env_a, env_b = envelope_of(ea), envelope_of(eb)
+    d = envelope_difference(env_a, env_b, a_name=a, b_name=b)
+    indices = (ea["index"], eb["index"])
+    out = Rendered(envelopes=envelopes_figure(env_a, env_b, names=(a, b), indices=indices,
+                                              difference=d),
+                   difference=difference_figure(d, indices=indices),
+                   crossovers=crossover_text(d), better=better_text(d), status="")
+    if a == b:
+        out.crossovers = "Pick two different classifiers to compare."
+        out.significant = "–"
+        return out
+    unpaired = next((e["name"] for e in (ea, eb) if not e["scored"]), None)
+    if unpaired:
+        out.significant = html.P(unpaired_message(unpaired), className="warn")
+        return out
+    try:
+        confidence_ranks(as_float(level) if level is not None else level, as_int(replicates))
+    except CostdashError as exc:
+        out.significant = html.P(str(exc), className="warn")
+        return out
+    key = band_request_key(data["id"], a, b, as_int(replicates), seed)
+    band = BandCache(services.views.cache).get(key)
+    if band is None:
+        failed = done and done.get("key") == key and done.get("error")
+        out.significant = (html.P(done["error"], className="warn") if failed else
+                           html.P(f"Press Run bootstrap for the paired band of {a} − {b} "
+                                  f"({as_int(replicates):,} replicates).", className="muted"))
+        return out
+    band = band.at_level(float(level))
+    out.difference = difference_figure(d, indices=indices, band=band)
+    out.significant = significant_text(band)
+    just_run = done and done.get("key") == key and done.get("seconds") is not None
+    out.status = (f"{band.replicates:,} paired replicates (seed {seed})"
+                  + (f", computed in {done['seconds']:.2f} s." if just_run else
+                     ", kept from an earlier run (no resampling)."))
+    return out
+
+
+# --- callbacks -------------------------------------------------------------------------------------
+
+def register_callbacks(app: Dash, services: Services) -> None:
+    @app.callback(
+        Output("compare-a", "options"), Output("compare-b", "options"),
+        Output("compare-a", "value"), Output("compare-b", "value"),
+        Output("compare-data", "data"), Output("compare-dataset", "children"),
+        Output("compare-error", "children"),
+        Output("current-data", "data", allow_duplicate=True),
+        Input("compare-query", "data"), State("current-data", "data"),
+        prevent_initial_call="initial_duplicate")
+    def _load(query, current):
+        return load(services, query, current).as_tuple()
+
+    @app.callback(
+        Output("compare-done", "data"),
+        Input("compare-run", "n_clicks"),
+        State("compare-data", "data"), State("compare-a", "value"), State("compare-b", "value"),
+        State("compare-replicates", "value"), State("compare-seed", "data"),
+        **background_options("compare"))
+    def _run(set_progress, _clicks, data, a, b, replicates, seed):
+        return compute_difference(services, data, a, b, replicates, seed,
+                                  progress_reporter(set_progress))
+
+    @app.callback(
+        Output("compare-envelopes", "figure"), Output("compare-difference", "figure"),
+        Output("compare-crossovers", "children"), Output("compare-better", "children"),
+        Output("compare-significant", "children"), Output("compare-status", "children"),
+        Input("compare-data", "data"), Input("compare-a", "value"), Input("compare-b", "value"),
+        Input("compare-replicates", "value"), Input("compare-level", "value"),
+        Input("compare-done", "data"), State("compare-seed", "data"))
+    def _render(data, a, b, replicates, level, done, seed):
+        return render(services, data, a, b, replicates, level, seed, done).as_tuple()
+
+    params = ["data", "a", "b", "level", "replicates", "seed"]
+    app.clientside_callback(
+        url_writer("/compare", params),
+        Output("compare-url", "data"),
+        Input("compare-data", "data"), Input("compare-a", "value"), Input("compare-b", "value"),
+        Input("compare-level", "value"), Input("compare-replicates", "value"),
+        Input("compare-seed", "data"))

@@ -1,0 +1,635 @@
+"""The Explore page: ROC space and cost space side by side, driven by live operating conditions.
+
+Server side (this module): the layout, and thin callbacks that load a data set's cached view
+model and draw the two figures' static traces, and ask the core for sensitivity ranges and
+constraints. Browser side (``assets/explore.js``): everything a slider moves -- the
+iso-performance line, the chosen vertex, the PC(+) line, the readouts and the address bar -- from
+the hull vertices held in ``view-store``, so a slider never waits for the server.
+
+Element ids used by users' automation and the acceptance checks (a stable contract):
+``upload``, ``demo-<name>``, ``p-pos-input``, ``cost-fn-input``, ``cost-fp-input``,
+``volume-input``, ``pc-value``, ``slope-value``, ``chosen-classifier``, ``chosen-threshold``,
+``normalized-cost``, ``expected-cost``, ``roc-graph``, ``cost-graph``, ``upload-error``.
+
+URL: ``/explore?data=<id>&p_pos=&cost_fn=&cost_fp=&volume=&unit=&models=a,b`` plus, when used,
+``lines=1``, ``sens_p=lo,hi``, ``sens_fn=lo,hi``, ``sens_fp=lo,hi``, ``max_fpr=``, ``capacity=``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from dash import (ClientsideFunction, Dash, Input, Output, State, ctx, dcc, html,
+                  no_update)
+
+from costdash.conditions import OperatingCondition
+from costdash.criteria import MixedOperatingPoint, neyman_pearson, sensitivity, workforce
+from costdash.demo import DEMOS
+from costdash.errors import CostdashError
+from dashboard.cache import Services
+from dashboard.figures import classifier_colors, cost_figure, roc_figure
+from dashboard.storage import DatasetNotFound, valid_id
+from dashboard.viewmodel import client_model
+
+DEFAULTS = {"cost_fn": 1.0, "cost_fp": 1.0, "volume": 1000.0, "unit": "€"}
+P_SLIDER = (-6.0, 6.0)
+COST_SLIDER = (-3.0, 6.0)
+P_MARKS = {-6: "10⁻⁶", -4: "10⁻⁴", -2: "0.01", 0: "0.5", 2: "0.99", 4: "0.9999",
+           6: "1−10⁻⁶"}
+COST_MARKS = {-3: "0.001", -2: "0.01", -1: "0.1", 0: "1", 1: "10", 2: "100", 3: "1k", 4: "10k",
+              5: "100k", 6: "1M"}
+
+
+# --- slider scales (presentation; mirrored in assets/explore.js) ---------------------------------
+
+def p_to_slider(p: float) -> float:
+    """Slider position of p(+): log10 p below 0.1, log10 of 1 - p above 0.9, linear between.
+
+    So the marks are exact: -6 is 1e-6, -2 is 0.01, 0 is 0.5, 2 is 0.99, 6 is 1 - 1e-6.
+    """
+    if p <= 0.1:
+        s = math.log10(p)
+    elif p >= 0.9:
+        s = -math.log10(1.0 - p)
+    else:
+        s = (p - 0.5) / 0.4
+    return min(max(s, P_SLIDER[0]), P_SLIDER[1])
+
+
+def cost_to_slider(c: float) -> float:
+    return min(max(math.log10(c), COST_SLIDER[0]), COST_SLIDER[1])
+
+
+# --- reading the query string -----------------------------------------------------------------
+
+def _first(query: dict[str, list[str]], key: str) -> str | None:
+    values = query.get(key)
+    return values[0] if values else None
+
+
+def _float(query: dict[str, list[str]], key: str) -> float | None:
+    text = _first(query, key)
+    try:
+        value = float(text) if text is not None else None
+    except ValueError:
+        return None
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _pair(query: dict[str, list[str]], key: str) -> tuple[float | None, float | None]:
+    text = _first(query, key)
+    if not text:
+        return None, None
+    parts = text.split(",")
+    try:
+        lo, hi = (float(parts[0]), float(parts[1])) if len(parts) == 2 else (None, None)
+    except ValueError:
+        return None, None
+    return lo, hi
+
+
+@dataclass
+class PageState:
+    """The view described by a URL query (missing parameters take their defaults)."""
+
+    data: str | None = None
+    models: list[str] | None = None
+    p_pos: float | None = None
+    cost_fn: float = DEFAULTS["cost_fn"]
+    cost_fp: float = DEFAULTS["cost_fp"]
+    volume: float = DEFAULTS["volume"]
+    unit: str = DEFAULTS["unit"]
+    lines: bool = False
+    sens: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    max_fpr: float | None = None
+    capacity: float | None = None
+
+    @classmethod
+    def from_query(cls, query: dict[str, list[str]]) -> PageState:
+        s = cls()
+        data = _first(query, "data")
+        s.data = data if valid_id(data) else None
+        models = _first(query, "models")
+        s.models = [m for m in models.split(",") if m] if models else None
+        p = _float(query, "p_pos")
+        s.p_pos = p if p is not None and 0 < p < 1 else None
+        for key in ("cost_fn", "cost_fp"):
+            v = _float(query, key)
+            if v is not None and v > 0:
+                setattr(s, key, v)
+        v = _float(query, "volume")
+        if v is not None and v >= 0:
+            s.volume = v
+        unit = _first(query, "unit")
+        if unit is not None:
+            s.unit = unit[:12]
+        s.lines = _first(query, "lines") == "1"
+        s.sens = {k: _pair(query, f"sens_{k}") for k in ("p", "fn", "fp")
+                  if _first(query, f"sens_{k}")}
+        s.max_fpr = _float(query, "max_fpr")
+        s.capacity = _float(query, "capacity")
+        return s
+
+
+# --- layout ----------------------------------------------------------------------------------
+
+def _number(id_: str, value: Any, **kwargs: Any) -> dcc.Input:
+    """A number box; label it with an enclosing ``html.Label`` or ``htmlFor``."""
+    return dcc.Input(id=id_, type="number", value=value, step="any", debounce=0.25,
+                     className="num", **kwargs)
+
+
+def _readout(label: str, id_: str, *, title: str | None = None,
+             wide: bool = False) -> html.Div:
+    return html.Div(className="readout" + (" wide" if wide else ""), title=title, children=[
+        html.Span(label, className="readout-label"),
+        html.Span("–", id=id_, className="readout-value"),
+    ])
+
+
+def _upload_zone(services: Services) -> html.Div:
+    limit_mb = services.settings.max_upload_bytes / 1024**2
+    return html.Div(className="upload-block", children=[
+        html.Div(id="upload", className="upload-zone", tabIndex="-1",
+                 **{"data-max-bytes": str(services.settings.max_upload_bytes)}, children=[
+                     html.Span("Drop a predictions file here (CSV, TSV, Parquet, JSON lines; "
+                               f"up to {limit_mb:g} MB) or choose one: ",
+                               className="upload-text"),
+                 ]),
+        html.Details(className="upload-options", children=[
+            html.Summary("Reading options"),
+            html.Div(className="upload-options-grid", children=[
+                html.Label(["Positive label ", dcc.Input(id="upload-positive", type="text",
+                                                         placeholder="e.g. 1, yes, malignant",
+                                                         className="text")]),
+                html.Label(["Label column ", dcc.Input(id="upload-label-column", type="text",
+                                                       placeholder="auto", className="text")]),
+                html.Label(["Layout ", html.Select(id="upload-layout", children=[
+                    html.Option(v, value=v) for v in ("auto", "wide", "long", "counts")])]),
+            ]),
+        ]),
+    ])
+
+
+def _conditions_panel(s: PageState) -> html.Section:
+    p_slider = p_to_slider(s.p_pos) if s.p_pos is not None else -2.0
+    return html.Section(className="panel conditions", children=[
+        html.H2("Operating conditions"),
+        html.Div(className="field", children=[
+            html.Div(className="field-head", children=[
+                html.Label("p(+): probability that a case is positive", htmlFor="p-pos-input"),
+                _number("p-pos-input", s.p_pos, placeholder="p(+)"),
+            ]),
+            dcc.Slider(id="p-pos-slider", min=P_SLIDER[0], max=P_SLIDER[1], step=0.01,
+                       value=p_slider, marks=P_MARKS, updatemode="drag",
+                       allow_direct_input=False, className="slider"),
+            html.Button("Use the data's prevalence", id="prevalence-button", n_clicks=0,
+                        className="link-button"),
+        ]),
+        html.Div(className="field", children=[
+            html.Div(className="field-head", children=[
+                html.Label(["C(−|+): cost of a ", html.B("false negative")],
+                           htmlFor="cost-fn-input"),
+                _number("cost-fn-input", s.cost_fn),
+            ]),
+            dcc.Slider(id="cost-fn-slider", min=COST_SLIDER[0], max=COST_SLIDER[1],
+                       step=0.01, value=cost_to_slider(s.cost_fn), marks=COST_MARKS,
+                       updatemode="drag", allow_direct_input=False, className="slider"),
+        ]),
+        html.Div(className="field", children=[
+            html.Div(className="field-head", children=[
+                html.Label(["C(+|−): cost of a ", html.B("false positive")],
+                           htmlFor="cost-fp-input"),
+                _number("cost-fp-input", s.cost_fp),
+            ]),
+            dcc.Slider(id="cost-fp-slider", min=COST_SLIDER[0], max=COST_SLIDER[1],
+                       step=0.01, value=cost_to_slider(s.cost_fp), marks=COST_MARKS,
+                       updatemode="drag", allow_direct_input=False, className="slider"),
+        ]),
+        html.P(className="explain", children=[
+            html.B("C(−|+)"), " is what a ", html.I("missed positive"),
+            " costs (a positive case classified negative: an undetected tumour, an unflagged "
+            "fraud). ", html.B("C(+|−)"), " is what a ", html.I("false alarm"),
+            " costs (a negative case flagged positive: a needless biopsy, a blocked customer). "
+            "Only p(+) and the ratio of the two costs decide which classifier and threshold "
+            "are best; the costs' size sets the money figures.",
+        ]),
+        html.Div(className="field-row", children=[
+            html.Label(["Volume (cases per period) ",
+                        _number("volume-input", s.volume,
+                                min=0)]),
+            html.Label(["Currency / unit ",
+                        dcc.Input(id="unit-input", type="text", value=s.unit, maxLength=12,
+                                  debounce=0.25, className="text unit")]),
+        ]),
+        html.Div(id="conditions-error", className="error", role="alert"),
+    ])
+
+
+def _classifiers_panel(s: PageState) -> html.Section:
+    return html.Section(className="panel", children=[
+        html.H2("Classifiers"),
+        dcc.Checklist(id="models-input", options=[{"label": m, "value": m}
+                                                  for m in (s.models or [])],
+                      value=s.models or [], className="models", inputClassName="check"),
+        dcc.Checklist(id="cost-lines-toggle",
+                      options=[{"label": " show every cost line (not just the envelopes)",
+                                "value": "lines"}],
+                      value=["lines"] if s.lines else [], className="toggle"),
+    ])
+
+
+def _range_inputs(key: str, label: str, values: tuple[float | None, float | None]) -> html.Div:
+    lo, hi = values
+    return html.Div(className="range-row", children=[
+        html.Span(label, className="range-label"),
+        html.Label([html.Span(f"{label} from", className="sr-only"),
+                    _number(f"sens-{key}-lo", lo)]),
+        html.Span("to"),
+        html.Label([html.Span(f"{label} to", className="sr-only"),
+                    _number(f"sens-{key}-hi", hi)]),
+    ])
+
+
+def _analysis_panel(s: PageState) -> html.Section:
+    sens_on = bool(s.sens)
+    return html.Section(className="panel", children=[
+        html.Details(open=sens_on, className="tool", children=[
+            html.Summary("Sensitivity: ranges of conditions"),
+            dcc.Checklist(id="sens-on", options=[{"label": " highlight what is optimal over "
+                                                           "these ranges", "value": "on"}],
+                          value=["on"] if sens_on else [], className="toggle"),
+            _range_inputs("p", "p(+)", s.sens.get("p", (None, None))),
+            _range_inputs("fn", "C(−|+)", s.sens.get("fn", (None, None))),
+            _range_inputs("fp", "C(+|−)", s.sens.get("fp", (None, None))),
+            html.Div(id="sensitivity-readout", className="note"),
+        ]),
+        html.Details(open=s.max_fpr is not None or s.capacity is not None, className="tool",
+                     children=[
+            html.Summary("Constraints"),
+            html.Label(["Neyman–Pearson: false positive rate at most ",
+                        _number("np-max-fpr-input", s.max_fpr,
+                                placeholder="e.g. 0.05", min=0, max=1)]),
+            html.Label(["Capacity: flag at most ",
+                        _number("capacity-input", s.capacity,
+                                placeholder="cases", min=0),
+                        " cases per period"]),
+            html.Div(id="constraint-readout", className="note"),
+        ]),
+    ])
+
+
+def _readouts() -> html.Section:
+    return html.Section(className="readouts", children=[
+        html.Div(className="card", children=[
+            html.H3("Best choice"),
+            html.Div(className="readout-grid", children=[
+                _readout("PC(+)", "pc-value", title="probability × cost: the x of cost space"),
+                _readout("iso-performance slope", "slope-value",
+                         title="p(−)C(+|−) / (p(+)C(−|+)): the slope of the iso-performance line"),
+                _readout("classifier", "chosen-classifier"),
+                _readout("threshold (score ≥)", "chosen-threshold"),
+                _readout("FPR", "chosen-fpr"),
+                _readout("TPR", "chosen-tpr"),
+            ]),
+        ]),
+        html.Div(className="card", children=[
+            html.H3("Cost"),
+            html.Div(className="readout-grid", children=[
+                _readout("normalized expected cost", "normalized-cost"),
+                _readout("expected cost per case", "expected-cost"),
+                _readout("cost per period", "period-cost"),
+                _readout("saving vs the best trivial choice", "saving-trivial", wide=True),
+            ]),
+        ]),
+        html.Div(className="card", children=[
+            html.H3(["Expected counts per period"]),
+            html.Table(className="confusion", children=[
+                html.Thead(html.Tr([html.Th(""), html.Th("flagged (predicted +)"),
+                                    html.Th("not flagged (predicted −)")])),
+                html.Tbody([
+                    html.Tr([html.Th("positive cases"), html.Td("–", id="cm-tp", title="TP"),
+                             html.Td("–", id="cm-fn", title="FN (missed)")]),
+                    html.Tr([html.Th("negative cases"),
+                             html.Td("–", id="cm-fp", title="FP (false alarms)"),
+                             html.Td("–", id="cm-tn", title="TN")]),
+                ]),
+            ]),
+        ]),
+        html.Div(className="card wide", children=[
+            html.H3(id="fixed-title", children="Each classifier: best threshold vs 0.5"),
+            html.Table(className="fixed", children=[
+                html.Thead(html.Tr([html.Th("classifier"), html.Th("best threshold here"),
+                                    html.Th("cost per period"), html.Th("at threshold 0.5"),
+                                    html.Th("cost per period"), html.Th("0.5 costs more by")])),
+                html.Tbody(id="fixed-table-body"),
+            ]),
+        ]),
+    ])
+
+
+HELP = [
+    html.Summary("What am I looking at?"),
+    html.Ul([
+        html.Li(["Left, ", html.B("ROC space"), ": each classifier's ROC curve (false positive "
+                 "rate against true positive rate as its threshold moves). The black line is "
+                 "the ROC convex hull of all of them: only its vertices can ever be the best "
+                 "choice. Faded, dashed curves are dominated: never best under any conditions."]),
+        html.Li(["The dashed straight line is the ", html.B("iso-performance line"), " for your "
+                 "conditions: all points on it cost the same. Slid up and left until it touches "
+                 "the hull, it marks the best classifier and threshold (the ringed vertex)."]),
+        html.Li(["Right, ", html.B("cost space"), ": x is PC(+), which folds p(+) and both "
+                 "costs into one number; y is the normalized expected cost (0 = perfect, the "
+                 "dotted diagonals are flagging nothing or everything). Each classifier's "
+                 "curve is its lower envelope; the black curve is the best achievable. The "
+                 "vertical line is your PC(+); the bars under the axis are each classifier's "
+                 "operating range, where it beats both trivial choices."]),
+        html.Li("Move a slider or type a value: both plots and the numbers below update at "
+                "once. The address bar always holds the current view: copy it to share it."),
+        html.Li("Keyboard: Tab to a slider, then the arrow keys (Page Up/Down for big steps)."),
+    ]),
+]
+
+
+def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Div:
+    """The Explore page, initialised from the URL query."""
+    s = PageState.from_query(query)
+    ref = {"id": s.data, "models": s.models} if s.data else None
+    demos = [html.Button(d.title, id=f"demo-{name}", n_clicks=0, className="demo-button",
+                         title=d.description) for name, d in DEMOS.items()]
+    return html.Div(className="explore", children=[
+        dcc.Store(id="dataset-ref", data=ref),
+        dcc.Store(id="view-store"),
+        dcc.Store(id="view-key"),
+        dcc.Store(id="sensitivity-store"),
+        dcc.Store(id="constraint-request"),
+        dcc.Store(id="constraint-store"),
+        dcc.Store(id="url-state"),
+        html.Section(className="data-bar", children=[
+            _upload_zone(services),
+            html.Div(className="demos", children=[html.Span("or open a demo:"), *demos]),
+            html.Div(id="upload-status", className="status", **{"aria-live": "polite"}),
+            html.Div(id="upload-error", className="error", role="alert"),
+            html.Div(id="dataset-info", className="dataset-info"),
+        ]),
+        html.Div(className="explore-grid", children=[
+            html.Aside(className="controls", children=[
+                _conditions_panel(s), _classifiers_panel(s), _analysis_panel(s)]),
+            html.Div(className="results", children=[
+                html.P(id="sentence", className="sentence", **{"aria-live": "polite"},
+                       children="Upload a predictions file or open a demo to start."),
+                html.Div(className="plots", children=[
+                    html.Figure(className="plot", children=[
+                        html.Div(className="graph-box", children=dcc.Graph(
+                            id="roc-graph", figure=roc_figure(None), style={"height": "100%"},
+                            config={"displaylogo": False, "responsive": True},
+                            className="graph roc")),
+                        html.Figcaption("ROC space", id="roc-caption"),
+                    ]),
+                    html.Figure(className="plot", children=[
+                        html.Div(className="graph-box", children=dcc.Graph(
+                            id="cost-graph", figure=cost_figure(None), style={"height": "100%"},
+                            config={"displaylogo": False, "responsive": True},
+                            className="graph cost")),
+                        html.Figcaption("Cost space", id="cost-caption"),
+                    ]),
+                ]),
+                _readouts(),
+                html.Details(HELP, className="help"),
+            ]),
+        ]),
+    ])
+
+
+# --- server-side handlers (plain functions; the callbacks below only wire them) ---------------
+
+def demo_reference(services: Services, name: str) -> dict[str, Any]:
+    """Store a demo data set (once) and return the reference the page keeps."""
+    record = services.put_demo(name)
+    return {"id": record.id, "name": record.name, "models": None}
+
+
+def dataset_text(view: dict[str, Any]) -> str:
+    n_cls = len(view["classifiers"])
+    return (f"{view['name']}: {view['n']:,} cases, {view['n_pos']:,} positive (label "
+            f"'{view['positive_label']}', prevalence {view['prevalence']:.4g}), "
+            f"{n_cls} classifier{'s' if n_cls != 1 else ''}"
+            + (f", {view['n_folds']} folds" if view["n_folds"] else ""))
+
+
+@dataclass
+class ViewOutputs:
+    roc: Any = no_update
+    cost: Any = no_update
+    client: Any = no_update
+    key: Any = no_update
+    options: Any = no_update
+    models: Any = no_update
+    info: Any = no_update
+    error: Any = no_update
+    current: Any = no_update
+
+    def as_tuple(self) -> tuple:
+        return (self.roc, self.cost, self.client, self.key, self.options, self.models,
+                self.info, self.error, self.current)
+
+
+def load_view(services: Services, ref: dict[str, Any] | None, models: list[str] | None,
+              lines: bool, triggered: str | None) -> ViewOutputs:
+    """Everything that changes when the data set or the set of classifiers changes."""
+    if not ref or not ref.get("id"):
+        return ViewOutputs()
+    try:
+        full = services.views.full(ref["id"])
+    except (DatasetNotFound, CostdashError) as exc:
+        return ViewOutputs(error=str(exc))
+    names = [c["name"] for c in full["classifiers"]]
+    if triggered == "models-input":
+        wanted = [m for m in names if m in set(models or [])]
+    elif ref.get("models"):
+        wanted = [m for m in names if m in set(ref["models"])] or names
+    else:
+        wanted = names
+    if not wanted:
+        return ViewOutputs(error="Select at least one classifier.")
+    view = services.views.view(ref["id"], wanted)
+    colors = classifier_colors(names)
+    # Plain-text labels: component labels in a Checklist whose options change break Dash 4.4.1's
+    # renderer ("Cannot read properties of undefined (reading 'props')" in recordUiEdit).
+    options = [{"label": m, "value": m} for m in names]
+    return ViewOutputs(
+        roc=roc_figure(view),
+        cost=cost_figure(view, lines=lines, max_lines=services.settings.max_cost_lines),
+        client=client_model(view, colors),
+        key={"id": ref["id"], "models": None if wanted == names else wanted},
+        options=options, models=wanted, info=dataset_text(view), error="",
+        current={"id": ref["id"], "name": full["name"]})
+
+
+def _finite(*values: Any) -> bool:
+    return all(isinstance(v, (int, float)) and math.isfinite(v) for v in values)
+
+
+def _json_float(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def sensitivity_result(services: Services, key: dict[str, Any] | None, on: bool,
+                       p: tuple[Any, Any], fn: tuple[Any, Any],
+                       fp: tuple[Any, Any]) -> dict[str, Any] | None:
+    """What is optimal over ranges of p(+) and both costs (core: ``criteria.sensitivity``)."""
+    if not on or not key:
+        return None
+    if not _finite(*p, *fn, *fp):
+        return {"error": "Give both ends of every range."}
+    try:
+        hull = services.views.hull(key["id"], key.get("models"))
+        r = sensitivity(hull, p, fn, fp)
+    except CostdashError as exc:
+        return {"error": str(exc)}
+    return {"pc_range": list(r.pc_range), "slope_range": [_json_float(s) for s in r.slope_range],
+            "vertices": list(r.vertices), "classifiers": list(r.classifiers),
+            "trivial_optimal": r.trivial_optimal}
+
+
+def _mixed(point: MixedOperatingPoint) -> dict[str, Any]:
+    return {"fpr": point.fpr, "tpr": point.tpr, "left": point.left, "right": point.right,
+            "weight": point.weight, "left_classifier": point.left_classifier,
+            "right_classifier": point.right_classifier,
+            "left_threshold": _json_float(point.left_threshold),
+            "right_threshold": _json_float(point.right_threshold)}
+
+
+def constraint_result(services: Services, key: dict[str, Any] | None,
+                      request: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Neyman-Pearson and capacity operating points (core: ``neyman_pearson``, ``workforce``)."""
+    if not request or not key:
+        return None
+    try:
+        hull = services.views.hull(key["id"], key.get("models"))
+    except CostdashError as exc:
+        return {"np": {"error": str(exc)}}
+    out: dict[str, Any] = {}
+    max_fpr = request.get("max_fpr")
+    if max_fpr is not None:
+        try:
+            out["np"] = {**_mixed(neyman_pearson(hull, float(max_fpr))), "limit": max_fpr}
+        except CostdashError as exc:
+            out["np"] = {"error": str(exc)}
+    capacity, p, volume = request.get("capacity"), request.get("p"), request.get("volume")
+    if capacity is not None:
+        try:
+            OperatingCondition(p)  # validates p(+)
+            if not _finite(volume) or volume <= 0:
+                raise ValueError("set a positive volume (cases per period) to use a capacity")
+            point = workforce(hull, n_pos=p * volume, n_neg=(1.0 - p) * volume,
+                              capacity=float(capacity))
+            out["capacity"] = {**_mixed(point), "limit": capacity, "n_pos": p * volume,
+                               "n_neg": (1.0 - p) * volume}
+        except (CostdashError, ValueError, TypeError) as exc:
+            out["capacity"] = {"error": str(exc)}
+    return out or None
+
+
+# --- callbacks -----------------------------------------------------------------------------------
+
+def _cs(name: str) -> ClientsideFunction:
+    return ClientsideFunction(namespace="costdash", function_name=name)
+
+
+def register_callbacks(app: Dash, services: Services) -> None:
+    demo_ids = [f"demo-{name}" for name in DEMOS]
+
+    @app.callback(Output("dataset-ref", "data"), [Input(i, "n_clicks") for i in demo_ids],
+                  prevent_initial_call=True)
+    def _demo(*_clicks):
+        if not ctx.triggered_id:
+            return no_update
+        return demo_reference(services, ctx.triggered_id.removeprefix("demo-"))
+
+    @app.callback(
+        Output("roc-graph", "figure"), Output("cost-graph", "figure"),
+        Output("view-store", "data"), Output("view-key", "data"),
+        Output("models-input", "options"), Output("models-input", "value"),
+        Output("dataset-info", "children"), Output("upload-error", "children"),
+        Output("current-data", "data"),
+        Input("dataset-ref", "data"), Input("models-input", "value"),
+        Input("cost-lines-toggle", "value"))
+    def _load_view(ref, models, lines):
+        return load_view(services, ref, models, bool(lines),
+                         ctx.triggered_id if isinstance(ctx.triggered_id, str) else None
+                         ).as_tuple()
+
+    @app.callback(
+        Output("sensitivity-store", "data"),
+        Input("sens-on", "value"), Input("sens-p-lo", "value"), Input("sens-p-hi", "value"),
+        Input("sens-fn-lo", "value"), Input("sens-fn-hi", "value"),
+        Input("sens-fp-lo", "value"), Input("sens-fp-hi", "value"), Input("view-key", "data"))
+    def _sensitivity(on, p_lo, p_hi, fn_lo, fn_hi, fp_lo, fp_hi, key):
+        return sensitivity_result(services, key, bool(on), (p_lo, p_hi), (fn_lo, fn_hi),
+                                  (fp_lo, fp_hi))
+
+    @app.callback(Output("constraint-store", "data"),
+                  Input("constraint-request", "data"), Input("view-key", "data"))
+    def _constraints(request, key):
+        return constraint_result(services, key, request)
+
+    # Browser side (assets/explore.js). One clientside callback does everything a number box,
+    # the data or the "prevalence" button moves (readouts, the figures' moving parts, the
+    # constraint request, the address bar); the sliders are watched by the JS directly (a slider
+    # step is drawn before any callback runs, then its number box is set), see explore.js.
+    app.clientside_callback(
+        _cs("explore"),
+        Output("roc-graph", "figure", allow_duplicate=True),
+        Output("cost-graph", "figure", allow_duplicate=True),
+        Output("p-pos-slider", "value"), Output("p-pos-input", "value"),
+        Output("cost-fn-slider", "value"), Output("cost-fn-input", "value"),
+        Output("cost-fp-slider", "value"), Output("cost-fp-input", "value"),
+        Output("constraint-request", "data", allow_duplicate=True),
+        Input("view-store", "data"),
+        Input("p-pos-input", "value"), Input("cost-fn-input", "value"),
+        Input("cost-fp-input", "value"),
+        Input("volume-input", "value"), Input("unit-input", "value"),
+        Input("prevalence-button", "n_clicks"),
+        Input("sensitivity-store", "data"), Input("constraint-store", "data"),
+        State("constraint-request", "data"),
+        State("np-max-fpr-input", "value"), State("capacity-input", "value"),
+        State("view-key", "data"), State("dataset-ref", "data"),
+        State("cost-lines-toggle", "value"), State("sens-on", "value"),
+        State("sens-p-lo", "value"), State("sens-p-hi", "value"),
+        State("sens-fn-lo", "value"), State("sens-fn-hi", "value"),
+        State("sens-fp-lo", "value"), State("sens-fp-hi", "value"),
+        prevent_initial_call=True)
+    app.clientside_callback(
+        _cs("fillSensitivity"),
+        Output("sens-p-lo", "value"), Output("sens-p-hi", "value"),
+        Output("sens-fn-lo", "value"), Output("sens-fn-hi", "value"),
+        Output("sens-fp-lo", "value"), Output("sens-fp-hi", "value"),
+        Input("sens-on", "value"),
+        State("p-pos-input", "value"), State("cost-fn-input", "value"),
+        State("cost-fp-input", "value"),
+        State("sens-p-lo", "value"), State("sens-p-hi", "value"),
+        State("sens-fn-lo", "value"), State("sens-fn-hi", "value"),
+        State("sens-fp-lo", "value"), State("sens-fp-hi", "value"),
+        prevent_initial_call=True)
+    app.clientside_callback(
+        _cs("constraintRequest"),
+        Output("constraint-request", "data"),
+        Input("np-max-fpr-input", "value"), Input("capacity-input", "value"),
+        State("p-pos-input", "value"), State("volume-input", "value"),
+        State("constraint-request", "data"))
+    # The address bar for the inputs `explore` does not watch (it writes it for the others).
+    app.clientside_callback(
+        _cs("writeUrlFromOthers"),
+        Output("url-state", "data"),
+        Input("view-key", "data"), Input("dataset-ref", "data"),
+        Input("cost-lines-toggle", "value"),
+        Input("sens-on", "value"), Input("sens-p-lo", "value"), Input("sens-p-hi", "value"),
+        Input("sens-fn-lo", "value"), Input("sens-fn-hi", "value"),
+        Input("sens-fp-lo", "value"), Input("sens-fp-hi", "value"),
+        Input("np-max-fpr-input", "value"), Input("capacity-input", "value"),
+        State("p-pos-input", "value"), State("cost-fn-input", "value"),
+        State("cost-fp-input", "value"), State("volume-input", "value"),
+        State("unit-input", "value"))

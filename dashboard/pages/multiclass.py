@@ -1,0 +1,635 @@
+"""The Multiclass page: k-class cost matrices, BCOST and BDELTACOST (Margineantu & Dietterich).
+
+Upload predicted and true class labels (wide ``y_true,clf_a,clf_b`` or long
+``model,y_true,y_pred``), edit the cost matrix (**rows = predicted class, columns = actual
+class**), and run: a BCOST interval for each classifier's expected cost per example and a
+BDELTACOST interval (and test) for the difference of two classifiers on the same examples.
+
+Every number comes from :mod:`costdash.multiclass`; every validation message is the core's
+(ParameterError / InputFileError), with the server-side file names replaced by the names the
+user knows. Label files are small (at most 20 MB), so they come through ``dcc.Upload`` and are
+kept under ``COSTDASH_DATA_DIR/multiclass/<sha256>.csv``; the browser holds only
+``{"sha", "name"}`` (nothing in module globals, so several workers share them).
+
+Seeds: each interval is computed with a fresh generator from the seed
+(``bcost(..., rng=seed)``), so any row can be reproduced alone, e.g. with
+``costdash bcost FILE --model NAME --costs COSTS.csv --seed S``.
+
+Element ids (a stable contract): ``multiclass-upload``, ``multiclass-demo``,
+``multiclass-costs`` (the editable dash-ag-grid), ``multiclass-cost-upload``,
+``multiclass-transpose``, ``multiclass-allow-negative``, ``multiclass-level``,
+``multiclass-replicates``, ``multiclass-laplace``, ``multiclass-laplace-delta``,
+``multiclass-seed``, ``multiclass-a``, ``multiclass-b``, ``multiclass-run``, ``multiclass-bcost``,
+``multiclass-bdeltacost``, ``multiclass-graph``, ``multiclass-error``, ``multiclass-file-info``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import csv
+import hashlib
+import io
+import logging
+import math
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import dash_ag_grid as dag
+import numpy as np
+from dash import Dash, Input, Output, State, ctx, dcc, html, no_update
+
+from costdash.errors import CostdashError, InputFileError, ParameterError
+from costdash.multiclass import (BcostResult, BdeltacostResult, LabelPredictions, bcost,
+                                 bdeltacost, confusion3d_from_labels, confusion_from_labels,
+                                 load_cost_matrix, load_label_predictions, match_labels)
+from dashboard.cache import Services
+from dashboard.figures.multiclass import bcost_figure, level_text
+
+log = logging.getLogger(__name__)
+
+MAX_BYTES = 20 * 1024 * 1024
+DEMO_NAME = "multiclass-triage.csv"
+DEMO_COSTS_NAME = "multiclass-triage-costs.csv"
+DEFAULTS = {"level": 0.95, "replicates": 1000, "laplace": 0.1, "laplace_delta": 0.0, "seed": 1}
+GRID_TABLE = "the cost matrix table"
+_SHA = re.compile(r"^[0-9a-f]{64}$")
+ORIENTATION = "rows = predicted class, columns = actual class"
+
+
+def demo_path(name: str = DEMO_NAME) -> Path:
+    return Path(str(files("costdash") / "data" / name))
+
+
+# --- small helpers ---------------------------------------------------------------------------
+
+def fmt(x: float) -> str:
+    """How a cost reads on this page (5 significant digits)."""
+    return f"{x:.5g}" if math.isfinite(x) else "–"
+
+
+def sort_labels(labels: set[str] | list[str]) -> list[str]:
+    """Labels in natural order: numerically when they are all numbers, else alphabetically."""
+    labels = list(dict.fromkeys(labels))
+    try:
+        return sorted(labels, key=float)
+    except ValueError:
+        return sorted(labels)
+
+
+def _user_message(exc: Exception, replacements: dict[str, str]) -> str:
+    """The core's message with server-side paths replaced by what the user knows."""
+    text = str(exc)
+    for path, name in replacements.items():
+        text = text.replace(path, name)
+    return text.replace("pass --allow-negative / allow_negative=True",
+                        "tick ‘allow negative costs’")
+
+
+def decode_upload(contents: str, filename: str | None) -> bytes:
+    """The bytes of a ``dcc.Upload`` data URL; InputFileError when it is not one or too big."""
+    name = filename or "the file"
+    try:
+        header, data = contents.split(",", 1)
+        raw = base64.b64decode(data, validate=False) if header.endswith(";base64") \
+            else data.encode()
+    except (ValueError, binascii.Error, AttributeError):
+        raise InputFileError(f"{name}: could not read the upload", source=name) from None
+    if len(raw) > MAX_BYTES:
+        raise InputFileError(f"{name} is {len(raw) / 1024**2:.1f} MB, over the "
+                             f"{MAX_BYTES // 1024**2} MB limit for label files", source=name)
+    return raw
+
+
+def _label_dir(services: Services) -> Path:
+    return services.settings.data_dir / "multiclass"
+
+
+def label_file(services: Services, sha: str) -> Path:
+    if not isinstance(sha, str) or not _SHA.match(sha):
+        raise InputFileError("the label file reference is invalid; upload the file again")
+    return _label_dir(services) / f"{sha}.csv"
+
+
+def _temp_csv(services: Services, text: str | bytes, prefix: str) -> Path:
+    directory = services.settings.data_dir / "tmp"
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=".csv", dir=directory)
+    with os.fdopen(fd, "wb") as f:
+        f.write(text.encode("utf-8") if isinstance(text, str) else text)
+    return Path(name)
+
+
+def read_labels(services: Services, ref: dict[str, Any]) -> LabelPredictions:
+    """The label predictions of a stored file; InputFileError with the user's file name."""
+    path = label_file(services, ref.get("sha"))
+    if not path.is_file():
+        raise InputFileError(f"{ref.get('name')} is no longer stored here; upload it again")
+    try:
+        return load_label_predictions(path)
+    except CostdashError as exc:
+        raise type(exc)(_user_message(exc, {str(path): ref.get("name") or "the file"})) from None
+
+
+def store_labels(services: Services, raw: bytes, filename: str) -> tuple[dict[str, Any],
+                                                                       LabelPredictions]:
+    """Keep an uploaded label file (once per content) and read it; returns its reference."""
+    sha = hashlib.sha256(raw).hexdigest()
+    path = label_file(services, sha)
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_bytes(raw)
+        os.replace(tmp, path)
+    ref = {"sha": sha, "name": filename}
+    return ref, read_labels(services, ref)
+
+
+def data_labels(data: LabelPredictions) -> set[str]:
+    out: set[str] = set()
+    for c in data.classifiers:
+        out |= c.labels
+    return out
+
+
+def file_text(ref: dict[str, Any], data: LabelPredictions) -> str:
+    labels = sort_labels(data_labels(data))
+    sizes = {c.y_true.size for c in data.classifiers}
+    rows = f"{sizes.pop():,} examples" if len(sizes) == 1 else "examples per classifier vary"
+    return (f"{ref['name']}: {data.layout} layout, {rows}, {len(data.names)} classifier"
+            f"{'s' if len(data.names) != 1 else ''} ({', '.join(data.names)}), {len(labels)} "
+            f"classes ({', '.join(labels)})")
+
+
+# --- the cost matrix grid ----------------------------------------------------------------------
+
+def default_costs(k: int) -> np.ndarray:
+    """0 on the diagonal, 1 elsewhere (every error costs the same: plain error rate)."""
+    return np.ones((k, k)) - np.eye(k)
+
+
+def _cell(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def grid_columns(labels: list[str]) -> list[dict[str, Any]]:
+    return [
+        {"headerName": "predicted ↓", "field": "predicted", "editable": False,
+         "pinned": "left", "cellClass": "mc-rowhead", "minWidth": 140,
+         "headerTooltip": "rows = predicted class"},
+        {"headerName": "actual (true) class →", "headerClass": "mc-actual-group",
+         "children": [{"headerName": lab, "field": f"c{j}", "editable": True,
+                       "type": "rightAligned", "minWidth": 90,
+                       "cellClassRules": {"mc-diag": f"params.rowIndex === {j}"}}
+                      for j, lab in enumerate(labels)]},
+    ]
+
+
+def grid_rows(labels: list[str], costs: np.ndarray) -> list[dict[str, Any]]:
+    return [{"predicted": lab, **{f"c{j}": _cell(costs[i, j]) for j in range(len(labels))}}
+            for i, lab in enumerate(labels)]
+
+
+def grid_labels(row_data: list[dict[str, Any]] | None) -> list[str]:
+    return [str(r.get("predicted")) for r in (row_data or [])]
+
+
+def costs_from_grid(services: Services, row_data: list[dict[str, Any]] | None,
+                    allow_negative: bool = False) -> tuple[list[str], np.ndarray]:
+    """The grid's cost matrix, read and validated by :func:`costdash.multiclass.load_cost_matrix`.
+
+    The cells are written as the labelled CSV the core reads (rows = predicted, columns =
+    actual), so a non-numeric, empty, infinite or negative cell gets the core's message, naming
+    the row and column.
+    """
+    labels = grid_labels(row_data)
+    if len(labels) < 2:
+        raise ParameterError("the cost matrix is empty: load a label file or the demo first")
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["predicted\\actual", *labels])
+    for lab, row in zip(labels, row_data or []):
+        cells = [row.get(f"c{j}") for j in range(len(labels))]
+        writer.writerow([lab, *("" if v is None else repr(v) if isinstance(v, float) else str(v)
+                                for v in cells)])
+    path = _temp_csv(services, out.getvalue(), "costs-")
+    try:
+        return load_cost_matrix(path, allow_negative=allow_negative)
+    except CostdashError as exc:
+        raise type(exc)(_user_message(exc, {str(path): GRID_TABLE})) from None
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def read_cost_upload(services: Services, raw: bytes, filename: str, transpose: bool,
+                     allow_negative: bool) -> tuple[list[str], np.ndarray]:
+    path = _temp_csv(services, raw, "costfile-")
+    try:
+        return load_cost_matrix(path, transpose=transpose, allow_negative=allow_negative)
+    except CostdashError as exc:
+        raise type(exc)(_user_message(exc, {str(path): filename})) from None
+    finally:
+        path.unlink(missing_ok=True)
+
+
+# --- layout ----------------------------------------------------------------------------------
+
+def _number(id_: str, value: Any, label: Any, title: str, **kwargs: Any) -> html.Label:
+    return html.Label(className="mc-setting", title=title, children=[
+        html.Span(label), dcc.Input(id=id_, type="number", value=value, step="any",
+                                    className="num", **kwargs)])
+
+
+def _grid() -> dag.AgGrid:
+    return dag.AgGrid(
+        id="multiclass-costs", columnDefs=grid_columns([]), rowData=[],
+        defaultColDef={"sortable": False, "resizable": True, "suppressMovable": True,
+                       "flex": 1},
+        dashGridOptions={"singleClickEdit": True, "stopEditingWhenCellsLoseFocus": True,
+                         "domLayout": "autoHeight", "suppressDragLeaveHidesColumns": True,
+                         "suppressHorizontalScroll": True,
+                         "localeText": {"noRowsToShow": "Load a label file or the demo: the "
+                                                        "classes found appear here."}},
+        style={"height": None}, className="mc-grid")
+
+
+HELP = html.Details(className="help", children=[
+    html.Summary("How BCOST and BDELTACOST work"),
+    html.Ul([
+        html.Li(["Each classifier's predictions give a k × k confusion matrix M (", ORIENTATION,
+                 "). Its average cost per example is Σ M ∘ C / n."]),
+        html.Li(["BCOST: the cells of M, with a Laplace correction λ (default 0.1), are the "
+                 "probabilities of a multinomial; B confusion matrices of n examples are drawn "
+                 "from it, each is priced with C, and the interval is read off the sorted "
+                 "prices (the 26th and 975th of 1000 at 95%). The normal (z) interval is the "
+                 "paper's baseline."]),
+        html.Li(["BDELTACOST: the same on the k × k × k joint matrix of two classifiers on the "
+                 "same examples, priced with C(i₁, j) − C(i₂, j); the paper found any λ > 0 "
+                 "makes this test too conservative, so its default is 0. If the interval "
+                 "excludes 0, ‘equal expected cost’ is rejected."]),
+        html.Li(["Seed: every interval uses a fresh generator from the seed, so one row can be "
+                 "reproduced alone: ", html.Code("costdash bcost FILE --model NAME --costs "
+                                                 "COSTS.csv --seed S"),
+                 ". Leave it empty for fresh randomness on every run."]),
+        html.Li("Source: Margineantu & Dietterich, ‘Bootstrap Methods for the Cost-Sensitive "
+                "Evaluation of Classifiers’, ICML 2000."),
+    ]),
+])
+
+
+def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Div:
+    """The Multiclass page (it keeps nothing in the URL: its data are uploaded files)."""
+    limit = MAX_BYTES // 1024**2
+    return html.Div(className="multiclass-page", children=[
+        dcc.Store(id="multiclass-ref"),
+        html.Section(className="data-bar mc-bar", children=[
+            dcc.Upload(id="multiclass-upload", max_size=MAX_BYTES, multiple=False,
+                       accept=".csv,.tsv,.txt", className="upload-zone mc-upload",
+                       children=html.Div([
+                           html.Span("Drop a label file here or ", className="upload-text"),
+                           html.A("choose one", className="mc-choose"),
+                           html.Span(f" (CSV, up to {limit} MB): wide ", className="upload-text"),
+                           html.Code("y_true,clf_a,clf_b"), html.Span(" or long ",
+                                                                        className="upload-text"),
+                           html.Code("model,y_true,y_pred"),
+                       ])),
+            html.Div(className="demos", children=[
+                html.Span("or"),
+                html.Button("Load the demo: 3-class triage", id="multiclass-demo", n_clicks=0,
+                            className="demo-button",
+                            title="600 patients triaged routine / urgent / emergency by three "
+                                  "classifiers, with a cost matrix where under-triage is "
+                                  "expensive (costdash/data/multiclass-triage*.csv)"),
+            ]),
+            html.Div(id="multiclass-file-info", className="dataset-info"),
+            html.Div(id="multiclass-error", className="error", role="alert"),
+        ]),
+        html.Div(className="mc-layout", children=[
+            html.Section(className="panel mc-matrix", children=[
+                html.H2("Cost matrix"),
+                html.P(className="mc-orientation", children=[
+                    html.B("ROWS = PREDICTED class, COLUMNS = ACTUAL class"),
+                    html.Span(" (as in Margineantu & Dietterich): the cell in row i, column j is "
+                              "the cost of predicting i when the truth is j. scikit-learn's "
+                              "confusion_matrix is the transpose.")]),
+                _grid(),
+                html.P("Click a cell to edit it. New files start from 0 on the diagonal and 1 "
+                       "elsewhere (plain error rate).", className="mc-hint"),
+                html.Div(className="mc-cost-tools", children=[
+                    dcc.Upload(id="multiclass-cost-upload", multiple=False, max_size=MAX_BYTES,
+                               accept=".csv,.tsv,.txt", className="mc-cost-upload",
+                               children=html.Span(["Load a cost matrix CSV"],
+                                                  className="link-button")),
+                    dcc.Checklist(id="multiclass-transpose", className="toggle",
+                                  options=[{"label": " the CSV has rows = actual, columns = "
+                                                     "predicted (transpose it)",
+                                            "value": "t"}], value=[]),
+                    dcc.Checklist(id="multiclass-allow-negative", className="toggle",
+                                  options=[{"label": " allow negative costs (benefits)",
+                                            "value": "on"}], value=[]),
+                ]),
+            ]),
+            html.Section(className="panel mc-settings", children=[
+                html.H2("Settings"),
+                html.Div(className="mc-settings-grid", children=[
+                    _number("multiclass-level", DEFAULTS["level"], "confidence level",
+                            "between 0 and 1, e.g. 0.95", min=0, max=1),
+                    _number("multiclass-replicates", DEFAULTS["replicates"],
+                            "bootstrap replicates B", "1 to 100000", min=1),
+                    _number("multiclass-laplace", DEFAULTS["laplace"], "Laplace λ (BCOST)",
+                            "added to every cell before resampling; the paper recommends 0.1",
+                            min=0),
+                    _number("multiclass-laplace-delta", DEFAULTS["laplace_delta"],
+                            "Laplace λ (BDELTACOST)", "the paper recommends 0 for the test",
+                            min=0),
+                    _number("multiclass-seed", DEFAULTS["seed"], "seed",
+                            "whole number; empty for fresh randomness", min=0),
+                ]),
+                html.H3("BDELTACOST: compare two classifiers"),
+                html.Div(className="mc-pair", children=[
+                    html.Label(["A ", dcc.Dropdown(id="multiclass-a", options=[],
+                                                   clearable=False, placeholder="classifier A")]),
+                    html.Span("−", className="mc-minus"),
+                    html.Label(["B ", dcc.Dropdown(id="multiclass-b", options=[],
+                                                   clearable=False, placeholder="classifier B")]),
+                ]),
+                html.Button("Run BCOST and BDELTACOST", id="multiclass-run", n_clicks=0,
+                            className="run-button"),
+            ]),
+        ]),
+        html.Div(className="mc-results", children=[
+            html.Section(className="card", children=[
+                html.H3(["BCOST: average cost per example, with its confidence interval"]),
+                html.Div(id="multiclass-bcost", className="mc-table",
+                         children="Load labels and press Run."),
+            ]),
+            html.Section(className="card", children=[
+                html.H3("BDELTACOST: cost(A) − cost(B) on the same examples"),
+                html.Div(id="multiclass-bdeltacost", className="mc-delta", children="–"),
+            ]),
+            html.Figure(className="plot mc-plot", children=[
+                html.Div(className="graph-box mc-graph-box", children=dcc.Graph(
+                    id="multiclass-graph", figure=bcost_figure(None), style={"height": "100%"},
+                    config={"displaylogo": False, "responsive": True})),
+                html.Figcaption("Thick bar: bootstrap interval (BCOST); dashed: normal "
+                                "interval; diamond: observed average cost"),
+            ]),
+        ]),
+        HELP,
+    ])
+
+
+# --- server-side handlers (plain functions; the callbacks below only wire them) ---------------
+
+@dataclass
+class InputOutputs:
+    """What loading a label file, the demo or a cost matrix CSV changes."""
+
+    ref: Any = no_update
+    info: Any = no_update
+    columns: Any = no_update
+    rows: Any = no_update
+    pair_options: Any = no_update
+    a: Any = no_update
+    b: Any = no_update
+    error: Any = no_update
+    bcost: Any = no_update
+    delta: Any = no_update
+    figure: Any = no_update
+
+    def as_tuple(self) -> tuple:
+        return (self.ref, self.info, self.columns, self.rows, self.pair_options, self.pair_options,
+                self.a, self.b, self.error, self.bcost, self.delta, self.figure)
+
+    def clear_results(self) -> None:
+        self.bcost, self.delta, self.figure = "Press Run.", "–", bcost_figure(None)
+
+
+def _with_labels(out: InputOutputs, ref: dict[str, Any], data: LabelPredictions,
+                 row_data: list[dict[str, Any]] | None,
+                 costs: tuple[list[str], np.ndarray] | None = None) -> InputOutputs:
+    names = list(data.names)
+    out.ref, out.info, out.error = ref, file_text(ref, data), ""
+    out.pair_options = [{"label": n, "value": n} for n in names]
+    out.a = names[0]
+    out.b = names[1] if len(names) > 1 else names[0]
+    found = data_labels(data)
+    if costs is not None:
+        labels, matrix = costs
+        match_labels(labels, found, matrix_source="the cost matrix", data_source=ref["name"])
+        out.columns, out.rows = grid_columns(labels), grid_rows(labels, matrix)
+    elif not found <= set(grid_labels(row_data)):
+        labels = sort_labels(found)
+        out.columns, out.rows = grid_columns(labels), grid_rows(labels, default_costs(len(labels)))
+    out.clear_results()
+    return out
+
+
+def load_input(services: Services, trigger: str | None, *, contents: str | None = None,
+               filename: str | None = None, cost_contents: str | None = None,
+               cost_filename: str | None = None, transpose: bool = False,
+               allow_negative: bool = False, ref: dict[str, Any] | None = None,
+               row_data: list[dict[str, Any]] | None = None) -> InputOutputs:
+    """A new label file (``multiclass-upload``), the demo, or a cost matrix CSV."""
+    out = InputOutputs()
+    try:
+        if trigger == "multiclass-demo":
+            new_ref, data = store_labels(services, demo_path().read_bytes(), DEMO_NAME)
+            costs = read_cost_upload(services, demo_path(DEMO_COSTS_NAME).read_bytes(),
+                                     DEMO_COSTS_NAME, False, False)
+            return _with_labels(out, new_ref, data, row_data, costs)
+        if trigger == "multiclass-upload" and contents:
+            name = os.path.basename(filename or "labels.csv")
+            new_ref, data = store_labels(services, decode_upload(contents, name), name)
+            return _with_labels(out, new_ref, data, row_data)
+        if trigger == "multiclass-cost-upload" and cost_contents:
+            name = os.path.basename(cost_filename or "costs.csv")
+            labels, matrix = read_cost_upload(services, decode_upload(cost_contents, name), name,
+                                              transpose, allow_negative)
+            if ref:
+                match_labels(labels, data_labels(read_labels(services, ref)),
+                             matrix_source=name, data_source=ref.get("name", "the label file"))
+            out.columns, out.rows, out.error = grid_columns(labels), grid_rows(labels, matrix), ""
+            out.clear_results()
+            return out
+    except CostdashError as exc:
+        out.error = str(exc)
+    return out
+
+
+@dataclass
+class RunOutputs:
+    bcost: Any = no_update
+    delta: Any = no_update
+    figure: Any = no_update
+    error: Any = no_update
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    delta_result: BdeltacostResult | None = None
+
+    def as_tuple(self) -> tuple:
+        return self.bcost, self.delta, self.figure, self.error
+
+
+def _failed(message: str) -> RunOutputs:
+    """An error, and no results left on screen that no longer match the inputs."""
+    return RunOutputs(bcost="–", delta="–", figure=bcost_figure(None), error=message)
+
+
+def _whole(value: Any) -> Any:
+    """A number box's value as an int when it is a whole number (the core checks the rest)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _seed(value: Any) -> int | None:
+    if value is None or value == "":
+        return None
+    value = _whole(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ParameterError(f"the seed must be a whole number ≥ 0, or empty for fresh "
+                             f"randomness; got {value!r}")
+    return value
+
+
+def bcost_table(rows: list[dict[str, Any]], level: float, unseen: list[str]) -> html.Div:
+    head = html.Tr([html.Th("classifier"), html.Th("n"), html.Th("average cost"),
+                    html.Th(f"BCOST {level_text(level)} low"),
+                    html.Th(f"BCOST {level_text(level)} high"),
+                    html.Th("normal interval")])
+    body = [html.Tr(**{"data-name": r["name"]}, children=[
+        html.Td(r["name"]), html.Td(f"{r['n']:,}", className="num"),
+        html.Td(fmt(r["cost"]), className="num cost"),
+        html.Td(fmt(r["low"]), className="num low"), html.Td(fmt(r["high"]), className="num high"),
+        html.Td(f"[{fmt(r['normal_low'])}, {fmt(r['normal_high'])}]", className="num normal")])
+        for r in rows]
+    notes = []
+    if unseen:
+        notes.append(html.P(f"Classes in the cost matrix never seen in the data: "
+                            f"{', '.join(unseen)} (allowed).", className="note"))
+    return html.Div([html.Table(className="mc-bcost-table", children=[html.Thead(head),
+                                                                      html.Tbody(body)]),
+                     *notes])
+
+
+def delta_readout(a: str, b: str, res: BdeltacostResult, seed: int | None) -> html.Div:
+    lv = level_text(res.level)
+    if res.reject:
+        cheaper, dearer = (a, b) if res.delta < 0 else (b, a)
+        verdict = (f"The interval excludes 0: reject ‘equal expected cost’ at the {lv} level. "
+                   f"{cheaper} costs less than {dearer}.")
+    else:
+        verdict = (f"The interval contains 0: do not reject ‘equal expected cost’ at the {lv} "
+                   f"level. No significant difference between {a} and {b}.")
+    z_word = "also excludes 0" if res.normal_reject else "contains 0"
+    return html.Div([
+        html.P(["cost(", html.B(a), ") − cost(", html.B(b), ") = ",
+                html.Span(fmt(res.delta), id="multiclass-delta-value", className="mc-big"),
+                f" per example (n = {res.n:,})"]),
+        html.P([f"BDELTACOST {lv} interval: ",
+                html.Span(f"[{fmt(res.low)}, {fmt(res.high)}]", id="multiclass-delta-interval",
+                          className="mc-big"),
+                f"  (λ = {res.laplace:g}, B = {res.replicates.size:,}, seed "
+                f"{'none' if seed is None else seed})"]),
+        html.P(verdict, id="multiclass-delta-verdict",
+               className="mc-verdict " + ("reject" if res.reject else "no-reject")),
+        html.P(f"Paired normal (z) interval: [{fmt(res.normal_low)}, {fmt(res.normal_high)}] "
+               f"({z_word}).", className="note"),
+    ])
+
+
+def run_multiclass(services: Services, ref: dict[str, Any] | None,
+                   row_data: list[dict[str, Any]] | None, *, level: Any = DEFAULTS["level"],
+                   replicates: Any = DEFAULTS["replicates"], laplace: Any = DEFAULTS["laplace"],
+                   laplace_delta: Any = DEFAULTS["laplace_delta"], seed: Any = DEFAULTS["seed"],
+                   a: str | None = None, b: str | None = None,
+                   allow_negative: bool = False) -> RunOutputs:
+    """BCOST for every classifier and BDELTACOST for A − B (core: ``bcost``, ``bdeltacost``)."""
+    if not ref:
+        return _failed("Load a label file or the demo first.")
+    try:
+        data = read_labels(services, ref)
+        labels, costs = costs_from_grid(services, row_data, allow_negative)
+        unseen = match_labels(labels, data_labels(data), matrix_source="the cost matrix",
+                              data_source=ref.get("name", "the label file"))
+        rng = _seed(seed)
+        replicates = _whole(replicates)
+        rows = []
+        for i, c in enumerate(data.classifiers):
+            res: BcostResult = bcost(confusion_from_labels(c.y_pred, c.y_true, labels), costs,
+                                     level=level, replicates=replicates, laplace=laplace,
+                                     rng=rng, allow_negative=allow_negative)
+            rows.append({"name": c.name, "index": i, "n": res.n, "cost": res.cost,
+                         "low": res.low, "high": res.high, "normal_low": res.normal_low,
+                         "normal_high": res.normal_high})
+        out = RunOutputs(rows=rows, error="")
+        out.bcost = bcost_table(rows, float(level), unseen)
+        out.figure = bcost_figure(rows, float(level))
+        names = list(data.names)
+        if len(names) < 2:
+            out.delta = "BDELTACOST needs two classifiers; this file has one."
+        elif a not in names or b not in names or a == b:
+            out.delta = "Choose two different classifiers A and B."
+        else:
+            y_a, y_b, y_true = data.pair(a, b)
+            res_d = bdeltacost(confusion3d_from_labels(y_a, y_b, y_true, labels), costs,
+                               level=level, replicates=replicates, laplace=laplace_delta,
+                               rng=rng, allow_negative=allow_negative)
+            out.delta_result = res_d
+            out.delta = delta_readout(a, b, res_d, rng)
+        return out
+    except CostdashError as exc:
+        return _failed(str(exc))
+    except Exception:  # never a traceback on the page
+        log.exception("multiclass run failed")
+        return _failed("Something went wrong while computing the intervals; the server log "
+                       "has the details.")
+
+
+# --- callbacks -----------------------------------------------------------------------------------
+
+def register_callbacks(app: Dash, services: Services) -> None:
+    @app.callback(
+        Output("multiclass-ref", "data"), Output("multiclass-file-info", "children"),
+        Output("multiclass-costs", "columnDefs"), Output("multiclass-costs", "rowData"),
+        Output("multiclass-a", "options"), Output("multiclass-b", "options"),
+        Output("multiclass-a", "value"), Output("multiclass-b", "value"),
+        Output("multiclass-error", "children"),
+        Output("multiclass-bcost", "children"), Output("multiclass-bdeltacost", "children"),
+        Output("multiclass-graph", "figure"),
+        Input("multiclass-upload", "contents"), Input("multiclass-demo", "n_clicks"),
+        Input("multiclass-cost-upload", "contents"),
+        State("multiclass-upload", "filename"), State("multiclass-cost-upload", "filename"),
+        State("multiclass-transpose", "value"), State("multiclass-allow-negative", "value"),
+        State("multiclass-ref", "data"), State("multiclass-costs", "rowData"),
+        prevent_initial_call=True)
+    def _load(contents, _demo, cost_contents, filename, cost_filename, transpose, negative,
+              ref, row_data):
+        trigger = ctx.triggered_id if isinstance(ctx.triggered_id, str) else None
+        return load_input(services, trigger, contents=contents, filename=filename,
+                          cost_contents=cost_contents, cost_filename=cost_filename,
+                          transpose=bool(transpose), allow_negative=bool(negative), ref=ref,
+                          row_data=row_data).as_tuple()
+
+    @app.callback(
+        Output("multiclass-bcost", "children", allow_duplicate=True),
+        Output("multiclass-bdeltacost", "children", allow_duplicate=True),
+        Output("multiclass-graph", "figure", allow_duplicate=True),
+        Output("multiclass-error", "children", allow_duplicate=True),
+        Input("multiclass-run", "n_clicks"),
+        State("multiclass-ref", "data"), State("multiclass-costs", "rowData"),
+        State("multiclass-level", "value"), State("multiclass-replicates", "value"),
+        State("multiclass-laplace", "value"), State("multiclass-laplace-delta", "value"),
+        State("multiclass-seed", "value"), State("multiclass-a", "value"),
+        State("multiclass-b", "value"), State("multiclass-allow-negative", "value"),
+        prevent_initial_call=True, running=[(Output("multiclass-run", "disabled"), True, False)])
+    def _run(_clicks, ref, row_data, level, replicates, laplace, laplace_delta, seed, a, b,
+             negative):
+        return run_multiclass(services, ref, row_data, level=level, replicates=replicates,
+                              laplace=laplace, laplace_delta=laplace_delta, seed=seed, a=a, b=b,
+                              allow_negative=bool(negative)).as_tuple()

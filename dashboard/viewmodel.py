@@ -1,0 +1,193 @@
+"""The per-data-set "view model": the core's results packed as small, JSON-able dicts.
+
+Computed once per data set (and cached, see :mod:`dashboard.cache`), it is all the web layer ever
+needs: the figures are drawn from it and the browser's live readouts are computed from its hull
+vertices. Raw scores never leave the server.
+
+Everything here is packing: the numbers come from :func:`costdash.analyze` and the core's hull
+and envelope functions. The only change of representation is for JSON, which has no NaN or
+infinity: a missing threshold is ``None`` and an infinite log slope of a hull edge (a vertical
+first edge, a horizontal last one) is ``±1e308``, which compares with any finite log slope exactly
+as infinity does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from costdash.analysis import ClassifierSummary, analyze
+from costdash.costspace import LowerEnvelope, lower_envelope
+from costdash.dataset import Dataset
+from costdash.hull import RocHull, convex_hull
+from costdash.roc import RocCurve, thin_indices
+
+VIEW_VERSION = 1
+FIXED_THRESHOLD = 0.5
+"""The "default" threshold the dashboard compares every classifier against."""
+
+INF_LOG = 1e308
+
+
+def _nums(values: Iterable[float]) -> list[float | None]:
+    return [v if math.isfinite(v) else None for v in np.asarray(values, dtype=float).tolist()]
+
+
+def _log_edges(hull: RocHull) -> list[float]:
+    """Natural logs of the hull's edge slopes, as :func:`costdash.hull.optimal_vertex` uses them."""
+    with np.errstate(divide="ignore"):
+        logs = np.log(hull.segment_slopes)
+    return np.clip(logs, -INF_LOG, INF_LOG).tolist()
+
+
+def hull_entry(hull: RocHull) -> dict[str, Any]:
+    return {"fpr": hull.fpr.tolist(), "tpr": hull.tpr.tolist(),
+            "classifier": list(hull.classifier), "threshold": _nums(hull.threshold),
+            "log_edges": _log_edges(hull)}
+
+
+def envelope_entry(envelope: LowerEnvelope) -> dict[str, Any]:
+    return {"pc": envelope.pc.tolist(), "cost": envelope.cost.tolist(),
+            "vertex": envelope.vertex.tolist()}
+
+
+def hull_from_entry(entry: dict[str, Any]) -> RocHull:
+    """The :class:`~costdash.hull.RocHull` a :func:`hull_entry` was made from (exactly)."""
+    return RocHull(fpr=np.asarray(entry["fpr"], dtype=np.float64),
+                   tpr=np.asarray(entry["tpr"], dtype=np.float64),
+                   classifier=tuple(entry["classifier"]),
+                   threshold=np.array([np.nan if t is None else t for t in entry["threshold"]],
+                                      dtype=np.float64))
+
+
+def _hull_counts(summary: ClassifierSummary) -> tuple[list[int], list[int]]:
+    """Integer TP/FP counts of a classifier's hull vertices (exact: rates are count / total)."""
+    roc = summary.roc
+    tp = np.rint(summary.hull.tpr * roc.n_pos).astype(np.int64)
+    fp = np.rint(summary.hull.fpr * roc.n_neg).astype(np.int64)
+    return tp.tolist(), fp.tolist()
+
+
+def _at_fixed_threshold(summary: ClassifierSummary, scored: bool) -> dict[str, Any] | None:
+    roc = summary.roc
+    if not scored and not np.isfinite(roc.threshold).any():
+        return None
+    i = roc.point_at_threshold(FIXED_THRESHOLD)
+    return {"threshold": FIXED_THRESHOLD, "index": int(i), "fpr": float(roc.fpr[i]),
+            "tpr": float(roc.tpr[i])}
+
+
+def classifier_entry(summary: ClassifierSummary, index: int, *, scored: bool,
+                     max_points: int) -> dict[str, Any]:
+    roc = summary.roc
+    idx = thin_indices(roc.size, max_points)
+    tp, fp = _hull_counts(summary)
+    return {
+        "name": summary.name,
+        "index": index,
+        "scored": scored,
+        "n_pos": roc.n_pos,
+        "n_neg": roc.n_neg,
+        "auc": float(roc.auc),
+        "cost_area": float(summary.cost_area),
+        "operating_range": list(summary.operating_range) if summary.operating_range else None,
+        "roc_size": roc.size,
+        "roc": {"fpr": roc.fpr[idx].tolist(), "tpr": roc.tpr[idx].tolist(),
+                "threshold": _nums(roc.threshold[idx])},
+        "hull": {**hull_entry(summary.hull), "tp": tp, "fp": fp},
+        "envelope": envelope_entry(summary.envelope),
+        "at_fixed": _at_fixed_threshold(summary, scored),
+    }
+
+
+def _overall(view: dict[str, Any], hull: RocHull, envelope: LowerEnvelope,
+             models: Sequence[str]) -> dict[str, Any]:
+    on_hull = set(hull.classifier)
+    return {**view, "models": list(models), "hull": hull_entry(hull),
+            "envelope": envelope_entry(envelope),
+            "dominated": [m for m in models if m not in on_hull],
+            "potentially_optimal": list(hull.potentially_optimal)}
+
+
+def build_view_model(dataset: Dataset, *, dataset_id: str = "", name: str | None = None,
+                     max_points: int = 400) -> dict[str, Any]:
+    """Analyse every classifier of ``dataset`` and pack what the dashboard shows.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    dataset_id, name : str
+        The store's id and the uploaded file's name, carried along for display and links.
+    max_points : int
+        Each ROC curve is thinned to at most this many points for display; hulls and envelopes
+        stay exact.
+
+    Returns
+    -------
+    dict
+        ``{"version", "id", "name", "n", "n_pos", "n_neg", "prevalence", "positive_label",
+        "layout", "n_folds", "classifiers": [...], "models", "hull", "envelope", "dominated",
+        "potentially_optimal"}``; see :func:`classifier_entry` for a classifier's fields.
+    """
+    analysis = analyze(dataset)
+    scored_names = {c.name for c in dataset.scored}
+    classifiers = [classifier_entry(s, i, scored=s.name in scored_names, max_points=max_points)
+                   for i, s in enumerate(analysis.classifiers)]
+    view = {
+        "version": VIEW_VERSION, "id": dataset_id, "name": name or dataset.source,
+        "n": dataset.n, "n_pos": dataset.n_pos, "n_neg": dataset.n_neg,
+        "prevalence": dataset.prevalence, "positive_label": dataset.positive_label,
+        "layout": dataset.layout, "n_folds": dataset.n_folds, "classifiers": classifiers,
+        "fixed_threshold": FIXED_THRESHOLD,
+    }
+    return _overall(view, analysis.hull, analysis.envelope, [c["name"] for c in classifiers])
+
+
+def _hull_curve(entry: dict[str, Any]) -> RocCurve:
+    """A classifier reduced to its hull vertices, as counts: its hull is itself."""
+    h = entry["hull"]
+    return RocCurve(name=entry["name"], tp=np.asarray(h["tp"], dtype=np.int64),
+                    fp=np.asarray(h["fp"], dtype=np.int64),
+                    threshold=np.array([np.nan if t is None else t for t in h["threshold"]],
+                                       dtype=np.float64),
+                    n_pos=entry["n_pos"], n_neg=entry["n_neg"])
+
+
+def restrict_view_model(view: dict[str, Any], models: Sequence[str]) -> dict[str, Any]:
+    """The view model with the overall hull and envelope of only ``models``.
+
+    The hull of several classifiers is the hull of their own hulls, so it is recomputed (with the
+    core's :func:`~costdash.hull.convex_hull`, in exact integer geometry) from the hull vertices
+    kept in the view model, without touching the raw scores.
+    """
+    wanted = set(models)
+    chosen = [c for c in view["classifiers"] if c["name"] in wanted]
+    unknown = wanted - {c["name"] for c in chosen}
+    if unknown:
+        raise KeyError(f"no classifier named {', '.join(sorted(unknown))}")
+    if not chosen:
+        raise ValueError("select at least one classifier")
+    hull = convex_hull([_hull_curve(c) for c in chosen])
+    return _overall(view, hull, lower_envelope(hull), [c["name"] for c in chosen])
+
+
+def client_model(view: dict[str, Any], colors: dict[str, str]) -> dict[str, Any]:
+    """The part of the view model the browser needs for its live readouts (no curves).
+
+    Hull vertices with their log edge slopes (overall and per selected classifier), each
+    classifier's fixed-threshold point, operating range and colour.
+    """
+    selected = set(view["models"])
+    return {
+        "id": view["id"], "name": view["name"], "n": view["n"], "prevalence": view["prevalence"],
+        "models": view["models"], "fixed_threshold": view["fixed_threshold"],
+        "hull": view["hull"], "dominated": view["dominated"],
+        "classifiers": [{
+            "name": c["name"], "color": colors[c["name"]],
+            "operating_range": c["operating_range"], "at_fixed": c["at_fixed"],
+            "hull": {k: c["hull"][k] for k in ("fpr", "tpr", "threshold", "log_edges")},
+        } for c in view["classifiers"] if c["name"] in selected],
+    }

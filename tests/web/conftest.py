@@ -1,0 +1,143 @@
+"""Fixtures of the web dashboard's tests: fresh apps on temp data dirs, data files, the browser.
+
+Browser tests (marked ``browser``) use Playwright with Debian's Chromium (no ``playwright
+install``), headless, as root too, against a real ``python app.py`` subprocess on a free port with
+a temp ``COSTDASH_DATA_DIR`` (``live_server``).
+
+Why not dash's ``dash_thread_server``: its teardown stops the server by raising SystemExit in
+*every* thread started after it (``dash.testing.application_runners.KillerThread.kill``), which
+includes the worker threads Playwright's sync API uses to read and write files. After one such
+teardown, the next ``page.screenshot(path=...)`` or ``set_input_files(<path>)`` in the session
+waits forever. For the same reason these tests hand Playwright bytes, never paths, so they stay
+safe when other test modules of the session use ``dash_thread_server``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from costdash.demo import DEMOS
+from dashboard.config import Settings
+from dashboard.factory import create_app
+from dashboard.storage import SqliteDatasetStore
+
+from .helpers import make_predictions
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "test-output" / "screenshots"
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """pytest-playwright: Debian's chromium, flags that let it run headless as root."""
+    return {**browser_type_launch_args, "executable_path": CHROMIUM,
+            "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": {"width": 1480, "height": 1250}}
+
+
+@pytest.fixture
+def settings(tmp_path) -> Settings:
+    return Settings.from_mapping({"data_dir": tmp_path / "data"})
+
+
+@pytest.fixture
+def web_app(settings):
+    """A fresh dashboard on an empty temp data dir."""
+    return create_app(settings)
+
+
+@pytest.fixture
+def services(web_app):
+    return web_app.server.extensions["costdash"]
+
+
+@pytest.fixture
+def client(web_app):
+    return web_app.server.test_client()
+
+
+@pytest.fixture(scope="session")
+def breast_cancer_csv() -> Path:
+    return DEMOS["breast-cancer"].path
+
+
+@pytest.fixture(scope="session")
+def predictions_csv(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("files") / "predictions.csv"
+    make_predictions().to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def bad_csv(tmp_path_factory) -> Path:
+    """A file the loader rejects: a score column with text in it."""
+    path = tmp_path_factory.mktemp("files") / "broken.csv"
+    path.write_text("y_true,alpha\n1,0.9\n0,oops\n1,0.7\n0,0.2\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class LiveServer:
+    url: str
+    data_dir: Path
+    store: SqliteDatasetStore
+    log: Path
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    """``python app.py --port N`` with its own data dir; stopped (SIGTERM) after the test."""
+    data_dir = tmp_path / "live-data"
+    port = free_port()
+    log = tmp_path / "server.log"
+    env = {**os.environ, "COSTDASH_DATA_DIR": str(data_dir), "PYTHONUNBUFFERED": "1"}
+    env.pop("PORT", None)
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, str(REPO / "app.py"), "--port", str(port)],
+                                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/explore", timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("app.py did not start:\n" + log.read_text()) from None
+                time.sleep(0.1)
+        yield LiveServer(url, data_dir, SqliteDatasetStore(data_dir), log)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,344 @@
+"""Compare and Confidence pages without a browser: the figure builders against the core's arrays,
+the band cache, the job manager choice, and the callbacks' handlers as plain functions."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from dash import DiskcacheManager
+
+from costdash.analysis import summarize_classifier
+from costdash.bands import cost_band, difference_band
+from costdash.costspace import envelope_difference
+from costdash.demo import load_demo
+from costdash.roc import roc_of
+from dashboard.config import Settings
+from dashboard.figures.bands import band_figure
+from dashboard.figures.compare import difference_figure, envelopes_figure
+from dashboard.figures.palette import classifier_color
+from dashboard.jobs import BandCache, background_manager, band_key, decode_band, encode_band
+from dashboard.pages import compare, confidence
+from dashboard.shell import route
+
+from .test_callbacks import find
+
+COUNTS = "model,tp,fp,fn,tn,threshold\nx,5,1,5,9,0.7\nx,8,4,2,6,0.4\ny,6,2,4,8,\n"
+B = 200  # replicates in these tests: small, they only check plumbing against the core
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_demo("breast-cancer")
+
+
+@pytest.fixture
+def demo_ref(services):
+    record = services.put_demo("breast-cancer")
+    return {"id": record.id, "name": record.name}
+
+
+def by_uid(fig, uid):
+    hits = [t for t in fig.data if t.uid == uid]
+    assert len(hits) == 1, [t.uid for t in fig.data]
+    return hits[0]
+
+
+def assert_same(trace_values, core_values):
+    np.testing.assert_array_equal(np.asarray(trace_values, dtype=float), core_values)
+
+
+# --- figure builders -------------------------------------------------------------------------------
+
+def test_band_figure_traces_are_the_core_arrays(demo):
+    band = cost_band(demo.classifier("gbm"), replicates=B, rng=1)
+    fig = band_figure(band, name="gbm", index=2, pc=0.3)
+    for uid, values in (("band-low", band.low), ("band-high", band.high), ("cost", band.cost)):
+        trace = by_uid(fig, uid)
+        assert isinstance(trace.y, np.ndarray)  # sent as a typed array, not a list
+        assert_same(trace.x, band.pc)
+        assert_same(trace.y, values)
+    assert by_uid(fig, "band-high").fill == "tonexty"
+    assert by_uid(fig, "cost").line.color == classifier_color(2)
+    assert [s.name for s in fig.layout.shapes] == ["pc"] and fig.layout.shapes[0].x0 == 0.3
+    assert "bdata" in fig.to_json()
+    assert {t.uid for t in fig.data} == {"all-negative", "all-positive", "band-low", "band-high",
+                                        "cost"}
+
+
+def test_band_figure_without_band_and_with_a_fixed_threshold(demo):
+    summary = summarize_classifier(roc_of(demo.classifier("logreg")))
+    fig = band_figure(None, name="logreg", index=0, envelope=summary.envelope)
+    env = by_uid(fig, "envelope")
+    assert_same(env.x, summary.envelope.pc)
+    assert_same(env.y, summary.envelope.cost)
+    line = cost_band(demo.classifier("logreg"), threshold=0.5, replicates=B, rng=0)
+    fig = band_figure(line, name="logreg", index=0, envelope=summary.envelope)
+    assert_same(by_uid(fig, "cost").y, line.cost)
+    assert by_uid(fig, "envelope").line.dash == "dot"  # the best thresholds, for comparison
+    assert "threshold 0.5" in by_uid(fig, "cost").name
+
+
+def test_compare_figures_are_the_core_arrays(demo):
+    a, b = (summarize_classifier(roc_of(demo.classifier(n))).envelope
+            for n in ("gbm", "naive_bayes"))
+    d = envelope_difference(a, b, a_name="gbm", b_name="naive_bayes")
+    assert d.crossovers.size == 2
+    fig = envelopes_figure(a, b, names=("gbm", "naive_bayes"), indices=(2, 3), difference=d)
+    assert_same(by_uid(fig, "env-a").y, a.cost)
+    assert_same(by_uid(fig, "env-b").x, b.pc)
+    assert_same(by_uid(fig, "crossovers").x, d.crossovers)
+    assert_same(by_uid(fig, "crossovers").y, a(d.crossovers))
+    assert by_uid(fig, "env-b").line.color == classifier_color(3)
+
+    band = difference_band(demo.classifier("gbm"), demo.classifier("naive_bayes"),
+                           replicates=B, rng=0)
+    fig = difference_figure(d, indices=(2, 3), band=band)
+    assert_same(by_uid(fig, "difference").x, d.pc)
+    assert_same(by_uid(fig, "difference").y, d.diff)
+    assert_same(by_uid(fig, "crossovers").x, d.crossovers)
+    assert_same(by_uid(fig, "band-low").y, band.low)
+    assert_same(by_uid(fig, "band-high").y, band.high)
+    shapes = [(s.x0, s.x1) for s in fig.layout.shapes]
+    assert shapes == [(lo, hi) for lo, hi, _ in d.better_intervals()]
+    sig = by_uid(fig, "significant-a")  # gbm is significantly better somewhere
+    ends = [x for x in sig.x if np.isfinite(x)]
+    assert ends == [v for s in band.significant if s.better == "gbm" for v in (s.lo, s.hi)]
+    # Without a band: no band traces, still the shading.
+    plain = difference_figure(d, indices=(2, 3))
+    assert not {"band-low", "band-high"} & {t.uid for t in plain.data}
+    assert len(plain.layout.shapes) == len(d.better_intervals())
+
+
+# --- jobs: manager and band cache ------------------------------------------------------------------
+
+def test_background_manager_choice(tmp_path):
+    manager = background_manager(Settings.from_mapping({"data_dir": tmp_path}))
+    assert isinstance(manager, DiskcacheManager)
+    assert (tmp_path / "jobs").is_dir()
+    with pytest.raises(ValueError, match="COSTDASH_JOBS_URL"):
+        background_manager(Settings.from_mapping({"data_dir": tmp_path, "jobs_url": "http://x"}))
+    assert Settings.from_env({"COSTDASH_JOBS_URL": "redis://h:6379/0"}).jobs_url == \
+        "redis://h:6379/0"
+
+
+def test_celery_manager_when_a_jobs_url_is_set(tmp_path):
+    pytest.importorskip("celery")
+    from dash import CeleryManager
+
+    settings = Settings.from_mapping({"data_dir": tmp_path, "jobs_url": "redis://127.0.0.1:1/0"})
+    assert isinstance(background_manager(settings), CeleryManager)
+
+
+def test_app_uses_the_manager(web_app):
+    assert isinstance(web_app._background_manager, DiskcacheManager)
+
+
+def test_band_round_trip_and_keys(demo, services):
+    band = cost_band(demo.classifier("forest"), replicates=B, rng=3)
+    line = cost_band(demo.classifier("forest"), threshold=0.5, replicates=B, rng=3)
+    diff = difference_band(demo.classifier("forest"), demo.classifier("gbm"), replicates=B,
+                           rng=3)
+    for original in (band, line, diff):
+        back = decode_band(encode_band(original))
+        assert type(back) is type(original)
+        for name, value in vars(original).items():
+            if isinstance(value, np.ndarray):
+                np.testing.assert_array_equal(getattr(back, name), value)
+                assert not getattr(back, name).flags.writeable
+            else:
+                assert getattr(back, name) == value, name
+        np.testing.assert_array_equal(back.at_level(0.5).low, original.at_level(0.5).low)
+    cache = BandCache(services.views.cache)
+    key = band_key("cost", data="d", model="forest", threshold=None, replicates=B, seed=3)
+    assert key == band_key("cost", seed=3, replicates=B, threshold=None, model="forest", data="d")
+    assert key != band_key("cost", data="d", model="forest", threshold=0.5, replicates=B, seed=3)
+    assert cache.get(key) is None
+    cache.put(key, band)
+    np.testing.assert_array_equal(cache.get(key).curves, band.curves)
+
+
+# --- routing and layouts ---------------------------------------------------------------------------
+
+def test_routes_and_id_contract(services):
+    content, classes = route("/compare", "", services)
+    assert classes[1] == "nav-link active"
+    for id_ in ("compare-a", "compare-b", "compare-run", "compare-cancel", "compare-progress",
+                "compare-significant", "compare-crossovers", "compare-better",
+                "compare-envelopes", "compare-difference", "compare-level",
+                "compare-replicates"):
+        assert find(content, id_) is not None, id_
+    content, classes = route("/confidence", "", services)
+    assert classes[2] == "nav-link active"
+    for id_ in ("confidence-model", "confidence-threshold", "confidence-replicates",
+                "confidence-level", "confidence-run", "confidence-cancel", "confidence-progress",
+                "confidence-summary", "confidence-graph", "confidence-pc"):
+        assert find(content, id_) is not None, id_
+
+
+def test_layouts_restore_url_state(services):
+    data = "a" * 32
+    content, _ = route("/confidence", f"?data={data}&model=gbm&level=0.8&replicates=500"
+                       "&threshold=0.4&seed=7&p_pos=0.2&cost_fn=4", services)
+    assert find(content, "confidence-query").data == {"id": data, "model": "gbm"}
+    assert find(content, "confidence-level").value == 0.8
+    assert find(content, "confidence-replicates").value == 500
+    assert find(content, "confidence-threshold").value == 0.4
+    assert find(content, "confidence-seed").data == 7
+    assert find(content, "confidence-pc").value == pytest.approx(0.5)  # 0.2*4 / (0.2*4 + 0.8)
+    content, _ = route("/compare", f"?data={data}&a=x&b=y&level=2&replicates=abc", services)
+    assert find(content, "compare-query").data == {"id": data, "a": "x", "b": "y"}
+    assert find(content, "compare-level").value == 0.9  # invalid values fall back to defaults
+    assert find(content, "compare-replicates").value == 1000
+
+
+# --- Confidence handlers ---------------------------------------------------------------------------
+
+def test_confidence_load(services, demo_ref):
+    loaded = confidence.load(services, {"id": demo_ref["id"], "model": "gbm"}, None)
+    assert loaded.model == "gbm" and loaded.data["id"] == demo_ref["id"]
+    assert [o["value"] for o in loaded.options] == ["logreg", "forest", "gbm", "naive_bayes",
+                                                    "stump"]
+    assert loaded.current == {"id": demo_ref["id"], "name": "breast-cancer.csv"}
+    # No id in the URL: the data set last opened on another page.
+    assert confidence.load(services, {"id": None}, demo_ref).model == "logreg"
+    empty = confidence.load(services, {"id": None}, None)
+    assert empty.data is None and "No data set is open" in str(empty.error)
+    missing = confidence.load(services, {"id": "f" * 32}, None)
+    assert "upload the file again" in str(missing.error)
+
+
+def test_confidence_band_job_then_level_change_reuses_the_replicates(services, demo_ref, demo):
+    first = confidence.render(services, demo_ref, "gbm", None, B, 0.9, None, 0, None)
+    assert "Press Run" in first.status and first.summary == "–"
+    env = summarize_classifier(roc_of(demo.classifier("gbm"))).envelope
+    assert_same(by_uid(first.figure, "envelope").y, env.cost)  # exact curve before any band
+
+    calls = []
+    done = confidence.compute_band(services, demo_ref, "gbm", None, B, 0,
+                                   progress=lambda d, t: calls.append((d, t)))
+    assert done["seconds"] > 0 and calls[-1] == (B, B)
+    json.dumps(done)  # the browser keeps only this small reply
+    shown = confidence.render(services, demo_ref, "gbm", None, B, 0.9, 0.3, 0, done)
+    fresh = cost_band(demo.classifier("gbm"), level=0.9, replicates=B, rng=0)
+    assert_same(by_uid(shown.figure, "band-low").y, fresh.low)
+    assert_same(by_uid(shown.figure, "band-high").y, fresh.high)
+    assert "computed in" in shown.status and "At PC(+) = 0.3" in str(shown.summary)
+
+    # A new level: read back from the cache and re-cut with at_level -- equal to a fresh band.
+    again = confidence.compute_band(services, demo_ref, "gbm", None, B, 0)
+    assert again["seconds"] is None  # cached: no resampling
+    at80 = confidence.render(services, demo_ref, "gbm", None, B, 0.8, None, 0, again)
+    fresh80 = cost_band(demo.classifier("gbm"), level=0.8, replicates=B, rng=0)
+    assert_same(by_uid(at80.figure, "band-low").y, fresh80.low)
+    assert_same(by_uid(at80.figure, "band-high").y, fresh80.high)
+    assert not np.array_equal(fresh80.low, fresh.low)
+    assert "80% band" in by_uid(at80.figure, "band-high").name
+    assert "kept from an earlier run" in at80.status
+    # Other replicates or seed: not computed yet.
+    assert "Press Run" in confidence.render(services, demo_ref, "gbm", None, B + 1, 0.9, None,
+                                            0, done).status
+    assert "Press Run" in confidence.render(services, demo_ref, "gbm", None, B, 0.9, None, 1,
+                                            done).status
+
+
+def test_confidence_fixed_threshold(services, demo_ref, demo):
+    done = confidence.compute_band(services, demo_ref, "forest", 0.5, float(B), 0)
+    out = confidence.render(services, demo_ref, "forest", 0.5, float(B), 0.9, None, 0, done)
+    fresh = cost_band(demo.classifier("forest"), threshold=0.5, replicates=B, rng=0)
+    assert_same(by_uid(out.figure, "cost").y, fresh.cost)
+    assert_same(by_uid(out.figure, "band-high").y, fresh.high)
+    assert out.caveat == confidence.CAVEAT_LINE
+    assert "TPR" in str(out.summary)
+
+
+def test_confidence_bad_inputs(services, demo_ref):
+    out = confidence.render(services, demo_ref, "gbm", None, 0, 0.9, None, 0, None)
+    assert "replicates must be between 1 and 10000" in str(out.status)
+    out = confidence.render(services, demo_ref, "gbm", None, B, 1.5, None, 0, None)
+    assert "level must be strictly between 0 and 1" in str(out.status)
+    done = confidence.compute_band(services, demo_ref, "gbm", None, 20_000, 0)
+    assert "replicates must be between" in done["error"]
+    assert "No data set" in confidence.compute_band(services, None, "gbm", None, B, 0)["error"]
+    out = confidence.render(services, None, None, None, B, 0.9, None, 0, None)
+    assert out.summary == "–"
+
+
+def test_confidence_counts_only_data(services):
+    record = services.store.put(COUNTS.encode(), "counts.csv")
+    ref = {"id": record.id, "name": "counts.csv"}
+    out = confidence.render(services, ref, "x", None, B, 0.9, None, 0, None)
+    assert "known only by confusion-matrix counts" in str(out.status)
+    assert "known only by confusion-matrix counts" in confidence.compute_band(
+        services, ref, "x", None, B, 0)["error"]
+    # One matrix picked by its threshold, or a classifier with one matrix: a line band.
+    for model, threshold in (("x", 0.4), ("y", None)):
+        done = confidence.compute_band(services, ref, model, threshold, B, 0)
+        assert "error" not in done, done
+        out = confidence.render(services, ref, model, threshold, B, 0.9, None, 0, done)
+        assert by_uid(out.figure, "band-high") is not None
+    done = confidence.compute_band(services, ref, "x", 0.55, B, 0)
+    assert "no confusion matrix at threshold 0.55" in done["error"]
+
+
+# --- Compare handlers ------------------------------------------------------------------------------
+
+def test_compare_load_defaults_to_the_two_best(services, demo_ref):
+    loaded = compare.load(services, {"id": demo_ref["id"]}, None)
+    assert (loaded.a, loaded.b) == ("logreg", "forest")  # lowest areas under the cost curve
+    loaded = compare.load(services, {"id": demo_ref["id"], "a": "gbm", "b": "nope"}, None)
+    assert (loaded.a, loaded.b) == ("gbm", "logreg")
+    assert "No data set" in str(compare.load(services, {}, None).error)
+
+
+def test_compare_exact_then_band_then_level(services, demo_ref, demo):
+    out = compare.render(services, demo_ref, "gbm", "naive_bayes", B, 0.9, 0, None)
+    a, b = (summarize_classifier(roc_of(demo.classifier(n))).envelope
+            for n in ("gbm", "naive_bayes"))
+    d = envelope_difference(a, b, a_name="gbm", b_name="naive_bayes")
+    assert_same(by_uid(out.difference, "difference").y, d.diff)
+    assert out.crossovers.startswith("The cost curves cross at PC(+) = "
+                                     f"{d.crossovers[0]:.4g} and {d.crossovers[1]:.4g}")
+    assert "naive_bayes better on PC(+) " in " ".join(
+        p.children[0].children + p.children[1] for p in out.better)
+    assert "Press Run" in str(out.significant)
+
+    done = compare.compute_difference(services, demo_ref, "gbm", "naive_bayes", B, 0)
+    assert done["seconds"] > 0
+    out = compare.render(services, demo_ref, "gbm", "naive_bayes", B, 0.9, 0, done)
+    fresh = difference_band(demo.classifier("gbm"), demo.classifier("naive_bayes"),
+                            replicates=B, rng=0)
+    assert_same(by_uid(out.difference, "band-low").y, fresh.low)
+    text = str(out.significant)
+    for s in fresh.significant:
+        assert f"{s.lo:.3g}–{s.hi:.3g}" in text
+    assert fresh.significant and "gbm" in text and "significantly better" in text
+
+    at75 = compare.render(services, demo_ref, "gbm", "naive_bayes", B, 0.75, 0, done)
+    fresh75 = difference_band(demo.classifier("gbm"), demo.classifier("naive_bayes"),
+                              level=0.75, replicates=B, rng=0)
+    assert_same(by_uid(at75.difference, "band-high").y, fresh75.high)
+    assert "75% paired band" in str(at75.significant)
+    again = compare.compute_difference(services, demo_ref, "gbm", "naive_bayes", B, 0)
+    assert again["seconds"] is None  # cached: no new resampling
+    assert "kept from an earlier run" in compare.render(
+        services, demo_ref, "gbm", "naive_bayes", B, 0.75, 0, again).status
+
+
+def test_compare_same_classifier_and_counts(services, demo_ref):
+    out = compare.render(services, demo_ref, "gbm", "gbm", B, 0.9, 0, None)
+    assert "two different classifiers" in out.crossovers
+    record = services.store.put(COUNTS.encode(), "counts.csv")
+    ref = {"id": record.id, "name": "counts.csv"}
+    out = compare.render(services, ref, "x", "y", B, 0.9, 0, None)
+    assert "no test rows to resample in pairs" in str(out.significant)
+    assert by_uid(out.envelopes, "env-a") is not None  # the exact comparison still works
+    assert "no test rows" in compare.compute_difference(services, ref, "x", "y", B, 0)["error"]
+
+
+def test_url_writer_script():
+    js = confidence.url_writer("/confidence", ["data", "model", "level"])
+    assert js.startswith("function (data, model, level)")
+    assert 'put("model", model);' in js and "replaceState" in js
+    assert 'endsWith("/confidence")' in js

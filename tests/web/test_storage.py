@@ -1,0 +1,140 @@
+"""DatasetStore: round trips of every layout, de-duplication by content hash, loader options."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from costdash.dataset import Dataset
+from costdash.errors import InputFileError, ParameterError
+from costdash.io import load_predictions
+from dashboard.storage import (DatasetNotFound, LoaderOptions, SqliteDatasetStore,
+                               dataset_from_tables, dataset_to_tables)
+
+LONG = ("model,y_true,score,fold\n" + "".join(
+    f"{m},{y},{s},{f}\n" for m, rows in (("a", [(1, .9, 1), (0, .2, 1), (1, .6, 2), (0, .7, 2)]),
+                                         ("b", [(1, .8, 1), (0, .1, 1), (1, .5, 2), (0, .3, 2)]))
+    for y, s, f in rows))
+COUNTS = "model,tp,fp,fn,tn,threshold\nx,5,1,5,9,0.7\nx,8,4,2,6,0.4\ny,6,2,4,8,\n"
+
+
+def assert_same(a: Dataset, b: Dataset) -> None:
+    assert (a.source, a.layout, a.positive_label, a.fold_labels) == \
+        (b.source, b.layout, b.positive_label, b.fold_labels)
+    assert a.names == b.names
+    for ca, cb in zip(a.scored, b.scored):
+        assert ca.name == cb.name
+        np.testing.assert_array_equal(ca.y_true, cb.y_true)
+        np.testing.assert_array_equal(ca.score, cb.score)
+        assert ca.score.dtype == np.float64 and ca.y_true.dtype == bool
+        if cb.fold is None:
+            assert ca.fold is None
+        else:
+            np.testing.assert_array_equal(ca.fold, cb.fold)
+    for ca, cb in zip(a.counted, b.counted):
+        for k in ("tp", "fp", "fn", "tn"):
+            np.testing.assert_array_equal(getattr(ca, k), getattr(cb, k))
+        if cb.threshold is None:
+            assert ca.threshold is None
+        else:
+            np.testing.assert_array_equal(ca.threshold, cb.threshold)
+
+
+@pytest.fixture
+def store(tmp_path) -> SqliteDatasetStore:
+    return SqliteDatasetStore(tmp_path / "data")
+
+
+def test_round_trip_wide_with_folds(store, breast_cancer_csv):
+    record = store.put(breast_cancer_csv.read_bytes(), "breast-cancer.csv")
+    expected = load_predictions(breast_cancer_csv)
+    assert record.classifiers == expected.names
+    assert (record.n, record.n_pos, record.n_neg) == (expected.n, expected.n_pos, expected.n_neg)
+    got = store.get(record.id)
+    assert_same(got, expected)
+    # The wide layout keeps one shared label array, as the loader gives it.
+    assert all(c.y_true is got.scored[0].y_true for c in got.scored)
+
+
+@pytest.mark.parametrize("text, name", [(LONG, "long.csv"), (COUNTS, "counts.csv")])
+def test_round_trip_long_and_counts(store, tmp_path, text, name):
+    path = tmp_path / name
+    path.write_text(text)
+    record = store.put(path, name)
+    assert_same(store.get(record.id), load_predictions(path))
+
+
+def test_tables_round_trip_without_disk(breast_cancer_csv):
+    ds = load_predictions(breast_cancer_csv, models=["gbm", "stump"])
+    meta, tables = dataset_to_tables(ds)
+    assert_same(dataset_from_tables(meta, tables), ds)
+
+
+def test_same_content_stored_once(store, breast_cancer_csv, tmp_path):
+    raw = breast_cancer_csv.read_bytes()
+    first = store.put(raw, "a.csv")
+    second = store.put(raw, "renamed.csv")      # same bytes, same options: same data set
+    assert second.id == first.id and second.name == "a.csv"
+    assert second.dataset is None                # not read again
+    with sqlite3.connect(store.db_path) as db:
+        assert db.execute("select count(*) from datasets").fetchone()[0] == 1
+    assert len(list(store.files_dir.rglob("*.parquet"))) == 1
+    # Other loader options read the file differently: another data set.
+    third = store.put(raw, "a.csv", LoaderOptions(models=("gbm",)))
+    assert third.id != first.id and third.classifiers == ("gbm",)
+
+
+def test_files_are_parquet_not_pickle(store, breast_cancer_csv):
+    store.put(breast_cancer_csv, "b.csv")
+    for f in store.files_dir.rglob("*"):
+        if f.is_file():
+            assert f.read_bytes()[:4] == b"PAR1"
+
+
+def test_bad_file_raises_loader_error_and_stores_nothing(store, bad_csv):
+    with pytest.raises(InputFileError) as info:
+        store.put(bad_csv, "broken.csv")
+    with pytest.raises(InputFileError) as direct:
+        load_predictions(bad_csv, name="broken.csv")
+    assert str(info.value) == str(direct.value)
+    with sqlite3.connect(store.db_path) as db:
+        assert db.execute("select count(*) from datasets").fetchone()[0] == 0
+
+
+def test_unknown_ids(store):
+    assert store.info("0" * 32) is None and not store.exists("0" * 32)
+    assert store.info("../../etc/passwd") is None
+    with pytest.raises(DatasetNotFound, match="upload the file again"):
+        store.get("0" * 32)
+
+
+def test_store_persists_across_instances(tmp_path, breast_cancer_csv):
+    record = SqliteDatasetStore(tmp_path / "d").put(breast_cancer_csv, "b.csv")
+    again = SqliteDatasetStore(tmp_path / "d")
+    assert again.exists(record.id)
+    assert again.info(record.id).classifiers == record.classifiers
+    assert again.get(record.id).n == record.n
+
+
+def test_loader_options_from_form():
+    opts = LoaderOptions.from_form({"positive": "yes", "label-column": "truth",
+                                    "models": "a, b,c", "drop_missing": "true", "layout": ""})
+    assert opts == LoaderOptions(layout="auto", label_column="truth", positive="yes",
+                                 models=("a", "b", "c"), drop_missing=True)
+    assert opts.as_kwargs()["models"] == ["a", "b", "c"]
+    assert LoaderOptions.from_form({}) == LoaderOptions()
+    with pytest.raises(ParameterError, match="unknown loader option 'colour'"):
+        LoaderOptions.from_form({"colour": "red"})
+    with pytest.raises(ParameterError, match="drop_missing"):
+        LoaderOptions.from_form({"drop_missing": "maybe"})
+
+
+def test_options_reach_the_loader(store, tmp_path):
+    path = tmp_path / "labels.csv"
+    path.write_text("label,m\nsick,0.9\nwell,0.1\nsick,0.7\nwell,0.4\n")
+    with pytest.raises(InputFileError, match="--positive"):
+        store.put(path, "labels.csv")
+    record = store.put(path, "labels.csv", LoaderOptions(positive="sick"))
+    assert record.positive_label == "sick" and record.n_pos == 2
