@@ -365,7 +365,8 @@
         pendingBoxes[boxId] = value;
         if (!boxTimer) {
             boxTimer = true;
-            requestAnimationFrame(() => setTimeout(flushBoxes, 0));   // after this frame's paint
+            // In the frame after the one that shows this step, so the step paints first.
+            requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(flushBoxes, 0)));
         }
     }
 

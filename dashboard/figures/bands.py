@@ -38,6 +38,11 @@ def trivial_traces() -> list[go.Scatter]:
     return out
 
 
+def level_text(level: float) -> str:
+    """A confidence level as a percentage: 90%, 97.50%."""
+    return f"{level:.0%}" if round(level * 100, 6).is_integer() else f"{level:.2%}"
+
+
 def y_top(curves: list[np.ndarray], *, floor: float = 0.05, cap: float = 0.55) -> float:
     """Top of the cost axis: a quarter above the highest curve, so a good classifier's curve
     and band are not squashed against zero (the trivial lines are then cut off)."""
@@ -101,7 +106,7 @@ def band_figure(band: CostBand | None, *, name: str, index: int,
         shapes=shapes, annotations=notes, uirevision=name)
     fig = go.Figure(data=trivial_traces(), layout=layout)
     if band is not None:
-        pct = f"{band.level:.0%}" if round(band.level * 100, 6).is_integer() else f"{band.level:.2%}"
+        pct = level_text(band.level)
         fig.add_traces(band_traces(band.pc, band.low, band.high, color=color,
                                    label=f"{pct} band, {band.replicates:,} replicates"))
         thr = "" if band.threshold is None else f" at threshold {band.threshold:g}"

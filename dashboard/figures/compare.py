@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from costdash.bands import DifferenceBand
 from costdash.costspace import DifferenceCurve, LowerEnvelope
-from dashboard.figures.bands import band_traces, rgba, trivial_traces, y_top
+from dashboard.figures.bands import band_traces, level_text, rgba, trivial_traces, y_top
 from dashboard.figures.common import axis, base_layout
 from dashboard.figures.palette import HULL_COLOR, TRIVIAL_COLOR, classifier_color, classifier_dash
 
@@ -89,17 +89,18 @@ def difference_figure(difference: DifferenceCurve, *, indices: tuple[int, int],
     shapes, notes = _better_shapes(difference, colors)
     layout = base_layout(
         xaxis=axis("PC(+) (probability × cost)", range=[0, 1], dtick=0.1),
-        yaxis=axis(f"Cost difference: {a} − {b}", range=[-reach, reach], zeroline=False),
+        yaxis=axis(f"Cost difference: {a} − {b}",
+                   range=[-reach * (1.12 if band is not None else 1.0), reach], zeroline=False),
         shapes=shapes, annotations=notes, uirevision=f"{a}|{b}")
     fig = go.Figure(layout=layout)
     fig.add_trace(go.Scatter(x=np.array([0.0, 1.0]), y=np.array([0.0, 0.0]), mode="lines",
                              name="no difference", uid="zero", hoverinfo="skip",
                              showlegend=False, line={"color": TRIVIAL_COLOR, "width": 1}))
     if band is not None:
-        pct = f"{band.level:.0%}" if round(band.level * 100, 6).is_integer() else f"{band.level:.2%}"
+        pct = level_text(band.level)
         fig.add_traces(band_traces(band.pc, band.low, band.high, color=BAND_COLOR,
                                    label=f"{pct} paired bootstrap band ({band.replicates:,})"))
-        y_bar = -reach * 0.94
+        y_bar = -reach * 1.06  # below the band
         for side, name in (("a", a), ("b", b)):
             runs = [s for s in band.significant if s.better == name]
             if not runs:

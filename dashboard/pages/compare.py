@@ -230,9 +230,7 @@ def crossover_text(d: DifferenceCurve) -> str:
     if not intervals:
         return f"{d.a} and {d.b} have the same cost curve: neither is ever better."
     if d.crossovers.size == 0:
-        winner = intervals[0][2]
-        return (f"They never cross: {winner} is better or equal at every PC(+) "
-                f"(strictly better on {', '.join(fmt_range(lo, hi) for lo, hi, _ in intervals)}).")
+        return f"They never cross: {intervals[0][2]} is better or equal at every PC(+)."
     xs = [f"{x:.4g}" for x in d.crossovers]
     joined = xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
     return (f"The cost curves cross at PC(+) = {joined}: the better classifier changes "

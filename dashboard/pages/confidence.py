@@ -37,6 +37,7 @@ from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
 from dashboard.cache import Services
 from dashboard.figures.bands import band_figure
+from dashboard.figures.bands import level_text as percent
 from dashboard.jobs import DEFAULT_SEED, POLL_INTERVAL_MS, BandCache, band_key
 from dashboard.storage import DatasetNotFound, valid_id
 from dashboard.viewmodel import hull_from_entry
@@ -128,10 +129,6 @@ def as_float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) else None
-
-
-def percent(level: float) -> str:
-    return f"{level:.0%}" if round(level * 100, 6).is_integer() else f"{level:.2%}"
 
 
 def fmt_range(lo: float, hi: float) -> str:
@@ -257,7 +254,9 @@ def background_options(prefix: str) -> dict[str, Any]:
         background=True, prevent_initial_call=True, interval=POLL_INTERVAL_MS,
         running=[(Output(f"{prefix}-run", "disabled"), True, False),
                  (Output(f"{prefix}-cancel", "disabled"), False, True),
-                 (Output(f"{prefix}-job", "className"), "job running", "job")],
+                 (Output(f"{prefix}-job", "className"), "job running", "job"),
+                 (Output(f"{prefix}-status", "className"), "note job-status hidden",
+                  "note job-status")],
         cancel=[Input(f"{prefix}-cancel", "n_clicks")],
         progress=[Output(f"{prefix}-progress", "value"), Output(f"{prefix}-progress", "max"),
                   Output(f"{prefix}-progress-text", "children")],

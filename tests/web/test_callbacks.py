@@ -14,7 +14,7 @@ from costdash.errors import InputFileError
 from costdash.io import load_predictions
 from dashboard.config import Settings
 from dashboard.factory import create_app
-from dashboard.pages import explore
+from dashboard.pages import PAGES, Page, explore, placeholder
 from dashboard.pages.explore import PageState, p_to_slider
 from dashboard.shell import route
 
@@ -40,10 +40,13 @@ def test_routes(services):
     assert find(content, "roc-graph") is not None and classes[0] == "nav-link active"
     content, _ = route("/", None, services)
     assert find(content, "cost-graph") is not None
-    content, classes = route("/compare", "?data=abc", services)
-    assert "Not available yet" in str(content) and classes[1].endswith("active")
+    for i, page in enumerate(PAGES):
+        content, classes = route(page.path, "", services)
+        assert "Page not found" not in str(content) and classes[i] == "nav-link active"
     content, _ = route("/nope", "", services)
     assert "Page not found" in str(content)
+    stub = placeholder.layout({"data": ["abc"]}, services, page=Page("/x", "X", None, "soon"))
+    assert "Not available yet" in str(stub) and "/explore?data=abc" in str(stub)
 
 
 def test_layout_has_the_id_contract(services):

@@ -342,3 +342,13 @@ def test_url_writer_script():
     assert js.startswith("function (data, model, level)")
     assert 'put("model", model);' in js and "replaceState" in js
     assert 'endsWith("/confidence")' in js
+
+
+def test_celery_app_needs_a_jobs_url(tmp_path, monkeypatch):
+    """``celery -A dashboard.jobs:celery_app worker`` builds the app from the environment."""
+    monkeypatch.setenv("COSTDASH_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("COSTDASH_JOBS_URL", raising=False)
+    import dashboard.jobs as jobs
+
+    with pytest.raises(RuntimeError, match="COSTDASH_JOBS_URL"):
+        jobs.celery_app  # noqa: B018
