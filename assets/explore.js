@@ -4,9 +4,15 @@
  * Everything a slider moves is drawn here, in the browser, from the small "client model" the
  * server put in the `view-store` (hull vertices, their log edge slopes, each classifier's
  * fixed-threshold point): the iso-performance line and chosen vertex in ROC space, the PC(+) line
- * and chosen point in cost space (both as layout shapes patched with dash_clientside.Patch, so the
- * curves themselves are never re-sent), the readouts, and the address bar. The cost arithmetic it
- * needs lives in costmath.js (the client mirror of the core); this file only formats and draws.
+ * and chosen point in cost space (layout shapes; the curves themselves are never re-sent), the
+ * readouts, and the address bar. The cost arithmetic it needs lives in costmath.js (the client
+ * mirror of the core); this file only formats and draws.
+ *
+ * Sections: slider scales; formatting; geometry (clipping lines to the unit square); shape slots;
+ * callbacks (`explore`, `fillSensitivity`, `constraintRequest`, `writeUrlFromOthers`); slider
+ * steps; readouts; drawing the moving parts; the address bar. The comments at "shape slots",
+ * "slider steps", "readouts" and "drawing the moving parts" say why each is done the way it is
+ * (measured; see docs/dashboard.md).
  */
 (function () {
     "use strict";
@@ -134,7 +140,7 @@
         return [
             {name: "sensitivity", type: "path", xref: "x", yref: "y", layer: "below", opacity: 1,
                 path: "M" + PARK + "," + PARK + " L" + PARK + "," + PARK,
-                fillcolor: "rgba(0,0,0,0)", line: {color: COLORS.segment, width: 10, dash: "solid"}},
+                fillcolor: "rgba(0,0,0,0)", line: {color: COLORS.segment, width: 16, dash: "solid"}},
             lineSlot("iso-performance", COLORS.iso, 1.8, "dash"),
             markSlot("chosen", "circle", COLORS.iso, 9),
             lineSlot("np-limit", COLORS.np, 1.2, "dashdot"),
@@ -298,16 +304,40 @@
         }
     }
 
+    /** The per-classifier table: rows (name and swatch) once per view, then cell text only. */
+    function fillTable(view, cells, chosen) {
+        const body = document.getElementById("fixed-table-body");
+        if (!body) return;
+        const key = view.id + "|" + view.classifiers.map((cl) => cl.name).join("\u0000");
+        if (body.__costdashKey !== key) {
+            body.innerHTML = view.classifiers.map((cl) => '<tr><td><span class="swatch" ' +
+                'style="background-color:' + esc(cl.color) + '"></span>' + esc(cl.name) + "</td>" +
+                '<td class="num"></td>'.repeat(5) + "</tr>").join("");
+            body.__costdashKey = key;
+        }
+        view.classifiers.forEach((cl, r) => {
+            const row = body.rows[r];
+            if (!row) return;
+            const want = cl.name === chosen ? "chosen" : "";
+            if (row.className !== want) row.className = want;
+            cells[r].forEach((text, k) => {
+                const td = row.cells[k + 1];
+                if (td && td.textContent !== text) td.textContent = text;
+            });
+        });
+    }
+
     const READOUT_IDS = ["pc-value", "slope-value", "chosen-classifier", "chosen-threshold",
         "chosen-fpr", "chosen-tpr", "cm-tp", "cm-fn", "cm-fp", "cm-tn", "normalized-cost",
         "expected-cost", "period-cost", "saving-trivial"];
 
     /**
-     * The Explore page's one live callback: every slider, number box and data change lands here.
+     * The Explore page's live callback: number boxes, volume, unit, "use the data's prevalence",
+     * a new view (data set or classifiers), sensitivity and constraint results all land here.
      *
-     * Resolves the conditions (slider <-> box), writes the readouts, redraws the moving parts of
-     * both figures, keeps the constraint request and the address bar current. One callback, so
-     * a slider step costs one trip through Dash's callback machinery, not a chain of them.
+     * Resolves the conditions (a typed box moves its slider), writes the readouts, redraws the
+     * moving parts of both figures, keeps the constraint request and the address bar current.
+     * Slider steps are drawn before they get here (see "slider steps").
      */
     function explore(view, pB, fnB, fpB, volume, unit, _clicks, sens, cons, request, maxFpr,
                      capacity, key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi, fpLo, fpHi) {
@@ -392,7 +422,6 @@
         texts["conditions-error"] = "";
         texts["roc-caption"] = "ROC space";
         texts["cost-caption"] = "Cost space";
-        htmls["fixed-table-body"] = "";
         htmls["sensitivity-readout"] = "";
         htmls["constraint-readout"] = "";
         if (!view) {
@@ -445,28 +474,24 @@
         texts["saving-trivial"] = trivialChosen ? "0% (a trivial choice is best)"
             : percent(saving) + " less than " + trivialLabel;
 
-        // Each classifier: its own best threshold here vs the fixed threshold.
+        // Each classifier: its own best threshold here vs the fixed threshold. The table's rows
+        // are built once per set of classifiers; a step only rewrites the cells' text.
         const money = (x) => vol === null ? withUnit(fmtNum(x), unit) : withUnit(fmtNum(x * vol), unit);
-        const rows = [];
+        const cells = [];
         for (const cl of view.classifiers) {
             const j = math.optimalIndex(cl.hull.log_edges, c.logSlope);
-            const neOwn = math.normalizedCost(c, cl.hull.fpr[j], cl.hull.tpr[j]);
-            const ecOwn = math.expectedCost(c, neOwn);
-            let fixedCells = "<td>–</td><td>–</td><td>–</td>";
+            const ecOwn = math.expectedCost(c, math.normalizedCost(c, cl.hull.fpr[j], cl.hull.tpr[j]));
+            let fixed = ["–", "–", "–"];
             if (cl.at_fixed) {
-                const neFix = math.normalizedCost(c, cl.at_fixed.fpr, cl.at_fixed.tpr);
-                const extra = math.expectedCost(c, neFix) - ecOwn;
-                fixedCells = '<td class="num">FPR ' + fmtNum(cl.at_fixed.fpr, 3) + ", TPR " +
-                    fmtNum(cl.at_fixed.tpr, 3) + '</td><td class="num">' +
-                    esc(money(ecOwn + extra)) + '</td><td class="num">' + esc(money(extra)) +
-                    (ecOwn > 0 ? " (" + percent(extra / ecOwn) + ")" : "") + "</td>";
+                const ecFix = math.expectedCost(c, math.normalizedCost(c, cl.at_fixed.fpr,
+                                                                       cl.at_fixed.tpr));
+                const extra = ecFix - ecOwn;
+                fixed = ["FPR " + fmtNum(cl.at_fixed.fpr, 3) + ", TPR " + fmtNum(cl.at_fixed.tpr, 3),
+                    money(ecFix), money(extra) + (ecOwn > 0 ? " (" + percent(extra / ecOwn) + ")" : "")];
             }
-            rows.push('<tr class="' + (cl.name === name ? "chosen" : "") + '"><td><span class="swatch" ' +
-                'style="background-color:' + esc(cl.color) + '"></span>' + esc(cl.name) + "</td>" +
-                '<td class="num">' + esc(ownVertexText(cl.hull, j)) + '</td><td class="num">' +
-                esc(money(ecOwn)) + "</td>" + fixedCells + "</tr>");
+            cells.push([ownVertexText(cl.hull, j), money(ecOwn), ...fixed]);
         }
-        htmls["fixed-table-body"] = rows.join("");
+        fillTable(view, cells, name);
 
         // The plain-language sentence.
         const per = vol === null ? "per case" : "per " + friendly(vol) + " cases";

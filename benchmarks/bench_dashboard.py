@@ -164,7 +164,8 @@ def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
 
 
-def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: int) -> dict:
+def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: int,
+                 args_pause_ms: int = 150) -> dict:
     data_dir = tmp / "slider-data"
     print(f"[slider] generating {n_classifiers} classifiers x {n_rows:,} scores ...", flush=True)
     t = time.perf_counter()
@@ -198,7 +199,7 @@ def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: i
             before = page.evaluate("window.__lat.length")
             page.keyboard.press(key)
             page.wait_for_function(f"window.__lat.length > {before}", timeout=10_000)
-            page.wait_for_timeout(20)
+            page.wait_for_timeout(args_pause_ms)
         lat = page.evaluate("window.__lat")[5:]          # the first few warm up the JIT
         sizes = page.evaluate("""() => ({
             roc_points: document.querySelector('#roc-graph .js-plotly-plot')._fullData

@@ -124,6 +124,12 @@ def make_api(services: Services) -> Blueprint:
             return jsonify(record.summary())
         except CostdashError as exc:
             return _error(str(exc), 400)
+        except RequestEntityTooLarge:
+            raise
+        except Exception:  # noqa: BLE001 - a JSON reply beats an HTML 500 page for the browser
+            name = getattr(request.files.get("file"), "filename", None)
+            log.exception("upload of %r failed", name)
+            return _error("The server failed while reading the file; the error is in its log.", 500)
         finally:
             for s in uploads:
                 if isinstance(s, HashingFile):

@@ -1,4 +1,5 @@
-"""Cost space (Drummond & Holte): lower envelopes, cost lines, trivial classifiers, operating ranges.
+"""Cost space (Drummond & Holte): lower envelopes, cost lines, trivial classifiers, operating
+ranges.
 
 x is PC(+), y the normalized expected cost. The vertical line at the current PC(+) and the
 chosen point are layout shapes set in the browser (``assets/explore.js``).

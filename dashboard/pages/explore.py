@@ -1,10 +1,13 @@
 """The Explore page: ROC space and cost space side by side, driven by live operating conditions.
 
-Server side (this module): the layout, and thin callbacks that load a data set's cached view
-model and draw the two figures' static traces, and ask the core for sensitivity ranges and
-constraints. Browser side (``assets/explore.js``): everything a slider moves -- the
-iso-performance line, the chosen vertex, the PC(+) line, the readouts and the address bar -- from
-the hull vertices held in ``view-store``, so a slider never waits for the server.
+Server side (this module): the layout (initialised from the URL query), and thin callbacks that
+load a data set's cached view model and draw the two figures' static traces, store demo data
+sets, and ask the core for sensitivity ranges and constraints. Browser side
+(``assets/explore.js``, arithmetic in ``assets/costmath.js``): everything a slider or number box
+moves -- the iso-performance line, the chosen vertex, the PC(+) line, the readouts and the
+address bar -- from the hull vertices held in ``view-store``, so a slider never waits for the
+server. The readouts are written by that JS into the elements laid out here (their text is not a
+Dash prop), see docs/dashboard.md for why.
 
 Element ids used by users' automation and the acceptance checks (a stable contract):
 ``upload``, ``demo-<name>``, ``p-pos-input``, ``cost-fn-input``, ``cost-fp-input``,

@@ -233,5 +233,26 @@ def test_demos_slider_keyboard_sensitivity_and_constraints(live_server, page: Pa
                            ".map(s => s.name)")
     assert {"iso-performance", "chosen", "sensitivity", "np", "np-limit"} <= set(shapes)
     page.wait_for_timeout(300)
+    screenshot(page, screenshot_dir / "explore-demo.png")
+    assert errors == []
+
+
+def test_full_view_from_url_and_screenshot(live_server, page: Page, predictions_csv,
+                                          screenshot_dir):
+    """Every URL parameter at once (sensitivity ranges, a constraint, all-lines toggle off)."""
+    record = live_server.store.put(predictions_csv, "predictions.csv")
+    url = (f"/explore?data={record.id}&p_pos=0.2&cost_fn=4&cost_fp=1&volume=1000&unit=€"
+           "&sens_p=0.1,0.3&sens_fn=2,8&sens_fp=1,1&max_fpr=0.1")
+    errors = open_page(live_server, page, url)
+    dataset = load_predictions(predictions_csv)
+    assert_readouts(page, dataset, 0.2, 4.0, 1.0, volume=1000)
+    result = sensitivity(analyze(dataset).hull, (0.1, 0.3), (2, 8), (1, 1))
+    expect(page.locator("#sensitivity-readout")).to_contain_text(
+        "optimal somewhere in them: " + ", ".join(result.classifiers))
+    expect(page.locator("#constraint-readout")).to_contain_text("Neyman–Pearson (FPR ≤ 0.100)")
+    expect(page.locator("#sens-on input[type=checkbox]")).to_be_checked()
+    q = query(page)
+    assert (q["sens_p"], q["sens_fn"], q["max_fpr"], q["unit"]) == ("0.1,0.3", "2,8", "0.1", "€")
+    page.wait_for_timeout(300)
     screenshot(page, screenshot_dir / "explore.png")
     assert errors == []

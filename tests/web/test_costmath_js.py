@@ -1,0 +1,98 @@
+"""assets/costmath.js (the browser's mirror of the core's operating-condition arithmetic) against
+the Python core, for thousands of conditions at once, in Node when it is installed.
+
+The browser tests check the readouts for a handful of conditions end to end; this one checks the
+arithmetic itself far more widely, down to p(+) = 1e-9 and cost ratios of 1e12.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from costdash import OperatingCondition, analyze
+from costdash.hull import optimal_vertex
+from costdash.io import load_predictions
+from dashboard.viewmodel import hull_entry
+
+from .conftest import REPO
+
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
+
+RUNNER = """
+const fs = require("fs");
+global.window = {};
+eval(fs.readFileSync(process.argv[1], "utf8"));
+const M = window.costdashMath;
+const input = JSON.parse(fs.readFileSync(0, "utf8"));
+const out = input.conditions.map(([p, fn, fp]) => {
+    const c = M.conditions(p, fn, fp);
+    const i = M.optimalIndex(input.log_edges, c.logSlope);
+    const ne = M.normalizedCost(c, input.fpr[i], input.tpr[i]);
+    return [c.pc, c.oneMinusPc, Number.isFinite(c.slope) ? c.slope : null, i, ne,
+            M.expectedCost(c, ne), M.valid(p, fn, fp)];
+});
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def run_js(entry: dict, conditions: list[tuple[float, float, float]]) -> list:
+    payload = json.dumps({**entry, "conditions": conditions})
+    done = subprocess.run([NODE, "-e", RUNNER, str(REPO / "assets" / "costmath.js")],
+                          input=payload, capture_output=True, text=True, check=True, timeout=60)
+    return json.loads(done.stdout)
+
+
+def random_conditions(n: int, seed: int) -> list[tuple[float, float, float]]:
+    rng = np.random.default_rng(seed)
+    p = 10.0 ** rng.uniform(-9, 0, n)
+    p = np.where(rng.random(n) < 0.5, p, 1.0 - p)          # both tails of p(+)
+    p = np.clip(p, 1e-9, 1 - 1e-9)
+    fn = 10.0 ** rng.uniform(-6, 6, n)
+    fp = 10.0 ** rng.uniform(-6, 6, n)
+    return [(float(a), float(b), float(c)) for a, b, c in zip(p, fn, fp)]
+
+
+@pytest.mark.parametrize("source", ["breast_cancer_csv", "predictions_csv"])
+def test_costmath_js_equals_the_core(source, request):
+    analysis = analyze(load_predictions(request.getfixturevalue(source)))
+    hull = analysis.hull
+    conditions = random_conditions(3000, seed=11) + [
+        (1e-6, 1e6, 1.0), (1e-6, 1.0, 1.0), (0.5, 1.0, 1e6), (1 - 1e-6, 1e6, 1.0),
+        (analysis.dataset.prevalence, 1.0, 1.0)]                 # a slope tie
+    entry = hull_entry(hull)
+    log_edges = entry["log_edges"]
+    js = run_js(entry, conditions)
+    ties = 0
+    for (p, fn, fp), (pc, one_minus_pc, slope, index, ne, ec, valid) in zip(conditions, js):
+        cond = OperatingCondition(p, fn, fp)
+        vertex = optimal_vertex(hull, cond)
+        assert valid
+        assert pc == pytest.approx(cond.pc, rel=1e-12, abs=0)
+        assert one_minus_pc == pytest.approx(cond.one_minus_pc, rel=1e-12, abs=0)
+        if math.isinf(cond.slope):
+            assert slope is None
+        else:
+            assert slope == pytest.approx(cond.slope, rel=1e-12)
+        # The same vertex, or the two ends of an edge whose slope ties with m (both optimal).
+        if index != vertex.index:
+            edge = min(index, vertex.index)
+            assert abs(index - vertex.index) == 1
+            assert abs(log_edges[edge] - cond.log_slope) <= 1e-12 * max(1.0, abs(cond.log_slope))
+            ties += 1
+        assert ne == pytest.approx(cond.normalized_cost(vertex.fpr, vertex.tpr), rel=1e-9,
+                                   abs=1e-300)
+        assert ec == pytest.approx(cond.expected_cost(ne), rel=1e-12)
+    assert ties <= 1                # only the deliberate tie at the prevalence, if at all
+
+
+def test_costmath_js_rejects_what_the_core_rejects():
+    entry = {"fpr": [0.0, 1.0], "tpr": [0.0, 1.0], "log_edges": [0.0]}
+    bad = [(0.0, 1.0, 1.0), (1.0, 1.0, 1.0), (0.5, 0.0, 1.0), (0.5, 1.0, -1.0)]
+    assert [row[-1] for row in run_js(entry, bad)] == [False] * 4
