@@ -65,14 +65,12 @@
      *
      * An edge whose slope equals m is a tie (both ends are optimal) and, as in the core, the
      * vertex with the lower FPR is taken. Ties are common (p(+) at the data's prevalence with
-     * equal costs makes m = N/P, the slope of every diagonal step), and log m computed here can
-     * differ from the core's in the last bit (different libm), so "equal" means within TIE of
-     * each other: far below any real difference between two slopes of a hull.
+     * equal costs makes m = N/P, the slope of every diagonal step), so "equal" means within
+     * `tie` in log slope: costdash.hull.SAME_LOG_SLOPE, sent by the server with the hull so the
+     * tolerance lives in one place.
      */
-    const TIE = 1e-13;
-
-    function optimalIndex(logEdges, logM) {
-        const bound = logM + TIE * Math.max(1, Math.abs(logM));
+    function optimalIndex(logEdges, logM, tie) {
+        const bound = logM + tie;
         let k = 0;
         for (let i = 0; i < logEdges.length; i++) {
             if (logEdges[i] > bound) k++;

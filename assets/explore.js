@@ -442,7 +442,7 @@
         const vol = isNum(volume) && volume > 0 ? volume : null;
         const c = math.conditions(p, costFn, costFp);
         const hull = view.hull;
-        const i = math.optimalIndex(hull.log_edges, c.logSlope);
+        const i = math.optimalIndex(hull.log_edges, c.logSlope, view.tie_log_slope);
         const f = hull.fpr[i], tp = hull.tpr[i], name = hull.classifier[i], thr = hull.threshold[i];
         const ne = math.normalizedCost(c, f, tp);
         const ec = math.expectedCost(c, ne);
@@ -479,7 +479,7 @@
         const money = (x) => vol === null ? withUnit(fmtNum(x), unit) : withUnit(fmtNum(x * vol), unit);
         const cells = [];
         for (const cl of view.classifiers) {
-            const j = math.optimalIndex(cl.hull.log_edges, c.logSlope);
+            const j = math.optimalIndex(cl.hull.log_edges, c.logSlope, view.tie_log_slope);
             const ecOwn = math.expectedCost(c, math.normalizedCost(c, cl.hull.fpr[j], cl.hull.tpr[j]));
             let fixed = ["–", "–", "–"];
             if (cl.at_fixed) {

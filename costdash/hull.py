@@ -27,7 +27,7 @@ ALL_POSITIVE = "all-positive"
 # Edge slopes come from differences of rounded rates, off by up to ~n·1e-16 relative on a short
 # edge of an n-example test set; exact ties such as ΔTP = ΔFP at p(+) = prevalence with unit
 # costs must still be seen as ties, so that the documented lower-FPR choice is made.
-_SAME_LOG_SLOPE = 1e-9
+SAME_LOG_SLOPE = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,10 +157,10 @@ def optimal_vertex(hull: RocHull, condition: OperatingCondition | float) -> Opti
     with np.errstate(divide="ignore"):
         log_edges = np.log(hull.segment_slopes)
     # Edges steeper than m lead to better vertices; the optimum is after the last of them.
-    index = int(np.count_nonzero(log_edges > log_m + _SAME_LOG_SLOPE))
+    index = int(np.count_nonzero(log_edges > log_m + SAME_LOG_SLOPE))
     alternative = None
     if index < log_edges.size and (log_edges[index] == log_m
-                                   or abs(log_edges[index] - log_m) <= _SAME_LOG_SLOPE):
+                                   or abs(log_edges[index] - log_m) <= SAME_LOG_SLOPE):
         alternative = index + 1
     return OptimalVertex(index=index, classifier=hull.classifier[index],
                          threshold=float(hull.threshold[index]), fpr=float(hull.fpr[index]),
@@ -172,5 +172,5 @@ def optimal_indices(hull: RocHull, log_slopes: NDArray[np.float64]) -> NDArray[n
     with np.errstate(divide="ignore"):
         log_edges = np.log(hull.segment_slopes)
     # log_edges decrease; count of edges with log_edge > log_m (+ the tie tolerance).
-    return np.searchsorted(-log_edges, -(np.asarray(log_slopes) + _SAME_LOG_SLOPE),
+    return np.searchsorted(-log_edges, -(np.asarray(log_slopes) + SAME_LOG_SLOPE),
                            side="left").astype(np.int64)

@@ -22,7 +22,7 @@ import numpy as np
 from costdash.analysis import ClassifierSummary, analyze
 from costdash.costspace import LowerEnvelope, lower_envelope
 from costdash.dataset import Dataset
-from costdash.hull import RocHull, convex_hull
+from costdash.hull import SAME_LOG_SLOPE, RocHull, convex_hull
 from costdash.roc import RocCurve, thin_indices
 
 VIEW_VERSION = 1
@@ -184,6 +184,7 @@ def client_model(view: dict[str, Any], colors: dict[str, str]) -> dict[str, Any]
     return {
         "id": view["id"], "name": view["name"], "n": view["n"], "prevalence": view["prevalence"],
         "models": view["models"], "fixed_threshold": view["fixed_threshold"],
+        "tie_log_slope": SAME_LOG_SLOPE,
         "hull": view["hull"], "dominated": view["dominated"],
         "classifiers": [{
             "name": c["name"], "color": colors[c["name"]],

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from costdash import OperatingCondition, analyze
-from costdash.hull import optimal_vertex
+from costdash.hull import SAME_LOG_SLOPE, optimal_vertex
 from costdash.io import load_predictions
 from dashboard.viewmodel import hull_entry
 
@@ -33,7 +33,7 @@ const M = window.costdashMath;
 const input = JSON.parse(fs.readFileSync(0, "utf8"));
 const out = input.conditions.map(([p, fn, fp]) => {
     const c = M.conditions(p, fn, fp);
-    const i = M.optimalIndex(input.log_edges, c.logSlope);
+    const i = M.optimalIndex(input.log_edges, c.logSlope, input.tie);
     const ne = M.normalizedCost(c, input.fpr[i], input.tpr[i]);
     return [c.pc, c.oneMinusPc, Number.isFinite(c.slope) ? c.slope : null, i, ne,
             M.expectedCost(c, ne), M.valid(p, fn, fp)];
@@ -43,7 +43,7 @@ process.stdout.write(JSON.stringify(out));
 
 
 def run_js(entry: dict, conditions: list[tuple[float, float, float]]) -> list:
-    payload = json.dumps({**entry, "conditions": conditions})
+    payload = json.dumps({**entry, "conditions": conditions, "tie": SAME_LOG_SLOPE})
     done = subprocess.run([NODE, "-e", RUNNER, str(REPO / "assets" / "costmath.js")],
                           input=payload, capture_output=True, text=True, check=True, timeout=60)
     return json.loads(done.stdout)
@@ -67,7 +67,6 @@ def test_costmath_js_equals_the_core(source, request):
         (1e-6, 1e6, 1.0), (1e-6, 1.0, 1.0), (0.5, 1.0, 1e6), (1 - 1e-6, 1e6, 1.0),
         (analysis.dataset.prevalence, 1.0, 1.0)]                 # a slope tie
     entry = hull_entry(hull)
-    log_edges = entry["log_edges"]
     js = run_js(entry, conditions)
     ties = 0
     for (p, fn, fp), (pc, one_minus_pc, slope, index, ne, ec, valid) in zip(conditions, js):
@@ -80,16 +79,13 @@ def test_costmath_js_equals_the_core(source, request):
             assert slope is None
         else:
             assert slope == pytest.approx(cond.slope, rel=1e-12)
-        # The same vertex, or the two ends of an edge whose slope ties with m (both optimal).
-        if index != vertex.index:
-            edge = min(index, vertex.index)
-            assert abs(index - vertex.index) == 1
-            assert abs(log_edges[edge] - cond.log_slope) <= 1e-12 * max(1.0, abs(cond.log_slope))
-            ties += 1
+        # The same vertex, ties included: both sides use the core's SAME_LOG_SLOPE.
+        assert index == vertex.index
+        ties += vertex.alternative is not None
         assert ne == pytest.approx(cond.normalized_cost(vertex.fpr, vertex.tpr), rel=1e-9,
                                    abs=1e-300)
         assert ec == pytest.approx(cond.expected_cost(ne), rel=1e-12)
-    assert ties <= 1                # only the deliberate tie at the prevalence, if at all
+    assert ties >= 1                # the deliberate tie at the prevalence is decided alike
 
 
 def test_costmath_js_rejects_what_the_core_rejects():
