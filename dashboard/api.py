@@ -149,3 +149,12 @@ def make_api(services: Services) -> Blueprint:
 def install_api(server: Flask, services: Services) -> None:
     server.request_class = UploadRequest
     server.register_blueprint(make_api(services))
+
+    @server.get("/healthz")
+    def healthz():
+        # A load balancer's probe: answers only when the store can be read.
+        try:
+            services.store.exists("0" * 16)
+        except Exception as exc:  # noqa: BLE001 - any storage failure means "not healthy"
+            return jsonify({"status": "error", "error": type(exc).__name__}), 503
+        return jsonify({"status": "ok"})

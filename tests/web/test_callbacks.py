@@ -278,3 +278,15 @@ def test_a_second_worker_finds_the_cached_analysis(tmp_path, predictions_csv):
         view = views.full(ident)
     assert view["hull"]["classifier"] == list(analyze(load_predictions(predictions_csv))
                                               .hull.classifier)
+
+
+def test_healthz_answers_ok_while_the_store_is_readable(client, web_app, monkeypatch):
+    assert client.get("/healthz").get_json() == {"status": "ok"}
+    store = web_app.server.extensions["costdash"].store
+
+    def broken(_id):
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(store, "exists", broken)
+    response = client.get("/healthz")
+    assert response.status_code == 503 and response.get_json()["status"] == "error"
