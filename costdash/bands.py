@@ -64,6 +64,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from costdash._geometry import upper_hull
+from costdash._resampling import RngLike, check_level, check_replicates, order_statistic_ranks
+from costdash._resampling import as_generator as _as_generator
+from costdash._resampling import readonly as _readonly
 from costdash.dataset import CountedClassifier, ScoredClassifier
 from costdash.errors import ParameterError
 from costdash.roc import RocCurve
@@ -87,43 +90,11 @@ DEFAULT_GRID = 201
 DEFAULT_MAX_BATCH_ELEMENTS = 1 << 20
 """Default budget of (replicates x categories) elements processed at once (~100 MB of temporaries)."""
 
-RngLike = int | np.integer | np.random.Generator | None
 ProgressCallback = Callable[[int, int], None]
 
 # --------------------------------------------------------------------------------------------
 # Validation and small helpers
 # --------------------------------------------------------------------------------------------
-
-
-def _check_level(level: object) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)):
-        raise ParameterError(f"level must be a number strictly between 0 and 1; got {level!r}")
-    value = float(level)
-    if not 0.0 < value < 1.0:
-        raise ParameterError(f"level must be strictly between 0 and 1 (e.g. 0.9); got {value:g}")
-    return value
-
-
-def _check_replicates(replicates: object) -> int:
-    if isinstance(replicates, bool) or not isinstance(replicates, (int, np.integer)):
-        raise ParameterError(f"replicates must be an integer; got {replicates!r}")
-    b = int(replicates)
-    if not 1 <= b <= MAX_REPLICATES:
-        raise ParameterError(f"replicates must be between 1 and {MAX_REPLICATES}; got {b}")
-    return b
-
-
-def _as_generator(rng: RngLike) -> np.random.Generator:
-    if rng is None:
-        return np.random.default_rng()
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        if int(rng) < 0:
-            raise ParameterError(f"rng seed must be a non-negative integer; got {int(rng)}")
-        return np.random.default_rng(int(rng))
-    raise ParameterError("rng must be None, a non-negative integer seed or a numpy.random.Generator;"
-                         f" got {type(rng).__name__}")
 
 
 def _make_grid(grid: int | ArrayLike) -> NDArray[np.float64]:
@@ -168,17 +139,21 @@ def _check_batch(max_batch_elements: object) -> int:
     return value
 
 
+def _check_level(level: object) -> float:
+    return check_level(level)
+
+
+def _check_replicates(replicates: object) -> int:
+    return check_replicates(replicates, MAX_REPLICATES)
+
+
 def confidence_ranks(level: float, replicates: int) -> tuple[int, int]:
     """1-based ranks of a band's edges among ``replicates`` sorted replicate values.
 
-    ``lb = floor((1 - level) / 2 * B) + 1`` and ``ub = B + 1 - lb`` (the rule of
-    :func:`costdash.multiclass.confidence_ranks`): ``floor((1 - level) / 2 * B)`` replicates are
-    left out on each side. For ``level = 0.9`` and ``B = 1000`` these are the 51st and 950th values.
+    The rule of :func:`costdash.multiclass.confidence_ranks`: for ``level = 0.9`` and ``B = 1000``
+    the 51st and 950th values.
     """
-    level = _check_level(level)
-    b = _check_replicates(replicates)
-    lb = math.floor((1.0 - level) / 2.0 * b + 1e-9) + 1
-    return lb, b + 1 - lb
+    return order_statistic_ranks(_check_level(level), _check_replicates(replicates))
 
 
 def _band_edges(curves: NDArray, level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -719,11 +694,6 @@ def _difference_replicates(sa: _Superbins, sb: _Superbins, y_true: NDArray[np.bo
 # --------------------------------------------------------------------------------------------
 # Results
 # --------------------------------------------------------------------------------------------
-
-
-def _readonly(a: NDArray) -> NDArray:
-    a.setflags(write=False)
-    return a
 
 
 @dataclass(frozen=True, eq=False)

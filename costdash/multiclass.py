@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import csv
 import math
-import operator
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +38,9 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from costdash._resampling import RngLike, check_level, check_replicates, order_statistic_ranks
+from costdash._resampling import as_generator as _as_generator
+from costdash._resampling import readonly as _readonly
 from costdash.errors import InputFileError, ParameterError
 
 __all__ = [
@@ -65,7 +67,6 @@ __all__ = [
 MAX_REPLICATES = 100_000
 """Upper bound on the number of bootstrap replicates accepted by the functions of this module."""
 
-RngLike = int | np.integer | np.random.Generator | None
 
 # Elements of one block of simulated confusion matrices (replicates x matrices x cells), ~64 MB.
 _BLOCK_ELEMENTS = 1 << 23
@@ -74,6 +75,14 @@ _BLOCK_ELEMENTS = 1 << 23
 # --------------------------------------------------------------------------------------------
 # Order statistics and small helpers
 # --------------------------------------------------------------------------------------------
+
+def _check_level(level: object) -> float:
+    return check_level(level)
+
+
+def _check_replicates(replicates: object) -> int:
+    return check_replicates(replicates, MAX_REPLICATES)
+
 
 def confidence_ranks(level: float, replicates: int) -> tuple[int, int]:
     """1-based ranks of the interval's end points among ``replicates`` sorted simulated values.
@@ -93,13 +102,7 @@ def confidence_ranks(level: float, replicates: int) -> tuple[int, int]:
     (int, int)
         ``(lb, ub)``, with ``1 <= lb <= ub <= B``.
     """
-    level = _check_level(level)
-    b = _check_replicates(replicates)
-    # The tiny tolerance keeps floating-point noise ((1 - 0.9) / 2 * 1000 = 49.999...) from
-    # moving the rank by one.
-    lb = math.floor((1.0 - level) / 2.0 * b + 1e-9) + 1
-    lb = min(lb, (b + 1) // 2)
-    return lb, b + 1 - lb
+    return order_statistic_ranks(_check_level(level), _check_replicates(replicates))
 
 
 def delta_costs(costs: ArrayLike) -> NDArray[np.float64]:
@@ -122,27 +125,6 @@ def _z(level: float) -> float:
     return NormalDist().inv_cdf(0.5 + level / 2.0)
 
 
-def _check_level(level: object) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)):
-        raise ParameterError(f"level must be a number strictly between 0 and 1; got {level!r}")
-    value = float(level)
-    if not (0.0 < value < 1.0):
-        raise ParameterError(f"level must be strictly between 0 and 1 (e.g. 0.95); got {value:g}")
-    return value
-
-
-def _check_replicates(replicates: object) -> int:
-    if isinstance(replicates, bool):
-        raise ParameterError(f"replicates must be an integer; got {replicates!r}")
-    try:
-        b = operator.index(replicates)  # type: ignore[arg-type]
-    except TypeError:
-        raise ParameterError(f"replicates must be an integer; got {replicates!r}") from None
-    if not 1 <= b <= MAX_REPLICATES:
-        raise ParameterError(f"replicates must be between 1 and {MAX_REPLICATES}; got {b}")
-    return b
-
-
 def _check_laplace(laplace: object) -> float:
     if isinstance(laplace, bool) or not isinstance(laplace, (int, float, np.integer, np.floating)):
         raise ParameterError(f"laplace must be a number >= 0; got {laplace!r}")
@@ -151,19 +133,6 @@ def _check_laplace(laplace: object) -> float:
         raise ParameterError(f"laplace (the Laplace correction lambda) must be finite and >= 0; "
                              f"got {value:g}")
     return value
-
-
-def _as_generator(rng: RngLike) -> np.random.Generator:
-    if rng is None:
-        return np.random.default_rng()
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        if int(rng) < 0:
-            raise ParameterError(f"rng seed must be a non-negative integer; got {int(rng)}")
-        return np.random.default_rng(int(rng))
-    raise ParameterError("rng must be None, a non-negative integer seed or a "
-                         f"numpy.random.Generator; got {type(rng).__name__}")
 
 
 def _as_numeric(value: ArrayLike, name: str) -> NDArray:
@@ -214,15 +183,6 @@ def _as_costs(costs: ArrayLike, k: int, allow_negative: bool) -> NDArray[np.floa
     c.setflags(write=False)
     return c
 
-
-def _readonly(a: NDArray) -> NDArray:
-    a.setflags(write=False)
-    return a
-
-
-# --------------------------------------------------------------------------------------------
-# The resampling core
-# --------------------------------------------------------------------------------------------
 
 def _laplace_probabilities(counts: NDArray[np.int64], laplace: float) -> NDArray[np.float64]:
     """Rows of ``counts`` (shape (T, m)) turned into ``(M + lambda) / (m * lambda + n)``."""
