@@ -143,6 +143,79 @@ def make_api(services: Services) -> Blueprint:
         return jsonify({**record.summary(), "n_pos": record.n_pos, "n_neg": record.n_neg,
                         "positive_label": record.positive_label, "layout": record.layout})
 
+    # --- static exports: the HTML report and the CSV tables (dashboard.report) ------------------
+
+    def _stored(dataset_id: str):
+        """(record, dataset) of a stored data set, or None when there is none with this id."""
+        from dashboard.storage import DatasetNotFound
+
+        record = services.store.info(dataset_id) if valid_id(dataset_id) else None
+        if record is None:
+            return None
+        try:
+            return record, services.store.get(dataset_id)
+        except DatasetNotFound:
+            return None
+
+    def _condition_from_query(prevalence: float):
+        from costdash.conditions import OperatingCondition
+        from costdash.errors import ParameterError
+
+        values = {}
+        for key, default in (("p_pos", prevalence), ("cost_fn", 1.0), ("cost_fp", 1.0)):
+            text = request.args.get(key, "").strip()
+            if not text:
+                values[key] = default
+                continue
+            try:
+                values[key] = float(text)
+            except ValueError:
+                raise ParameterError(f"{key} must be a number, not '{text}'") from None
+        return OperatingCondition(values["p_pos"], values["cost_fn"], values["cost_fp"])
+
+    def _download_name(record_name: str, suffix: str) -> str:
+        import re
+
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", record_name.rsplit(".", 1)[0]).strip("._")
+        return f"{stem or 'costdash'}-{suffix}"
+
+    @api.get("/datasets/<dataset_id>/report.html")
+    def dataset_report(dataset_id: str):
+        from dashboard.report import build_report
+
+        stored = _stored(dataset_id)
+        if stored is None:
+            return _error(f"no data set with id '{dataset_id}'", 404)
+        record, dataset = stored
+        try:
+            condition = _condition_from_query(dataset.prevalence)
+        except CostdashError as exc:
+            return _error(str(exc), 400)
+        html = build_report(dataset, condition, name=record.name)
+        response = current_app.response_class(html, mimetype="text/html")
+        response.headers["Content-Disposition"] = (
+            f'attachment; filename="{_download_name(record.name, "report.html")}"')
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
+    @api.get("/datasets/<dataset_id>/<name>.csv")
+    def dataset_csv(dataset_id: str, name: str):
+        from costdash.analysis import analyze
+        from dashboard.report import CSV_NAMES, csv_exports
+
+        stored = _stored(dataset_id)
+        if stored is None:
+            return _error(f"no data set with id '{dataset_id}'", 404)
+        if name not in CSV_NAMES:
+            return _error(f"no export named '{name}.csv'; exports: "
+                          + ", ".join(f"{n}.csv" for n in CSV_NAMES), 404)
+        record, dataset = stored
+        text = csv_exports(analyze(dataset))[f"{name}.csv"]
+        response = current_app.response_class(text, mimetype="text/csv")
+        response.headers["Content-Disposition"] = (
+            f'attachment; filename="{_download_name(record.name, name + ".csv")}"')
+        return response
+
     return api
 
 

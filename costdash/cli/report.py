@@ -1,0 +1,63 @@
+"""``costdash report FILE -o report.html``: a self-contained HTML report (figures and tables).
+
+The report is built by :mod:`dashboard.report` (plotly), imported only when the command runs, so
+the core never imports plotly; without the dashboard's dependencies the command says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from costdash.cli.common import add_loader_options, load_from_args
+from costdash.conditions import OperatingCondition
+from costdash.errors import CostdashError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report", help="write a self-contained HTML report (ROC hull, cost space, tables)",
+        description="Analyse the classifiers in a predictions file and write one HTML file with "
+                    "the ROC convex hull, the cost-space figure, the chosen operating point and "
+                    "tables of every classifier and hull vertex. The file embeds plotly.js and "
+                    "opens offline.")
+    parser.add_argument("file", help="predictions: CSV/TSV (.gz too), Parquet or JSON lines")
+    parser.add_argument("-o", "--output", metavar="PATH", default="report.html",
+                        help="where to write the report (default report.html)")
+    parser.add_argument("--title", help="the report's title (default: from the file name)")
+    conditions = parser.add_argument_group("operating conditions")
+    conditions.add_argument("--p-pos", type=float, metavar="P",
+                            help="probability of the positive class (default: the data's prevalence)")
+    conditions.add_argument("--cost-fn", type=float, default=1.0, metavar="C",
+                            help="C(-|+): cost of a false negative (default 1)")
+    conditions.add_argument("--cost-fp", type=float, default=1.0, metavar="C",
+                            help="C(+|-): cost of a false positive (default 1)")
+    add_loader_options(parser)
+    parser.set_defaults(func=run)
+
+
+def _build_report():
+    try:
+        from dashboard.report import build_report
+    except ModuleNotFoundError as exc:  # plotly, dash or the dashboard package itself
+        missing = exc.name or str(exc)
+        raise CostdashError(
+            f"'costdash report' needs the dashboard's dependencies (plotly), which are not "
+            f"available here ({missing} could not be imported); install them with "
+            f"'pip install -r requirements.txt'") from exc
+    return build_report
+
+
+def run(args: argparse.Namespace) -> int:
+    build_report = _build_report()
+    dataset = load_from_args(args)
+    p_pos = dataset.prevalence if args.p_pos is None else args.p_pos
+    condition = OperatingCondition(p_pos, args.cost_fn, args.cost_fp)
+    html = build_report(dataset, condition, title=args.title, name=Path(args.file).name)
+    out = Path(args.output)
+    try:
+        out.write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise CostdashError(f"cannot write the report to {out}: {exc.strerror or exc}") from exc
+    print(out)
+    return 0
