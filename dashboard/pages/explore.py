@@ -356,6 +356,20 @@ HELP = [
 ]
 
 
+# Served by dashboard/api.py; assets/exports.js points each link at the open data set and the
+# conditions in the address bar when it is followed.
+EXPORTS = (("report.html", "Download report (HTML)"), ("hull.csv", "hull.csv"),
+           ("envelope.csv", "envelope.csv"), ("operating_ranges.csv", "operating ranges.csv"))
+
+
+def _exports() -> html.Nav:
+    links = [html.A(label, id=f"export-{kind.split('.')[0].replace('_', '-')}", href="#",
+                    download="", className="export-link", **{"data-export": kind})
+             for kind, label in EXPORTS]
+    return html.Nav(className="exports", **{"aria-label": "Downloads"},
+                    children=[html.Span("Downloads:"), *links])
+
+
 def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Div:
     """The Explore page, initialised from the URL query."""
     s = PageState.from_query(query)
@@ -383,6 +397,7 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
             html.Div(className="results", children=[
                 html.P(id="sentence", className="sentence", **{"aria-live": "polite"},
                        children="Upload a predictions file or open a demo to start."),
+                _exports(),
                 html.Div(className="plots", children=[
                     html.Figure(className="plot", children=[
                         html.Div(className="graph-box", children=dcc.Graph(

@@ -132,7 +132,9 @@ def test_upload_type_conditions_readouts_and_url(live_server, page: Page, predic
     for p, cost_fn, cost_fp in CONDITIONS:
         set_conditions(page, p, cost_fn, cost_fp)
         assert_readouts(page, dataset, p, cost_fn, cost_fp, volume=500)
-        wait_url_param(page, "p_pos", p)
+        # The address bar follows a frame after the readouts, one parameter at a time.
+        for key, value in (("p_pos", p), ("cost_fn", cost_fn), ("cost_fp", cost_fp)):
+            wait_url_param(page, key, value)
         assert re.search(r"/explore\?data=[0-9a-f]{32}&p_pos=", page.url)
     q = query(page)
     p, cost_fn, cost_fp = CONDITIONS[-1]

@@ -1,0 +1,46 @@
+"""The Explore page's download links in headless Chromium: they follow the open data set and the
+operating conditions in the address bar at the moment they are clicked."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from costdash import OperatingCondition, analyze
+from costdash.demo import DEMOS
+from costdash.io import load_predictions
+from dashboard.report import csv_exports
+
+from .test_e2e_explore import open_page, query, set_conditions
+
+pytestmark = pytest.mark.browser
+
+
+def download_text(page: Page, selector: str) -> tuple[str, str]:
+    with page.expect_download() as info:
+        page.click(selector)
+    download = info.value
+    return download.suggested_filename, open(download.path(), encoding="utf-8").read()
+
+
+def test_export_links_follow_the_current_view(live_server, page: Page):
+    errors = open_page(live_server, page)
+    page.click("#demo-breast-cancer")
+    expect(page.locator("#dataset-info")).to_contain_text("breast-cancer.csv")
+    set_conditions(page, 0.05, 20.0, 1.0)
+    page.wait_for_function("() => new URLSearchParams(location.search).get('cost_fn') === '20'")
+    assert query(page).get("data")
+
+    dataset = load_predictions(DEMOS["breast-cancer"].path)
+    result = analyze(dataset, OperatingCondition(0.05, 20.0, 1.0))
+    name, report = download_text(page, "#export-report")
+    assert name.endswith(".html")
+    chosen = result.operating_point.vertex
+    assert f'Use <b class="chosen-classifier">{chosen.classifier}</b>' in report
+    assert "(false negative)</dt><dd>20</dd>" in report      # the conditions of the view
+    assert "<script src=\"http" not in report
+
+    name, hull = download_text(page, "#export-hull")
+    assert name.endswith("hull.csv")
+    assert hull.replace("\r\n", "\n") == csv_exports(analyze(dataset))["hull.csv"].replace("\r\n", "\n")
+    assert errors == []
