@@ -770,6 +770,16 @@ class CostBand:
         """``high - low`` at each PC(+)."""
         return self.high - self.low
 
+    def at(self, pc: float) -> tuple[float, float, float]:
+        """Cost, low and high of the band at one PC(+), linear between grid values."""
+        return tuple(float(np.interp(pc, self.pc, a)) for a in (self.cost, self.low, self.high))
+
+    @property
+    def widest(self) -> tuple[float, float]:
+        """``(pc, width)`` where the band is widest on the grid."""
+        i = int(np.argmax(self.width))
+        return float(self.pc[i]), float(self.width[i])
+
     def covers(self, values: ArrayLike) -> NDArray[np.bool_]:
         """Whether ``low <= values <= high`` at each grid PC(+) (``values`` broadcast to (G,))."""
         v = np.asarray(values, dtype=np.float64)

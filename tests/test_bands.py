@@ -592,3 +592,15 @@ def test_coverage_study_quick_mode(tmp_path, monkeypatch) -> None:
         assert envelope < line                # the re-optimised envelope under-covers...
         assert np.sum(r["envelope"]["truth_above"]) > np.sum(r["envelope"]["truth_below"])
     assert result["runtime"] < 20
+
+
+def test_reading_a_band_at_a_pc_and_its_widest_point():
+    rng = np.random.default_rng(5)
+    y = rng.random(400) < 0.4
+    band = cost_band((y, rng.normal(size=400) + y), replicates=200, rng=1)
+    cost, low, high = band.at(band.pc[40])
+    assert (cost, low, high) == (band.cost[40], band.low[40], band.high[40])
+    middle = band.at((band.pc[40] + band.pc[41]) / 2)
+    assert middle[1] == pytest.approx((band.low[40] + band.low[41]) / 2)
+    pc, width = band.widest
+    assert width == band.width.max() and band.width[list(band.pc).index(pc)] == width

@@ -27,7 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from dash import Dash, Input, Output, State, dcc, html, no_update
 
 from costdash.bands import MAX_REPLICATES, CostBand, confidence_ranks, cost_band
@@ -448,19 +447,13 @@ def compute_band(services: Services, data: dict | None, model: str | None, thres
     return {"key": key, "seconds": seconds}
 
 
-def read_at(band: CostBand, pc: float) -> tuple[float, float, float]:
-    """Cost, low and high of a band at a PC(+) (linear between grid values)."""
-    return tuple(float(np.interp(pc, band.pc, arr)) for arr in (band.cost, band.low, band.high))
-
-
 def band_summary(band: CostBand, pc: float | None) -> list:
     """The readout under the plot: the band at the current PC(+), and where it is widest."""
     pct = percent(band.level)
-    width = band.width
-    i = int(np.argmax(width))
+    widest_pc, widest = band.widest
     parts: list = []
     if pc is not None:
-        cost, low, high = read_at(band, pc)
+        cost, low, high = band.at(pc)
         parts.append(html.P([f"At PC(+) = {pc:.4g}: cost {cost:.4f}, {pct} band ",
                              html.B(f"{low:.4f} – {high:.4f}"), " (width ",
                              html.B(f"{high - low:.4f}", id="confidence-width"), ")."]))
@@ -472,8 +465,8 @@ def band_summary(band: CostBand, pc: float | None) -> list:
     parts.append(html.P(
         f"{pct} pointwise band of {band.name}'s {what} from {band.replicates:,} bootstrap "
         f"replicates ({band.n_pos:,} positives and {band.n_neg:,} negatives resampled "
-        f"separately). Widest: {width[i]:.4f} at PC(+) = {band.pc[i]:.3g}; mean width "
-        f"{float(np.mean(width)):.4f}."))
+        f"separately). Widest: {widest:.4f} at PC(+) = {widest_pc:.3g}; mean width "
+        f"{float(band.width.mean()):.4f}."))
     if band.kind == "line" and band.fpr is not None:
         parts.append(html.P(f"At this threshold on the whole test set: TPR {band.tpr:.4f}, "
                             f"FPR {band.fpr:.4f}."))
