@@ -6,8 +6,12 @@ import argparse
 
 from costdash.analysis import Analysis, analysis_to_dict, analyze
 from costdash.cli import print_json
-from costdash.cli.common import add_loader_options, load_from_args
-from costdash.conditions import OperatingCondition
+from costdash.cli.common import (
+    add_condition_options,
+    add_loader_options,
+    condition_from_args,
+    load_from_args,
+)
 
 JSON_HELP = """\
 JSON fields: dataset {n, n_pos, n_neg, positive_label, n_folds, source, layout}; classifiers
@@ -22,13 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Analyse the classifiers in a predictions file. " + JSON_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", help="predictions: CSV/TSV (.gz too), Parquet or JSON lines")
-    conditions = parser.add_argument_group("operating conditions")
-    conditions.add_argument("--p-pos", type=float, metavar="P",
-                            help="probability of the positive class (default: the data's prevalence)")
-    conditions.add_argument("--cost-fn", type=float, default=1.0, metavar="C",
-                            help="C(-|+): cost of a false negative (default 1)")
-    conditions.add_argument("--cost-fp", type=float, default=1.0, metavar="C",
-                            help="C(+|-): cost of a false positive (default 1)")
+    add_condition_options(parser)
     add_loader_options(parser)
     parser.add_argument("--max-points", type=int, metavar="N",
                         help="thin each ROC curve to at most N points in the output (hull and "
@@ -39,8 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     dataset = load_from_args(args)
-    p_pos = dataset.prevalence if args.p_pos is None else args.p_pos
-    result = analyze(dataset, OperatingCondition(p_pos, args.cost_fn, args.cost_fp))
+    result = analyze(dataset, condition_from_args(args, dataset))
     if args.json:
         print_json(analysis_to_dict(result, max_points=args.max_points))
     else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from costdash.conditions import OperatingCondition
 from costdash.dataset import Dataset
 
 
@@ -32,3 +33,19 @@ def load_from_args(args: argparse.Namespace) -> Dataset:
         model_column=args.model_column, score_column=args.score_column,
         fold_column=args.fold_column, positive=args.positive, models=args.models,
         drop_missing=args.drop_missing, max_bytes=int(args.max_mb * 1024 * 1024))
+
+
+def add_condition_options(parser: argparse.ArgumentParser) -> None:
+    """``--p-pos``, ``--cost-fn`` and ``--cost-fp``: the operating conditions."""
+    group = parser.add_argument_group("operating conditions")
+    group.add_argument("--p-pos", type=float, metavar="P",
+                       help="probability of the positive class (default: the data's prevalence)")
+    group.add_argument("--cost-fn", type=float, default=1.0, metavar="C",
+                       help="C(-|+): cost of a false negative (default 1)")
+    group.add_argument("--cost-fp", type=float, default=1.0, metavar="C",
+                       help="C(+|-): cost of a false positive (default 1)")
+
+
+def condition_from_args(args: argparse.Namespace, dataset: Dataset) -> OperatingCondition:
+    p_pos = dataset.prevalence if args.p_pos is None else args.p_pos
+    return OperatingCondition(p_pos, args.cost_fn, args.cost_fp)

@@ -9,8 +9,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from costdash.cli.common import add_loader_options, load_from_args
-from costdash.conditions import OperatingCondition
+from costdash.cli.common import (
+    add_condition_options,
+    add_loader_options,
+    condition_from_args,
+    load_from_args,
+)
 from costdash.errors import CostdashError
 
 
@@ -25,13 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", metavar="PATH", default="report.html",
                         help="where to write the report (default report.html)")
     parser.add_argument("--title", help="the report's title (default: from the file name)")
-    conditions = parser.add_argument_group("operating conditions")
-    conditions.add_argument("--p-pos", type=float, metavar="P",
-                            help="probability of the positive class (default: the data's prevalence)")
-    conditions.add_argument("--cost-fn", type=float, default=1.0, metavar="C",
-                            help="C(-|+): cost of a false negative (default 1)")
-    conditions.add_argument("--cost-fp", type=float, default=1.0, metavar="C",
-                            help="C(+|-): cost of a false positive (default 1)")
+    add_condition_options(parser)
     add_loader_options(parser)
     parser.set_defaults(func=run)
 
@@ -51,8 +49,7 @@ def _build_report():
 def run(args: argparse.Namespace) -> int:
     build_report = _build_report()
     dataset = load_from_args(args)
-    p_pos = dataset.prevalence if args.p_pos is None else args.p_pos
-    condition = OperatingCondition(p_pos, args.cost_fn, args.cost_fp)
+    condition = condition_from_args(args, dataset)
     html = build_report(dataset, condition, title=args.title, name=Path(args.file).name)
     out = Path(args.output)
     try:
