@@ -44,7 +44,7 @@ import pyarrow.parquet as pq
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from dashboard.storage import SqliteDatasetStore  # noqa: E402
+from dashboard.storage import SqlStore  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -173,7 +173,7 @@ def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: i
     parquet = tmp / "slider.parquet"
     pq.write_table(table, parquet)
     del table
-    store = SqliteDatasetStore(data_dir, max_bytes=4 * 1024**3)
+    store = SqlStore(f"sqlite:///{data_dir / 'costdash.db'}", max_bytes=4 * 1024**3)
     record = store.put(parquet, "slider.parquet")
     print(f"[slider] stored {parquet.stat().st_size / 1e6:.0f} MB in "
           f"{time.perf_counter() - t:.1f} s", flush=True)

@@ -1,4 +1,4 @@
-"""Where uploaded data sets live: a small interface and its embedded default (SQLite + files).
+"""Where uploaded data sets and shared analyses live: small interfaces, one SQL implementation.
 
 A data set is identified by a content hash: the SHA-256 of the uploaded bytes combined with the
 loader options and the file's format suffix, so the same file read the same way is stored once,
@@ -7,8 +7,12 @@ once, at upload; what is kept is the *normalised* data (labels as booleans, scor
 fold codes) as one Parquet file, which reads back in a fraction of the time the original CSV
 would take and never needs the loader options again. Nothing is pickled.
 
-The SQL is kept portable (``?`` placeholders rewritten in one place, ``ON CONFLICT DO NOTHING``)
-so a PostgreSQL implementation can share it behind the same interface.
+One implementation, :class:`SqlStore` (SQLAlchemy 2 Core), serves both back ends, chosen by
+one URL (``COSTDASH_DATABASE_URL``): a SQLite file under the data directory by default, or
+PostgreSQL (``postgresql+psycopg://...``) when several hosts share the data. The Parquet bytes
+live in the database beside their index row, so one transaction saves a data set or an analysis
+whole (a crash mid-save leaves nothing half-written) and every host sees the same data.
+The schema is created on start-up.
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ import io
 import json
 import os
 import re
-import sqlite3
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
@@ -30,12 +33,14 @@ from typing import IO, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import sqlalchemy as sa
 
 from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier
 from costdash.errors import CostdashError, ParameterError
 
-__all__ = ["DatasetNotFound", "DatasetRecord", "DatasetStore", "LoaderOptions",
-           "SqliteDatasetStore", "dataset_from_tables", "dataset_to_tables", "make_store"]
+__all__ = ["AnalysisRecord", "AnalysisStore", "DatasetNotFound", "DatasetRecord", "DatasetStore",
+           "LoaderOptions", "SqlStore", "StorageUnavailable", "dataset_from_tables",
+           "dataset_to_tables", "database_url", "make_store"]
 
 _ID_PATTERN = re.compile(r"^[0-9a-f]{32}$")
 _CHUNK = 1 << 20
@@ -47,6 +52,10 @@ class DatasetNotFound(CostdashError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else "data set not found"
+
+
+class StorageUnavailable(RuntimeError):
+    """The database cannot be reached (or refused the connection); nothing was changed."""
 
 
 # --- loader options -------------------------------------------------------------------------------
@@ -153,11 +162,7 @@ def valid_id(value: object) -> bool:
 
 
 class DatasetStore(ABC):
-    """Keeps uploaded data sets, each once per content hash.
-
-    Implementations: :class:`SqliteDatasetStore` (embedded default); a PostgreSQL one will sit
-    behind the same four methods.
-    """
+    """Keeps uploaded data sets, each once per content hash."""
 
     max_bytes: int
 
@@ -174,6 +179,8 @@ class DatasetStore(ABC):
         ------
         InputFileError, ParameterError
             The loader's own errors, whose messages are meant for the user.
+        StorageUnavailable
+            The database cannot be reached; nothing was stored.
         """
 
     @abstractmethod
@@ -187,13 +194,77 @@ class DatasetStore(ABC):
     def exists(self, dataset_id: str) -> bool:
         return self.info(dataset_id) is not None
 
+    @abstractmethod
+    def ping(self) -> None:
+        """Raise :class:`StorageUnavailable` unless the database answers."""
 
-def make_store(settings: Any) -> DatasetStore:
-    """The store the settings ask for (only the embedded default exists so far)."""
-    if getattr(settings, "database_url", None):
-        raise NotImplementedError("COSTDASH_DATABASE_URL is not supported yet; unset it to use "
-                                  "the embedded SQLite store")
-    return SqliteDatasetStore(settings.data_dir, max_bytes=settings.max_upload_bytes)
+
+@dataclass(frozen=True)
+class AnalysisRecord:
+    """A saved analysis: a stored data set and the view its uploader settled on.
+
+    The share token is the secret in the read-only link; the manage token is never stored, only
+    its SHA-256 (``manage_key``), so a leaked database does not hand out delete rights.
+    """
+
+    id: str
+    name: str
+    dataset_id: str
+    view: Mapping[str, Any]
+    share_token: str
+    manage_key: str
+    created_at: float
+    expires_at: float | None
+
+    def expired(self, now: float | None = None) -> bool:
+        return self.expires_at is not None and self.expires_at <= (now or time.time())
+
+
+class AnalysisStore(ABC):
+    """Keeps saved analyses (rows pointing at stored data sets)."""
+
+    @abstractmethod
+    def add_analysis(self, record: AnalysisRecord, share_key: str) -> None:
+        """Insert a new analysis; ``share_key`` is the SHA-256 of its share token."""
+
+    @abstractmethod
+    def find_analysis(self, *, id: str | None = None, share_key: str | None = None,
+                      manage_key: str | None = None) -> AnalysisRecord | None:
+        """The analysis with this id, share-token hash or manage-token hash (expired included)."""
+
+    @abstractmethod
+    def update_analysis(self, analysis_id: str, *, name: str | None = None,
+                        expires_at: float | None | type[Ellipsis] = ...) -> AnalysisRecord | None:
+        """Rename and/or set the expiry (``None`` clears it); None when there is no such row."""
+
+    @abstractmethod
+    def delete_analysis(self, analysis_id: str) -> tuple[str, ...] | None:
+        """Delete an analysis and, in the same transaction, its data set when no other analysis
+        uses it. Returns the ids of data sets removed (None when there was no such analysis)."""
+
+    @abstractmethod
+    def purge_expired(self, now: float | None = None) -> int:
+        """Delete expired analyses (and data sets only they used); returns how many."""
+
+
+def database_url(settings: Any) -> str:
+    """The SQLAlchemy URL the settings ask for: ``COSTDASH_DATABASE_URL`` or the SQLite file."""
+    url = getattr(settings, "database_url", None)
+    if not url:
+        return f"sqlite:///{Path(settings.data_dir).resolve() / 'costdash.db'}"
+    for prefix in ("postgres://", "postgresql://"):  # psycopg 3, not the SQLAlchemy default
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    if url.startswith(("postgresql+psycopg://", "sqlite:///")):
+        return url
+    raise ValueError("COSTDASH_DATABASE_URL must be postgresql://user@host:port/db or "
+                     f"sqlite:///path, not {url.split('@')[-1]!r}")
+
+
+def make_store(settings: Any) -> SqlStore:
+    """The store the settings ask for (see :func:`database_url`)."""
+    Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
+    return SqlStore(database_url(settings), max_bytes=settings.max_upload_bytes)
 
 
 # --- Dataset <-> Arrow tables ---------------------------------------------------------------------
@@ -299,28 +370,50 @@ def dataset_from_tables(meta: dict[str, Any], tables: dict[str, pa.Table]) -> Da
                    counted=tuple(counted), fold_labels=tuple(meta["fold_labels"]))
 
 
-# --- the embedded default -------------------------------------------------------------------------
+# --- the SQL store (SQLite by default, PostgreSQL when configured) -------------------------------
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS datasets (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    raw_sha256 TEXT NOT NULL,
-    options TEXT NOT NULL,
-    layout TEXT NOT NULL,
-    positive_label TEXT NOT NULL,
-    n BIGINT NOT NULL,
-    n_pos BIGINT NOT NULL,
-    n_neg BIGINT NOT NULL,
-    classifiers TEXT NOT NULL,
-    meta TEXT NOT NULL,
-    blob TEXT NOT NULL,
-    size_bytes BIGINT NOT NULL,
-    created_at DOUBLE PRECISION NOT NULL
+_metadata = sa.MetaData()
+
+datasets_table = sa.Table(
+    "datasets", _metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("raw_sha256", sa.String(64), nullable=False),
+    sa.Column("options", sa.Text, nullable=False),
+    sa.Column("layout", sa.String(16), nullable=False),
+    sa.Column("positive_label", sa.Text, nullable=False),
+    sa.Column("n", sa.BigInteger, nullable=False),
+    sa.Column("n_pos", sa.BigInteger, nullable=False),
+    sa.Column("n_neg", sa.BigInteger, nullable=False),
+    sa.Column("classifiers", sa.Text, nullable=False),
+    sa.Column("meta", sa.Text, nullable=False),
+    sa.Column("size_bytes", sa.BigInteger, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
 )
-"""
-_COLUMNS = ("id", "name", "raw_sha256", "options", "layout", "positive_label", "n", "n_pos",
-            "n_neg", "classifiers", "meta", "blob", "size_bytes", "created_at")
+
+dataset_parts_table = sa.Table(
+    "dataset_parts", _metadata,
+    sa.Column("dataset_id", sa.String(32), sa.ForeignKey("datasets.id"), primary_key=True),
+    sa.Column("part", sa.String(16), primary_key=True),
+    sa.Column("parquet", sa.LargeBinary, nullable=False),
+)
+
+analyses_table = sa.Table(
+    "analyses", _metadata,
+    sa.Column("id", sa.String(24), primary_key=True),
+    sa.Column("share_key", sa.String(64), nullable=False, unique=True),
+    sa.Column("share_token", sa.String(64), nullable=False),
+    sa.Column("manage_key", sa.String(64), nullable=False, unique=True),
+    sa.Column("dataset_id", sa.String(32), sa.ForeignKey("datasets.id"), nullable=False,
+              index=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("view", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=True, index=True),
+)
+
+_SCHEMA_LOCK = 731_942_015
+"""PostgreSQL advisory lock id: workers starting together create the schema one at a time."""
 
 
 def _sha256_of(source: bytes | str | os.PathLike[str]) -> str:
@@ -334,43 +427,85 @@ def _sha256_of(source: bytes | str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-class SqliteDatasetStore(DatasetStore):
-    """SQLite index plus one Parquet file per data set under ``data_dir``.
+def _parquet_bytes(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression="zstd")
+    return sink.getvalue()
 
-    Layout::
 
-        data_dir/costdash.sqlite3          the index (table ``datasets``)
-        data_dir/datasets/ab/<id>.scored.parquet   normalised scores (and .counted.parquet)
+def _unavailable(exc: Exception) -> StorageUnavailable:
+    # The driver's message may carry the URL; keep only its first line, without credentials.
+    first = str(getattr(exc, "orig", exc)).strip().splitlines()[0] if str(exc).strip() else ""
+    return StorageUnavailable(f"the database is unavailable ({type(exc).__name__}: "
+                              f"{re.sub(r'//[^@/]*@', '//', first)[:200]})")
 
-    Safe with several processes on one host: files are written under a temporary name and
-    renamed into place, and the index insert ignores a row that another worker inserted first.
+
+class SqlStore(DatasetStore, AnalysisStore):
+    """Data sets and analyses in one SQL database through SQLAlchemy Core.
+
+    Parameters
+    ----------
+    url : str
+        ``sqlite:///path/costdash.db`` (the embedded default) or
+        ``postgresql+psycopg://user@host:port/db``.
+    max_bytes : int
+        Largest predictions file :meth:`put` reads.
+
+    Several processes (gunicorn workers) and, with PostgreSQL, several hosts can share one
+    database: rows are inserted with ``ON CONFLICT DO NOTHING`` on the content-hash key, so two
+    workers storing the same file at once store it once.
     """
 
-    placeholder = "?"
-
-    def __init__(self, data_dir: str | os.PathLike[str], *, max_bytes: int = 200 * 1024**2):
-        self.data_dir = Path(data_dir)
+    def __init__(self, url: str, *, max_bytes: int = 200 * 1024**2):
+        self.url = url
         self.max_bytes = int(max_bytes)
-        self.files_dir = self.data_dir / "datasets"
-        self.files_dir.mkdir(parents=True, exist_ok=True)
-        self.db_path = self.data_dir / "costdash.sqlite3"
-        with self._connect() as db:
-            db.execute(_SCHEMA)
+        self.dialect = "sqlite" if url.startswith("sqlite") else "postgresql"
+        if self.dialect == "sqlite":
+            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+            self.engine = sa.create_engine(url, connect_args={"timeout": 30})
+            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        else:
+            self.engine = sa.create_engine(url, pool_pre_ping=True, pool_size=5,
+                                           max_overflow=5, pool_timeout=10,
+                                           connect_args={"connect_timeout": 5})
+        self._create_schema()
+
+    def __repr__(self) -> str:
+        return f"SqlStore({self.engine.url.render_as_string(hide_password=True)!r})"
+
+    def _create_schema(self) -> None:
+        try:
+            with self.engine.begin() as conn:
+                if self.dialect == "postgresql":
+                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"),
+                                 {"k": _SCHEMA_LOCK})
+                _metadata.create_all(conn, checkfirst=True)
+        except sa.exc.OperationalError as exc:
+            if self.dialect == "sqlite" and "already exists" in str(exc):
+                return  # another worker created it between the check and the CREATE
+            raise _unavailable(exc) from exc
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.db_path, timeout=30)
+    def _begin(self) -> Iterator[sa.Connection]:
+        """A transaction; connection failures become :class:`StorageUnavailable`."""
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            with db:
-                yield db
-        finally:
-            db.close()
+            with self.engine.begin() as conn:
+                yield conn
+        except (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.TimeoutError) as exc:
+            raise _unavailable(exc) from exc
 
-    def _sql(self, query: str) -> str:
-        return query.replace("?", self.placeholder)
+    def _insert_ignoring_duplicates(self, table: sa.Table) -> Any:
+        if self.dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert
+        else:
+            from sqlalchemy.dialects.postgresql import insert
+        return insert(table).on_conflict_do_nothing()
 
-    # interface ---------------------------------------------------------------------------------
+    def ping(self) -> None:
+        with self._begin() as conn:
+            conn.execute(sa.text("SELECT 1"))
+
+    # data sets ---------------------------------------------------------------------------------
 
     def put(self, source: bytes | str | os.PathLike[str] | IO[bytes], filename: str,
             options: LoaderOptions | None = None, *, sha256: str | None = None) -> DatasetRecord:
@@ -390,40 +525,37 @@ class SqliteDatasetStore(DatasetStore):
                                    name=filename, max_bytes=self.max_bytes,
                                    **options.as_kwargs())
         meta, tables = dataset_to_tables(dataset)
-        blob = f"{ds_id[:2]}/{ds_id}"
-        (self.files_dir / ds_id[:2]).mkdir(parents=True, exist_ok=True)
-        for part, table in tables.items():
-            final = self.files_dir / f"{blob}.{part}.parquet"
-            tmp = final.with_name(f".{final.name}.{os.getpid()}.{time.time_ns()}")
-            pq.write_table(table, tmp, compression="zstd")
-            os.replace(tmp, final)
+        parts = [{"dataset_id": ds_id, "part": part, "parquet": _parquet_bytes(table)}
+                 for part, table in tables.items()]
         record = DatasetRecord(
             id=ds_id, name=filename, sha256=sha256, options=options, layout=dataset.layout,
             positive_label=dataset.positive_label, n=dataset.n, n_pos=dataset.n_pos,
             n_neg=dataset.n_neg, classifiers=dataset.names, size_bytes=size,
             created_at=time.time(), dataset=dataset)
-        row = (record.id, record.name, record.sha256, options.canonical(), record.layout,
-               record.positive_label, record.n, record.n_pos, record.n_neg,
-               json.dumps(list(record.classifiers)), json.dumps(meta), blob, size,
-               record.created_at)
-        with self._connect() as db:
-            db.execute(self._sql(f"INSERT INTO datasets ({', '.join(_COLUMNS)}) VALUES "
-                                 f"({', '.join('?' * len(_COLUMNS))}) "
-                                 "ON CONFLICT (id) DO NOTHING"), row)
+        row = {"id": record.id, "name": record.name, "raw_sha256": record.sha256,
+               "options": options.canonical(), "layout": record.layout,
+               "positive_label": record.positive_label, "n": record.n, "n_pos": record.n_pos,
+               "n_neg": record.n_neg, "classifiers": json.dumps(list(record.classifiers)),
+               "meta": json.dumps(meta), "size_bytes": size, "created_at": record.created_at}
+        with self._begin() as conn:
+            inserted = conn.execute(self._insert_ignoring_duplicates(datasets_table), row)
+            if inserted.rowcount:  # 0: another worker stored the same file meanwhile
+                conn.execute(dataset_parts_table.insert(), parts)
         return record
 
-    def _row(self, dataset_id: str) -> tuple | None:
+    def _row(self, dataset_id: str) -> sa.Row | None:
         if not valid_id(dataset_id):
             return None
-        with self._connect() as db:
-            return db.execute(self._sql(f"SELECT {', '.join(_COLUMNS)} FROM datasets "
-                                        "WHERE id = ?"), (dataset_id,)).fetchone()
+        columns = [c for c in datasets_table.c if c.name != "meta"]
+        with self._begin() as conn:
+            return conn.execute(sa.select(*columns, datasets_table.c.meta)
+                                .where(datasets_table.c.id == dataset_id)).first()
 
     def info(self, dataset_id: str) -> DatasetRecord | None:
         row = self._row(dataset_id)
         if row is None:
             return None
-        r = dict(zip(_COLUMNS, row))
+        r = row._mapping
         opts = json.loads(r["options"])
         opts["models"] = tuple(opts["models"]) if opts.get("models") else None
         return DatasetRecord(
@@ -434,14 +566,106 @@ class SqliteDatasetStore(DatasetStore):
             created_at=float(r["created_at"]))
 
     def get(self, dataset_id: str) -> Dataset:
-        row = self._row(dataset_id)
-        if row is None:
-            raise DatasetNotFound(f"no data set with id '{dataset_id}' is stored here; "
+        missing = DatasetNotFound(f"no data set with id '{dataset_id}' is stored here; "
                                   "upload the file again")
-        r = dict(zip(_COLUMNS, row))
-        meta = json.loads(r["meta"])
-        tables = {}
-        for part in ("scored", "counted"):
-            if meta[part]:
-                tables[part] = pq.read_table(self.files_dir / f"{r['blob']}.{part}.parquet")
-        return dataset_from_tables(meta, tables)
+        if not valid_id(dataset_id):
+            raise missing
+        with self._begin() as conn:
+            meta_text = conn.execute(sa.select(datasets_table.c.meta)
+                                     .where(datasets_table.c.id == dataset_id)).scalar()
+            if meta_text is None:
+                raise missing
+            parts = conn.execute(sa.select(dataset_parts_table.c.part,
+                                           dataset_parts_table.c.parquet)
+                                 .where(dataset_parts_table.c.dataset_id == dataset_id)).all()
+        tables = {part: pq.read_table(pa.BufferReader(blob)) for part, blob in parts}
+        return dataset_from_tables(json.loads(meta_text), tables)
+
+    def count(self) -> dict[str, int]:
+        """Rows per table (for health pages and tests)."""
+        with self._begin() as conn:
+            return {t.name: int(conn.execute(sa.select(sa.func.count()).select_from(t)).scalar())
+                    for t in (datasets_table, dataset_parts_table, analyses_table)}
+
+    # analyses ----------------------------------------------------------------------------------
+
+    def add_analysis(self, record: AnalysisRecord, share_key: str) -> None:
+        with self._begin() as conn:
+            conn.execute(analyses_table.insert(), {
+                "id": record.id, "share_key": share_key, "share_token": record.share_token,
+                "manage_key": record.manage_key, "dataset_id": record.dataset_id,
+                "name": record.name, "view": json.dumps(dict(record.view), sort_keys=True),
+                "created_at": record.created_at, "expires_at": record.expires_at})
+
+    @staticmethod
+    def _analysis(row: sa.Row | None) -> AnalysisRecord | None:
+        if row is None:
+            return None
+        r = row._mapping
+        return AnalysisRecord(id=r["id"], name=r["name"], dataset_id=r["dataset_id"],
+                              view=json.loads(r["view"]), share_token=r["share_token"],
+                              manage_key=r["manage_key"], created_at=float(r["created_at"]),
+                              expires_at=None if r["expires_at"] is None
+                              else float(r["expires_at"]))
+
+    def find_analysis(self, *, id: str | None = None, share_key: str | None = None,
+                      manage_key: str | None = None) -> AnalysisRecord | None:
+        given = [(c, v) for c, v in (("id", id), ("share_key", share_key),
+                                     ("manage_key", manage_key)) if v is not None]
+        if len(given) != 1:
+            raise TypeError("give exactly one of id, share_key, manage_key")
+        column, value = given[0]
+        if not isinstance(value, str) or len(value) > 64:
+            return None
+        with self._begin() as conn:
+            return self._analysis(conn.execute(
+                sa.select(analyses_table).where(analyses_table.c[column] == value)).first())
+
+    def update_analysis(self, analysis_id: str, *, name: str | None = None,
+                        expires_at: float | None | type[Ellipsis] = ...) -> AnalysisRecord | None:
+        values: dict[str, Any] = {}
+        if name is not None:
+            values["name"] = name
+        if expires_at is not ...:
+            values["expires_at"] = expires_at
+        with self._begin() as conn:
+            if values:
+                conn.execute(analyses_table.update()
+                             .where(analyses_table.c.id == analysis_id).values(**values))
+            return self._analysis(conn.execute(
+                sa.select(analyses_table).where(analyses_table.c.id == analysis_id)).first())
+
+    def _delete_analyses(self, conn: sa.Connection, where: Any) -> tuple[int, tuple[str, ...]]:
+        doomed = conn.execute(sa.select(analyses_table.c.id, analyses_table.c.dataset_id)
+                              .where(where)).all()
+        if not doomed:
+            return 0, ()
+        conn.execute(analyses_table.delete().where(
+            analyses_table.c.id.in_([a for a, _ in doomed])))
+        candidates = sorted({d for _, d in doomed})
+        still_used = set(conn.execute(sa.select(analyses_table.c.dataset_id).where(
+            analyses_table.c.dataset_id.in_(candidates))).scalars())
+        orphans = tuple(d for d in candidates if d not in still_used)
+        if orphans:
+            conn.execute(dataset_parts_table.delete().where(
+                dataset_parts_table.c.dataset_id.in_(orphans)))
+            conn.execute(datasets_table.delete().where(datasets_table.c.id.in_(orphans)))
+        return len(doomed), orphans
+
+    def delete_analysis(self, analysis_id: str) -> tuple[str, ...] | None:
+        with self._begin() as conn:
+            n, orphans = self._delete_analyses(conn, analyses_table.c.id == analysis_id)
+        return orphans if n else None
+
+    def purge_expired(self, now: float | None = None) -> int:
+        with self._begin() as conn:
+            n, _ = self._delete_analyses(conn, analyses_table.c.expires_at <= (now or time.time()))
+        return n
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets readers (every worker's page views) proceed while one worker writes.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()

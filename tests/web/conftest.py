@@ -28,7 +28,7 @@ import pytest
 from costdash.demo import DEMOS
 from dashboard.config import Settings
 from dashboard.factory import create_app
-from dashboard.storage import SqliteDatasetStore
+from dashboard.storage import SqlStore, database_url
 
 from .helpers import make_predictions
 
@@ -106,7 +106,7 @@ def free_port() -> int:
 class LiveServer:
     url: str
     data_dir: Path
-    store: SqliteDatasetStore
+    store: SqlStore
     log: Path
 
 
@@ -133,7 +133,8 @@ def live_server(tmp_path):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("app.py did not start:\n" + log.read_text()) from None
                 time.sleep(0.1)
-        yield LiveServer(url, data_dir, SqliteDatasetStore(data_dir), log)
+        store = SqlStore(database_url(Settings.from_mapping({"data_dir": data_dir})))
+        yield LiveServer(url, data_dir, store, log)
     finally:
         proc.terminate()
         try:

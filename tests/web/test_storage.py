@@ -1,8 +1,7 @@
-"""DatasetStore: round trips of every layout, de-duplication by content hash, loader options."""
+"""DatasetStore on both back ends (SQLite file, real PostgreSQL): round trips of every layout,
+de-duplication by content hash, transactional saves, loader options."""
 
 from __future__ import annotations
-
-import sqlite3
 
 import numpy as np
 import pytest
@@ -10,7 +9,7 @@ import pytest
 from costdash.dataset import Dataset
 from costdash.errors import InputFileError, ParameterError
 from costdash.io import load_predictions
-from dashboard.storage import (DatasetNotFound, LoaderOptions, SqliteDatasetStore,
+from dashboard.storage import (DatasetNotFound, LoaderOptions, SqlStore,
                                dataset_from_tables, dataset_to_tables)
 
 LONG = ("model,y_true,score,fold\n" + "".join(
@@ -42,9 +41,23 @@ def assert_same(a: Dataset, b: Dataset) -> None:
             np.testing.assert_array_equal(ca.threshold, cb.threshold)
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path) -> str:
+    """A fresh database of each back end (PostgreSQL: a new schema-less database per test)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'costdash.db'}"
+        return
+    from tests.support.services import fresh_postgres_database
+
+    with fresh_postgres_database() as url:
+        yield url
+
+
 @pytest.fixture
-def store(tmp_path) -> SqliteDatasetStore:
-    return SqliteDatasetStore(tmp_path / "data")
+def store(store_url) -> SqlStore:
+    s = SqlStore(store_url)
+    yield s
+    s.engine.dispose()
 
 
 def test_round_trip_wide_with_folds(store, breast_cancer_csv):
@@ -78,19 +91,21 @@ def test_same_content_stored_once(store, breast_cancer_csv, tmp_path):
     second = store.put(raw, "renamed.csv")      # same bytes, same options: same data set
     assert second.id == first.id and second.name == "a.csv"
     assert second.dataset is None                # not read again
-    with sqlite3.connect(store.db_path) as db:
-        assert db.execute("select count(*) from datasets").fetchone()[0] == 1
-    assert len(list(store.files_dir.rglob("*.parquet"))) == 1
+    assert store.count() == {"datasets": 1, "dataset_parts": 1, "analyses": 0}
     # Other loader options read the file differently: another data set.
     third = store.put(raw, "a.csv", LoaderOptions(models=("gbm",)))
     assert third.id != first.id and third.classifiers == ("gbm",)
 
 
-def test_files_are_parquet_not_pickle(store, breast_cancer_csv):
+def test_data_is_parquet_not_pickle(store, breast_cancer_csv):
+    import sqlalchemy as sa
+
+    from dashboard.storage import dataset_parts_table
+
     store.put(breast_cancer_csv, "b.csv")
-    for f in store.files_dir.rglob("*"):
-        if f.is_file():
-            assert f.read_bytes()[:4] == b"PAR1"
+    with store.engine.connect() as conn:
+        blobs = conn.execute(sa.select(dataset_parts_table.c.parquet)).scalars().all()
+    assert blobs and all(bytes(b)[:4] == b"PAR1" and bytes(b)[-4:] == b"PAR1" for b in blobs)
 
 
 def test_bad_file_raises_loader_error_and_stores_nothing(store, bad_csv):
@@ -99,8 +114,7 @@ def test_bad_file_raises_loader_error_and_stores_nothing(store, bad_csv):
     with pytest.raises(InputFileError) as direct:
         load_predictions(bad_csv, name="broken.csv")
     assert str(info.value) == str(direct.value)
-    with sqlite3.connect(store.db_path) as db:
-        assert db.execute("select count(*) from datasets").fetchone()[0] == 0
+    assert store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0}
 
 
 def test_unknown_ids(store):
@@ -110,9 +124,9 @@ def test_unknown_ids(store):
         store.get("0" * 32)
 
 
-def test_store_persists_across_instances(tmp_path, breast_cancer_csv):
-    record = SqliteDatasetStore(tmp_path / "d").put(breast_cancer_csv, "b.csv")
-    again = SqliteDatasetStore(tmp_path / "d")
+def test_store_persists_across_instances(store_url, breast_cancer_csv):
+    record = SqlStore(store_url).put(breast_cancer_csv, "b.csv")
+    again = SqlStore(store_url)
     assert again.exists(record.id)
     assert again.info(record.id).classifiers == record.classifiers
     assert again.get(record.id).n == record.n
