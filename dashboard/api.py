@@ -21,9 +21,13 @@ from typing import IO, Any
 from flask import Blueprint, Flask, Request, current_app, jsonify, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from costdash.errors import CostdashError
+from werkzeug.datastructures import MultiDict
+
+from costdash.errors import CostdashError, ParameterError
 from dashboard.cache import Services
-from dashboard.storage import LoaderOptions, valid_id
+from dashboard.sharing import AnalysisNotFound, NotAuthorized, analysis_summary, iso, normalise_view
+from dashboard.storage import (AnalysisRecord, DatasetNotFound, DatasetRecord, LoaderOptions,
+                               StorageUnavailable, valid_id)
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +87,48 @@ def _error(message: str, status: int):
     return jsonify({"error": message}), status
 
 
+class UploadRejected(Exception):
+    """An upload refused before the loader ran; carries the reply."""
+
+    def __init__(self, response: Any):
+        super().__init__("upload rejected")
+        self.response = response
+
+
+CONDITION_FIELDS = ("p_pos", "cost_fn", "cost_fp")
+ANALYSIS_FIELDS = (*CONDITION_FIELDS, "name", "expires_in_days")
+"""Form fields of ``POST /api/v1/analyses`` that are not loader options."""
+
+
+def check_name_and_expiry(name: str | None, expires_in_days: str | None) -> None:
+    """Refuse a bad name or expiry before anything is stored."""
+    from dashboard.sharing import MAX_EXPIRY_DAYS, _name
+
+    if name is not None:
+        _name(name)
+    if expires_in_days not in (None, ""):
+        try:
+            days = float(expires_in_days)
+        except ValueError:
+            raise ParameterError(f"expires_in_days must be a number, not "
+                                 f"'{expires_in_days[:40]}'") from None
+        if not 0 < days <= MAX_EXPIRY_DAYS:
+            raise ParameterError(f"expires_in_days must be between 0 and {MAX_EXPIRY_DAYS}")
+
+
+def safe_filename(name: str) -> str:
+    """The file's own name: no directories (``../../x.csv`` is ``x.csv``), no control chars."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    base = "".join(ch for ch in base if ch.isprintable()).strip()
+    return base[:200] or "upload"
+
+
+def effective_view(view: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """The saved view with the condition actually analysed (p(+) defaults to the prevalence)."""
+    chosen = result["operating_point"]
+    return {**view, **{k: chosen[k] for k in CONDITION_FIELDS}}
+
+
 def make_api(services: Services) -> Blueprint:
     api = Blueprint("costdash_api", __name__, url_prefix="/api/v1")
     limit = services.settings.max_upload_bytes
@@ -95,36 +141,43 @@ def make_api(services: Services) -> Blueprint:
     def _on_too_large(_exc):
         return too_large()
 
-    @api.post("/datasets")
-    def create_dataset():
+    def receive_upload(form_fields: dict[str, Any]) -> DatasetRecord:
+        """Store the request's file (field ``file``) read with the loader options in
+        ``form_fields``; raises :class:`UploadRejected` with the reply to send otherwise."""
         request.max_content_length = limit + FORM_OVERHEAD
         if request.content_length is not None and request.content_length > limit + FORM_OVERHEAD:
-            return too_large(request.content_length)
+            raise UploadRejected(too_large(request.content_length))
+        f = request.files.get("file")
+        if f is None or not f.filename:
+            raise UploadRejected(_error("No file: send the predictions file in the multipart "
+                                        "field 'file'.", 400))
+        stream = f.stream
+        if isinstance(stream, HashingFile):
+            stream.flush()
+            if stream.size > limit:
+                raise UploadRejected(too_large(stream.size))
+            source, sha = stream.path, stream.sha256
+        else:  # a request class other than ours (should not happen): read it whole
+            data = stream.read()
+            if len(data) > limit:
+                raise UploadRejected(too_large(len(data)))
+            source, sha = data, None
+        options = LoaderOptions.from_form(form_fields)
+        record = services.store.put(source, safe_filename(f.filename), options, sha256=sha)
+        services.views.prime(record)
+        return record
+
+    def handle_upload(reply):
+        """Run ``reply()`` (which receives an upload) turning every failure into a JSON error,
+        and remove the request's temporary files whatever happens."""
         uploads = [f.stream for f in request.files.values()]
         try:
-            f = request.files.get("file")
-            if f is None or not f.filename:
-                return _error("No file: send the predictions file in the multipart field "
-                              "'file'.", 400)
-            stream = f.stream
-            if isinstance(stream, HashingFile):
-                stream.flush()
-                if stream.size > limit:
-                    return too_large(stream.size)
-                source, sha = stream.path, stream.sha256
-            else:  # a request class other than ours (should not happen): read it whole
-                data = stream.read()
-                if len(data) > limit:
-                    return too_large(len(data))
-                source, sha = data, None
-            options = LoaderOptions.from_form(request.form)
-            record = services.store.put(source, os.path.basename(f.filename), options,
-                                        sha256=sha)
-            services.views.prime(record)
-            return jsonify(record.summary())
+            return reply()
+        except UploadRejected as rejected:
+            return rejected.response
         except CostdashError as exc:
             return _error(str(exc), 400)
-        except RequestEntityTooLarge:
+        except (RequestEntityTooLarge, StorageUnavailable):
             raise
         except Exception:  # noqa: BLE001 - a JSON reply beats an HTML 500 page for the browser
             name = getattr(request.files.get("file"), "filename", None)
@@ -134,6 +187,93 @@ def make_api(services: Services) -> Blueprint:
             for s in uploads:
                 if isinstance(s, HashingFile):
                     s.discard()
+
+    @api.post("/datasets")
+    def create_dataset():
+        return handle_upload(lambda: jsonify(receive_upload(request.form).summary()))
+
+    # --- shared analyses (dashboard.sharing) ---------------------------------------------------
+
+    def links(record: AnalysisRecord, manage_token: str | None = None) -> dict[str, Any]:
+        root = request.url_root.rstrip("/")
+        out = {"url": f"{root}/s/{record.share_token}"}
+        if manage_token is not None:
+            out["manage_url"] = f"{root}/manage/{manage_token}"
+        return out
+
+    @api.post("/analyses")
+    def create_analysis():
+        def reply():
+            loader_fields = MultiDict([(k, v) for k, v in request.form.items(multi=True)
+                                       if k not in ANALYSIS_FIELDS])
+            view = normalise_view({k: request.form.get(k) for k in CONDITION_FIELDS})
+            check_name_and_expiry(request.form.get("name"), request.form.get("expires_in_days"))
+            record = receive_upload(loader_fields)
+            name = request.form.get("name") or record.name
+            new = services.sharing.create(record.id, name=name, view=view,
+                                          expires_in_days=request.form.get("expires_in_days"))
+            body = {"id": new.record.id, **links(new.record, new.manage_token),
+                    "manage_token": new.manage_token, "name": new.record.name,
+                    "dataset_id": record.id, "expires_at": iso(new.record.expires_at)}
+            return jsonify(body), 201
+        return handle_upload(reply)
+
+    @api.get("/analyses/<token>")
+    def get_analysis(token: str):
+        try:
+            record = services.sharing.open(token)
+        except AnalysisNotFound as exc:
+            return _error(str(exc), 404)
+        try:
+            result = services.views.analysis_json(record.dataset_id, record.view)
+        except DatasetNotFound as exc:
+            return _error(str(exc), 404)
+        body = {**result, "view": effective_view(record.view, result),
+                "analysis": {**analysis_summary(record), **links(record)}}
+        return jsonify(body)
+
+    def managed_record(analysis_id: str) -> AnalysisRecord:
+        return services.sharing.authorize(analysis_id, request.headers.get("Authorization"))
+
+    @api.patch("/analyses/<analysis_id>")
+    def update_analysis(analysis_id: str):
+        try:
+            record = managed_record(analysis_id)
+            body = request.get_json(silent=True)
+            if not isinstance(body, dict):
+                return _error("send a JSON object such as {\"name\": \"...\", "
+                              "\"expires_in_days\": 30}", 400)
+            unknown = set(body) - {"name", "expires_in_days"}
+            if unknown:
+                return _error(f"unknown field(s): {', '.join(sorted(unknown))}; known: name, "
+                              "expires_in_days", 400)
+            if "name" in body:
+                record = services.sharing.rename(record, body["name"])
+            if "expires_in_days" in body:
+                record = services.sharing.set_expiry(record, body["expires_in_days"])
+        except NotAuthorized as exc:
+            return _error(str(exc), 401 if exc.missing else 403)
+        except AnalysisNotFound as exc:
+            return _error(str(exc), 404)
+        except CostdashError as exc:
+            return _error(str(exc), 400)
+        return jsonify({"analysis": {**analysis_summary(record), **links(record)}})
+
+    @api.delete("/analyses/<analysis_id>")
+    def delete_analysis(analysis_id: str):
+        try:
+            services.sharing.delete(managed_record(analysis_id))
+        except NotAuthorized as exc:
+            return _error(str(exc), 401 if exc.missing else 403)
+        except AnalysisNotFound as exc:
+            return _error(str(exc), 404)
+        return "", 204
+
+    @api.get("/openapi.json")
+    def openapi():
+        from dashboard.openapi import openapi_document
+
+        return jsonify(openapi_document(request.url_root.rstrip("/")))
 
     @api.get("/datasets/<dataset_id>")
     def dataset_info(dataset_id: str):

@@ -11,27 +11,50 @@ Default: a FileSystemCache under ``COSTDASH_DATA_DIR/cache`` (one host, several 
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask
 from flask_caching import Cache
 
+from costdash.analysis import analysis_to_dict, analyze
+from costdash.conditions import OperatingCondition
 from costdash.demo import DEMOS
 from costdash.hull import RocHull
 from dashboard.config import Settings
-from dashboard.storage import DatasetNotFound, DatasetRecord, DatasetStore, LoaderOptions
+from dashboard.sharing import ShareService
+from dashboard.storage import (DatasetNotFound, DatasetRecord, DatasetStore, LoaderOptions,
+                               SqlStore)
 from dashboard.viewmodel import (VIEW_VERSION, build_view_model, hull_from_entry,
                                  restrict_view_model)
 
 
 def cache_config(settings: Settings) -> dict[str, Any]:
-    """flask-caching configuration for the settings."""
+    """flask-caching configuration for the settings.
+
+    Parameters
+    ----------
+    settings : Settings
+        ``cache_url`` picks the backend: ``redis://``, ``rediss://`` or ``unix://`` give a
+        :class:`~dashboard.cachebackend.ResilientRedisCache` (Redis errors are misses, with
+        short socket timeouts); ``simple://`` a per-process SimpleCache (tests only); None a
+        FileSystemCache under ``data_dir/cache``.
+
+    Returns
+    -------
+    dict
+        The ``config`` of :class:`flask_caching.Cache`.
+    """
     common = {"CACHE_DEFAULT_TIMEOUT": settings.cache_timeout, "CACHE_KEY_PREFIX": "costdash:"}
     url = settings.cache_url
     if url and url.startswith(("redis://", "rediss://", "unix://")):
-        return {**common, "CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": url}
+        from dashboard.cachebackend import REDIS_OPTIONS
+
+        return {**common, "CACHE_TYPE": "dashboard.cachebackend.ResilientRedisCache",
+                "CACHE_REDIS_URL": url, "CACHE_OPTIONS": dict(REDIS_OPTIONS)}
     if url and url.startswith("simple://"):  # per-process; for tests only
         return {**common, "CACHE_TYPE": "SimpleCache"}
     if url:
@@ -41,6 +64,21 @@ def cache_config(settings: Settings) -> dict[str, Any]:
 
 
 def init_cache(server: Flask, settings: Settings) -> Cache:
+    """The shared result cache of one app, bound to its Flask server.
+
+    Parameters
+    ----------
+    server : flask.Flask
+        The Dash app's server.
+    settings : Settings
+        See :func:`cache_config`.
+
+    Returns
+    -------
+    flask_caching.Cache
+        Its ``get``, ``set``, ``has`` and ``delete`` never raise for an unreachable Redis: they
+        answer as an empty cache would, and the backend logs a rate-limited warning.
+    """
     return Cache(server, config=cache_config(settings))
 
 
@@ -77,6 +115,40 @@ class ViewModels:
             text = self._compute(dataset_id, record)
         return json.loads(text)
 
+    def forget(self, dataset_id: str) -> None:
+        """Drop the cached results of a data set that was deleted."""
+        for key in json.loads(self.cache.get(f"keys:{dataset_id}") or "[]"):
+            self.cache.delete(key)
+        self.cache.delete(f"keys:{dataset_id}")
+        self.cache.delete(self._key(dataset_id))
+
+    def analysis_json(self, dataset_id: str, view: Mapping[str, Any]) -> dict[str, Any]:
+        """``costdash analyze --json`` of a stored data set under a saved view's condition.
+
+        Cached by data set and condition (several links may share both); raises
+        :class:`DatasetNotFound`.
+        """
+        condition = {k: view.get(k) for k in ("p_pos", "cost_fn", "cost_fp")}
+        key = (f"analysis:v1:{dataset_id}:"
+               + hashlib.sha256(json.dumps(condition, sort_keys=True).encode()).hexdigest()[:24])
+        text = self.cache.get(key)
+        if text is None:
+            dataset = self.store.get(dataset_id)
+            p_pos = condition["p_pos"] if condition["p_pos"] is not None else dataset.prevalence
+            result = analyze(dataset, OperatingCondition(
+                p_pos, condition["cost_fn"] or 1.0, condition["cost_fp"] or 1.0))
+            text = json.dumps(analysis_to_dict(result), allow_nan=False, separators=(",", ":"))
+            self.cache.set(key, text)
+            self._remember(dataset_id, key)
+        return json.loads(text)
+
+    def _remember(self, dataset_id: str, key: str) -> None:
+        """Note a cache key derived from a data set, so :meth:`forget` can drop it too."""
+        index_key = f"keys:{dataset_id}"
+        keys = json.loads(self.cache.get(index_key) or "[]")
+        if key not in keys:
+            self.cache.set(index_key, json.dumps([*keys, key][-200:]))
+
     def view(self, dataset_id: str, models: list[str] | None = None) -> dict[str, Any]:
         """The view model restricted to ``models`` (all classifiers when None)."""
         full = self.full(dataset_id)
@@ -92,11 +164,13 @@ class ViewModels:
 
 @dataclass(frozen=True)
 class Services:
-    """What the routes and callbacks of one app share: settings, store, cached view models."""
+    """What the routes and callbacks of one app share: settings, store, cached view models,
+    and the rules of shared analyses."""
 
     settings: Settings
-    store: DatasetStore
+    store: SqlStore
     views: ViewModels
+    sharing: ShareService
 
     def put_demo(self, name: str) -> DatasetRecord:
         """Store a bundled demo data set (once) and cache its view model."""

@@ -13,7 +13,9 @@ from dashboard.api import install_api
 from dashboard.cache import Services, ViewModels, init_cache
 from dashboard.config import Settings
 from dashboard.jobs import background_manager
+from dashboard.links import install_links
 from dashboard.pages import PAGES, page_module
+from dashboard.sharing import ShareService
 from dashboard.shell import register_routing, shell_layout
 from dashboard.storage import make_store
 
@@ -64,9 +66,11 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
     server.secret_key = settings.resolved_secret_key()
     store = make_store(settings)
     cache = init_cache(server, settings)
-    services = Services(settings, store, ViewModels(store, cache, settings))
+    views = ViewModels(store, cache, settings)
+    services = Services(settings, store, views, ShareService(store, views.forget))
     server.extensions["costdash"] = services
     install_api(server, services)
+    install_links(server, services)
 
     @server.before_request
     def _root_to_default_page():

@@ -9,6 +9,8 @@ from dash import Dash, Input, Output, dcc, html
 
 from dashboard.cache import Services
 from dashboard.pages import PAGES, Page, page_for, page_module
+from dashboard.sharing import AnalysisNotFound, view_to_query
+from dashboard.storage import StorageUnavailable
 
 
 def shell_layout() -> html.Div:
@@ -35,10 +37,29 @@ def not_found(pathname: str) -> html.Div:
     ])
 
 
+def shared_content(token: str, query: dict[str, list[str]], services: Services) -> Any:
+    """The read-only Explore view of a saved analysis (the link's query may vary the view)."""
+    from dashboard.pages import explore
+
+    try:
+        record = services.sharing.open(token)
+    except AnalysisNotFound as exc:
+        return html.Div(className="placeholder-page", children=[
+            html.H1("This link leads nowhere"), html.P(str(exc))])
+    except StorageUnavailable:
+        return html.Div(className="placeholder-page", children=[
+            html.H1("The database is not reachable right now"),
+            html.P("Nothing was lost; the link will work again once it is back.")])
+    return explore.layout({**view_to_query(record.view), **query}, services, shared=record)
+
+
 def route(pathname: str | None, search: str | None, services: Services) -> tuple[Any, list[str]]:
     """The page content for a location, and the nav links' classes (the current one marked)."""
-    page: Page | None = page_for(pathname)
     query = parse_qs((search or "").lstrip("?"))
+    if pathname and pathname.startswith("/s/"):
+        return shared_content(pathname[3:].rstrip("/"), query, services), \
+            ["nav-link" for _ in PAGES]
+    page: Page | None = page_for(pathname)
     classes = ["nav-link" + (" active" if page is p else "") for p in PAGES]
     if page is None:
         return not_found(pathname or ""), classes

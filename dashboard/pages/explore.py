@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import flask
 from dash import (ClientsideFunction, Dash, Input, Output, State, ctx, dcc, html,
                   no_update)
 
@@ -33,7 +34,7 @@ from costdash.demo import DEMOS
 from costdash.errors import CostdashError
 from dashboard.cache import Services
 from dashboard.figures import classifier_colors, cost_figure, roc_figure
-from dashboard.storage import DatasetNotFound, valid_id
+from dashboard.storage import AnalysisRecord, DatasetNotFound, valid_id
 from dashboard.viewmodel import client_model
 
 DEFAULTS = {"cost_fn": 1.0, "cost_fp": 1.0, "volume": 1000.0, "unit": "€"}
@@ -370,13 +371,46 @@ def _exports() -> html.Nav:
                     children=[html.Span("Downloads:"), *links])
 
 
-def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Div:
-    """The Explore page, initialised from the URL query."""
+def _share_panel() -> html.Section:
+    return html.Section(className="panel share", children=[
+        html.H2("Share"),
+        html.P("Save this view with its data and get a read-only link for stakeholders: they "
+               "can move the sliders but change nothing. You also get a private manage link "
+               "(rename, expiry, delete).", className="explain"),
+        html.Label(["Name ", dcc.Input(id="share-name", type="text", maxLength=200,
+                                       placeholder="e.g. Q3 fraud model review",
+                                       className="text")]),
+        html.Label(["Expires in days ", _number("share-expiry", None, min=0,
+                                                placeholder="never")]),
+        html.Button("Create share link", id="share-button", n_clicks=0, className="demo-button"),
+        html.Div(id="share-result", className="share-result", **{"aria-live": "polite"}),
+    ])
+
+
+def _shared_banner(shared: AnalysisRecord) -> html.Section:
+    return html.Section(id="shared-banner", className="shared-banner", children=[
+        html.B(f"Shared analysis: {shared.name}"),
+        html.Span(" · read-only. Move the sliders to explore what-ifs; nothing you change here "
+                  "is saved. "),
+        html.A("Back to the saved view", href=f"/s/{shared.share_token}", id="shared-reset"),
+    ])
+
+
+def layout(query: dict[str, list[str]], services: Services, *,
+           shared: AnalysisRecord | None = None, **_: Any) -> html.Div:
+    """The Explore page, initialised from the URL query.
+
+    With ``shared`` (a saved analysis opened by its read-only link) the data comes from the
+    analysis, the upload and share controls are hidden and a banner says it is read-only.
+    """
     s = PageState.from_query(query)
+    if shared is not None:
+        s.data = shared.dataset_id
     ref = {"id": s.data, "models": s.models} if s.data else None
     demos = [html.Button(d.title, id=f"demo-{name}", n_clicks=0, className="demo-button",
                          title=d.description) for name, d in DEMOS.items()]
-    return html.Div(className="explore", children=[
+    hidden = {"display": "none"} if shared is not None else None
+    return html.Div(className="explore" + (" read-only" if shared else ""), children=[
         dcc.Store(id="dataset-ref", data=ref),
         dcc.Store(id="view-store"),
         dcc.Store(id="view-key"),
@@ -384,16 +418,19 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
         dcc.Store(id="constraint-request"),
         dcc.Store(id="constraint-store"),
         dcc.Store(id="url-state"),
+        *([_shared_banner(shared)] if shared is not None else []),
         html.Section(className="data-bar", children=[
-            _upload_zone(services),
-            html.Div(className="demos", children=[html.Span("or open a demo:"), *demos]),
+            html.Div(_upload_zone(services), style=hidden),
+            html.Div(className="demos", style=hidden,
+                     children=[html.Span("or open a demo:"), *demos]),
             html.Div(id="upload-status", className="status", **{"aria-live": "polite"}),
             html.Div(id="upload-error", className="error", role="alert"),
             html.Div(id="dataset-info", className="dataset-info"),
         ]),
         html.Div(className="explore-grid", children=[
             html.Aside(className="controls", children=[
-                _conditions_panel(s), _classifiers_panel(s), _analysis_panel(s)]),
+                _conditions_panel(s), _classifiers_panel(s), _analysis_panel(s),
+                *([_share_panel()] if shared is None else [])]),
             html.Div(className="results", children=[
                 html.P(id="sentence", className="sentence", **{"aria-live": "polite"},
                        children="Upload a predictions file or open a demo to start."),
@@ -551,6 +588,31 @@ def constraint_result(services: Services, key: dict[str, Any] | None,
     return out or None
 
 
+def share_view(services: Services, key: dict[str, Any] | None, view: dict[str, Any],
+               name: str | None, expires_in_days: Any, root_url: str) -> Any:
+    """Save the open data set and ``view`` as an analysis; the links to show, or an error."""
+    if not key or not key.get("id"):
+        return html.P("Open a data set first.", className="error")
+    try:
+        record = services.store.info(key["id"])
+        if record is None:
+            raise DatasetNotFound("the data set is no longer stored; upload it again")
+        new = services.sharing.create(
+            key["id"], name=(name or "").strip() or record.name,
+            view={**view, "models": key.get("models")}, expires_in_days=expires_in_days)
+    except CostdashError as exc:
+        return html.P(str(exc), className="error", role="alert")
+    root = root_url.rstrip("/")
+    share_url = f"{root}/s/{new.record.share_token}"
+    manage_url = f"{root}/manage/{new.manage_token}"
+    return html.Div([
+        html.P(["Read-only link (send this): ",
+                html.A(share_url, href=share_url, id="share-url", target="_blank")]),
+        html.P(["Manage link (keep it private; shown once): ",
+                html.A(manage_url, href=manage_url, id="manage-url", target="_blank")]),
+    ])
+
+
 # --- callbacks -----------------------------------------------------------------------------------
 
 def _cs(name: str) -> ClientsideFunction:
@@ -632,6 +694,26 @@ def register_callbacks(app: Dash, services: Services) -> None:
         State("sens-fn-lo", "value"), State("sens-fn-hi", "value"),
         State("sens-fp-lo", "value"), State("sens-fp-hi", "value"),
         prevent_initial_call=True)
+    @app.callback(
+        Output("share-result", "children"), Input("share-button", "n_clicks"),
+        State("view-key", "data"), State("share-name", "value"), State("share-expiry", "value"),
+        State("p-pos-input", "value"), State("cost-fn-input", "value"),
+        State("cost-fp-input", "value"), State("volume-input", "value"),
+        State("unit-input", "value"), State("cost-lines-toggle", "value"),
+        State("sens-on", "value"), State("sens-p-lo", "value"), State("sens-p-hi", "value"),
+        State("sens-fn-lo", "value"), State("sens-fn-hi", "value"),
+        State("sens-fp-lo", "value"), State("sens-fp-hi", "value"),
+        State("np-max-fpr-input", "value"), State("capacity-input", "value"),
+        prevent_initial_call=True)
+    def _share(_clicks, key, name, expiry, p_pos, cost_fn, cost_fp, volume, unit, lines,
+               sens_on, p_lo, p_hi, fn_lo, fn_hi, fp_lo, fp_hi, max_fpr, capacity):
+        ranges = ({"sens_p": [p_lo, p_hi], "sens_fn": [fn_lo, fn_hi], "sens_fp": [fp_lo, fp_hi]}
+                  if sens_on else {})
+        view = {"p_pos": p_pos, "cost_fn": cost_fn, "cost_fp": cost_fp, "volume": volume,
+                "unit": unit, "lines": bool(lines), "max_fpr": max_fpr, "capacity": capacity,
+                **{k: v for k, v in ranges.items() if None not in v}}
+        return share_view(services, key, view, name, expiry, flask.request.url_root)
+
     app.clientside_callback(
         _cs("constraintRequest"),
         Output("constraint-request", "data"),

@@ -1,0 +1,289 @@
+"""Saved analyses behind unguessable links: tokens, the saved view, and the rules of sharing.
+
+An analysis is a stored data set plus the view its uploader settled on (the Explore page's URL
+state). Saving one hands out two secrets:
+
+* the **share token**, in the read-only link ``/s/<token>``: whoever has it sees the view and may
+  move the sliders (a what-if that saves nothing);
+* the **manage token**, in ``/manage/<token>`` and as ``Authorization: Bearer <token>`` for the
+  API: rename, set an expiry, delete. Only its SHA-256 is stored, and it is shown once, to the
+  uploader; the read-only page never carries it.
+
+Tokens are 192 random bits from :mod:`secrets` (URL-safe base64, 32 characters). They are looked
+up by their SHA-256, and a bearer token is checked with :func:`hmac.compare_digest`, so neither
+the database index nor the comparison leaks how much of a guess was right.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import re
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from costdash.errors import CostdashError, ParameterError
+from dashboard.storage import AnalysisRecord, SqlStore
+
+__all__ = ["AnalysisNotFound", "NotAuthorized", "NewAnalysis", "ShareService", "normalise_view",
+           "token_key", "view_to_query"]
+
+TOKEN_BYTES = 24
+"""192 bits: far beyond the issue's 128-bit floor, and 32 URL-safe characters."""
+
+_TOKEN_PATTERN = re.compile(r"^[A-Za-z0-9_-]{32}$")
+_ID_PATTERN = re.compile(r"^[0-9a-f]{16}$")
+MAX_NAME = 200
+MAX_EXPIRY_DAYS = 3650
+DAY = 86400.0
+
+
+class AnalysisNotFound(CostdashError, KeyError):
+    """No live analysis answers to this token or id (unknown, deleted or expired)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "analysis not found"
+
+
+class NotAuthorized(CostdashError):
+    """A manage action without the analysis's manage token (``missing``: none was given)."""
+
+    def __init__(self, message: str, *, missing: bool = False):
+        super().__init__(message)
+        self.missing = missing
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def token_key(token: str) -> str:
+    """The stored form of a token (its SHA-256, hex)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def looks_like_token(value: object) -> bool:
+    return isinstance(value, str) and bool(_TOKEN_PATTERN.match(value))
+
+
+# --- the saved view ----------------------------------------------------------------------------
+
+_FLOAT_KEYS = ("p_pos", "cost_fn", "cost_fp", "volume", "max_fpr", "capacity")
+_RANGE_KEYS = ("sens_p", "sens_fn", "sens_fp")
+VIEW_KEYS = (*_FLOAT_KEYS, "unit", "models", "lines", *_RANGE_KEYS)
+"""The Explore page's URL parameters a saved view keeps (everything but the data set)."""
+
+
+def _number(key: str, value: Any) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{key} must be a number, not '{str(value)[:40]}'") from None
+    if not math.isfinite(x):
+        raise ParameterError(f"{key} must be finite, not {value}")
+    return x
+
+
+def normalise_view(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A saved view from form fields, query parameters or JSON: checked, typed, nothing extra.
+
+    Numbers may come as text. ``p_pos`` must lie in (0, 1), the costs be positive; ``models``
+    may be a list or comma-separated text. Unknown keys are dropped (a URL carries others).
+
+    Raises
+    ------
+    ParameterError
+        A value out of range or not a number, naming the parameter.
+    """
+    view: dict[str, Any] = {}
+    for key in _FLOAT_KEYS:
+        value = raw.get(key)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            continue
+        view[key] = _number(key, value)
+    if "p_pos" in view and not 0.0 < view["p_pos"] < 1.0:
+        raise ParameterError(f"p_pos must lie strictly between 0 and 1, not {view['p_pos']:g}")
+    for key in ("cost_fn", "cost_fp"):
+        if key in view and view[key] <= 0:
+            raise ParameterError(f"{key} must be positive, not {view[key]:g}")
+    for key in ("volume", "capacity"):
+        if key in view and view[key] < 0:
+            raise ParameterError(f"{key} must not be negative, not {view[key]:g}")
+    if "max_fpr" in view and not 0.0 <= view["max_fpr"] <= 1.0:
+        raise ParameterError(f"max_fpr must lie between 0 and 1, not {view['max_fpr']:g}")
+    if raw.get("unit") is not None:
+        view["unit"] = str(raw["unit"])[:12]
+    models = raw.get("models")
+    if isinstance(models, str):
+        models = [m.strip() for m in models.split(",") if m.strip()]
+    if models:
+        view["models"] = [str(m) for m in models]
+    lines = raw.get("lines")
+    if lines in (True, "1", "true", "on"):
+        view["lines"] = True
+    for key in _RANGE_KEYS:
+        value = raw.get(key)
+        if value is None or value == "":
+            continue
+        parts = value.split(",") if isinstance(value, str) else list(value)
+        if len(parts) != 2:
+            raise ParameterError(f"{key} must be two numbers, low and high")
+        view[key] = [_number(key, parts[0]), _number(key, parts[1])]
+    return view
+
+
+def view_to_query(view: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The saved view as Explore's URL query (the shape ``parse_qs`` gives)."""
+    query: dict[str, list[str]] = {}
+    for key, value in view.items():
+        if key == "models":
+            query[key] = [",".join(value)]
+        elif key == "lines":
+            query[key] = ["1"] if value else []
+        elif key in _RANGE_KEYS:
+            query[key] = [f"{value[0]!r},{value[1]!r}"]
+        elif isinstance(value, float):
+            query[key] = [repr(value)]
+        else:
+            query[key] = [str(value)]
+    return {k: v for k, v in query.items() if v}
+
+
+# --- the service -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NewAnalysis:
+    """What saving returns: the record and the manage token (which exists nowhere else)."""
+
+    record: AnalysisRecord
+    manage_token: str
+
+
+def _expiry(days: Any, now: float) -> float | None:
+    if days is None or (isinstance(days, str) and not days.strip()):
+        return None
+    d = _number("expires_in_days", days)
+    if not 0 < d <= MAX_EXPIRY_DAYS:
+        raise ParameterError(f"expires_in_days must be between 0 and {MAX_EXPIRY_DAYS}, not "
+                             f"{d:g}")
+    return now + d * DAY
+
+
+def _name(name: Any) -> str:
+    text = " ".join(str(name).split())
+    if not text:
+        raise ParameterError("the name must not be empty")
+    return text[:MAX_NAME]
+
+
+class ShareService:
+    """Saving, opening, renaming, expiring and deleting analyses (the rules; storage is below).
+
+    Parameters
+    ----------
+    store : SqlStore
+        Where data sets and analyses live.
+    forget_dataset : callable, optional
+        Called with the id of each data set deleted, so cached results of it go too.
+    """
+
+    def __init__(self, store: SqlStore, forget_dataset: Any = None):
+        self.store = store
+        self.forget_dataset = forget_dataset or (lambda _id: None)
+
+    def create(self, dataset_id: str, *, name: str, view: Mapping[str, Any],
+               expires_in_days: Any = None, now: float | None = None) -> NewAnalysis:
+        """Save an analysis of a stored data set; the caller has stored the data set."""
+        now = time.time() if now is None else now
+        if not self.store.exists(dataset_id):
+            raise ParameterError(f"no data set with id '{dataset_id}' is stored here")
+        share, manage = new_token(), new_token()
+        record = AnalysisRecord(
+            id=secrets.token_hex(8), name=_name(name), dataset_id=dataset_id,
+            view=normalise_view(view), share_token=share, manage_key=token_key(manage),
+            created_at=now, expires_at=_expiry(expires_in_days, now))
+        self.store.add_analysis(record, token_key(share))
+        self.purge_expired(now)
+        return NewAnalysis(record, manage)
+
+    def open(self, share_token: str, now: float | None = None) -> AnalysisRecord:
+        """The live analysis behind a read-only link; :class:`AnalysisNotFound` otherwise."""
+        record = (self.store.find_analysis(share_key=token_key(share_token))
+                  if looks_like_token(share_token) else None)
+        if record is None or record.expired(now):
+            raise AnalysisNotFound("This link does not lead to a saved analysis: it was "
+                                   "deleted, it expired, or it was mistyped.")
+        return record
+
+    def managed(self, manage_token: str, now: float | None = None) -> AnalysisRecord:
+        """The analysis a manage link controls (expired ones too: they may be renewed)."""
+        record = (self.store.find_analysis(manage_key=token_key(manage_token))
+                  if looks_like_token(manage_token) else None)
+        if record is None:
+            raise AnalysisNotFound("This manage link does not lead to a saved analysis: it was "
+                                   "deleted, or it was mistyped.")
+        return record
+
+    def authorize(self, analysis_id: str, authorization: str | None) -> AnalysisRecord:
+        """The analysis ``analysis_id`` if ``authorization`` is ``Bearer <its manage token>``.
+
+        Raises
+        ------
+        NotAuthorized
+            No or malformed header (``missing``), or a token that is not this analysis's.
+        AnalysisNotFound
+            No analysis has this id.
+        """
+        scheme, _, token = (authorization or "").strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise NotAuthorized("send the manage token as 'Authorization: Bearer <token>'",
+                                missing=True)
+        record = (self.store.find_analysis(id=analysis_id)
+                  if _ID_PATTERN.match(analysis_id or "") else None)
+        if record is None:
+            raise AnalysisNotFound(f"no analysis with id '{analysis_id}'")
+        if not hmac.compare_digest(token_key(token.strip()), record.manage_key):
+            raise NotAuthorized("this token does not manage that analysis")
+        return record
+
+    def rename(self, record: AnalysisRecord, name: Any) -> AnalysisRecord:
+        return self._updated(self.store.update_analysis(record.id, name=_name(name)), record)
+
+    def set_expiry(self, record: AnalysisRecord, expires_in_days: Any,
+                   now: float | None = None) -> AnalysisRecord:
+        """Expire ``expires_in_days`` from now; None or empty clears the expiry."""
+        now = time.time() if now is None else now
+        return self._updated(self.store.update_analysis(
+            record.id, expires_at=_expiry(expires_in_days, now)), record)
+
+    def delete(self, record: AnalysisRecord) -> None:
+        """Delete the analysis, and its data set unless another analysis uses it."""
+        for dataset_id in self.store.delete_analysis(record.id) or ():
+            self.forget_dataset(dataset_id)
+
+    def purge_expired(self, now: float | None = None) -> None:
+        """Delete expired analyses and the data sets only they used."""
+        for dataset_id in self.store.purge_expired(now):
+            self.forget_dataset(dataset_id)
+
+    @staticmethod
+    def _updated(record: AnalysisRecord | None, old: AnalysisRecord) -> AnalysisRecord:
+        if record is None:
+            raise AnalysisNotFound(f"the analysis '{old.id}' was deleted meanwhile")
+        return record
+
+
+def analysis_summary(record: AnalysisRecord) -> dict[str, Any]:
+    """The API's description of an analysis (no secrets)."""
+    return {"id": record.id, "name": record.name, "dataset_id": record.dataset_id,
+            "created_at": iso(record.created_at), "expires_at": iso(record.expires_at)}
+
+
+def iso(t: float | None) -> str | None:
+    if t is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
