@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 
     from dashboard.config import Settings
 
-__all__ = ["BAND_TIMEOUT", "DEFAULT_SEED", "BandCache", "background_manager", "band_key"]
+__all__ = ["BAND_TIMEOUT", "DEFAULT_SEED", "BandCache", "JobAbandoned", "background_manager",
+           "band_key", "job_failure_message"]
 
 JOB_EXPIRE = 3600
 """Seconds a finished job's return value waits in the manager's store for its poll."""
@@ -58,12 +59,115 @@ POLL_INTERVAL_MS = 500
 """How often the browser asks a running job for progress and its result."""
 
 
-def _celery(url: str) -> Any:
-    from celery import Celery  # optional dependency: dash[celery]
+JOB_TIME_LIMIT = 3600
+"""Seconds a bootstrap job may run in a Celery worker before it is killed and reported failed
+(the largest band, B = 10,000 on a million rows, takes minutes)."""
 
-    app = Celery("costdash", broker=url, backend=url)
-    app.conf.update(task_track_started=True, result_expires=JOB_EXPIRE)
+VISIBILITY_TIMEOUT = 2 * JOB_TIME_LIMIT
+"""Seconds before the Redis broker hands an unacknowledged job to another worker. Jobs are
+acknowledged when they end (``acks_late``), so this must exceed the longest job, or a running
+job would be started a second time elsewhere; it is also how long a job whose whole worker
+(or host) died waits before another worker picks it up."""
+
+MAX_DELIVERIES = 2
+"""Times a job is started when its worker process dies under it (killed, out of memory):
+once more after the first death, then it is reported failed instead of killing worker after
+worker."""
+
+
+class JobAbandoned(RuntimeError):
+    """A job whose worker process died under it :data:`MAX_DELIVERIES` times."""
+
+
+def job_failure_message(exc: BaseException | None) -> str:
+    """What the page says about a Celery job that ended without a result.
+
+    Parameters
+    ----------
+    exc : BaseException or None
+        The task's result when its state is FAILURE (an exception instance).
+
+    Returns
+    -------
+    str
+        One sentence for the user; the details are in the worker's log.
+    """
+    name = type(exc).__name__
+    if isinstance(exc, JobAbandoned):
+        return str(exc)
+    if name in ("TimeLimitExceeded", "SoftTimeLimitExceeded"):
+        return (f"The bootstrap job ran longer than the {JOB_TIME_LIMIT} s limit and was "
+                "stopped. Try fewer replicates.")
+    if name == "WorkerLostError":
+        return ("The bootstrap job failed: the worker process running it died "
+                f"({exc}). Run it again, or with fewer replicates.")
+    return f"The bootstrap job failed ({name}: {exc}). The details are in the worker's log."
+
+
+def _celery(url: str) -> Any:
+    from celery import Celery, Task  # optional dependency: dash[celery]
+
+    class JobTask(Task):
+        """A Dash background job that survives the death of its worker process once.
+
+        ``acks_late`` with ``reject_on_worker_lost``: the broker forgets a job only when it
+        ended, and a job whose pool process died (SIGKILL, the OOM killer) goes back to the
+        queue; the browser keeps polling (the task stays STARTED) and gets the rerun's result.
+        Each start is counted in the result backend, so a job that kills its process every
+        time ends as a failure the page reports (:class:`JobAbandoned`) instead of looping.
+        """
+
+        acks_late = True
+        reject_on_worker_lost = True
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            client = getattr(self.backend, "client", None)
+            task_id = self.request.id
+            if client is not None and task_id and self.name.startswith("background_callback_"):
+                key = f"costdash:job-starts:{task_id}"
+                starts = client.incr(key)
+                client.expire(key, JOB_EXPIRE)
+                if starts > MAX_DELIVERIES:
+                    raise JobAbandoned(
+                        f"The bootstrap job was stopped: the worker process running it died "
+                        f"{starts - 1} times (killed, or out of memory). Try fewer replicates, "
+                        "or ask the operator to look at the workers.")
+            return super().__call__(*args, **kwargs)
+
+    app = Celery("costdash", broker=url, backend=url, task_cls=JobTask)
+    app.conf.update(
+        task_track_started=True, result_expires=JOB_EXPIRE,
+        task_acks_late=True, task_reject_on_worker_lost=True,
+        # A job is seconds to minutes of CPU: a worker process takes one at a time, so a
+        # queued job goes to whichever process frees up first instead of waiting behind another.
+        worker_prefetch_multiplier=1,
+        task_time_limit=JOB_TIME_LIMIT,
+        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT},
+        broker_connection_retry_on_startup=True,
+    )
     return app
+
+
+def _celery_manager(celery_app: Any, expire: int) -> CeleryManager:
+    from dash import CeleryManager
+
+    class JobManager(CeleryManager):
+        """Dash's CeleryManager, plus: a job that ended in FAILURE without writing a result
+        (its process died for good, or it hit the time limit) is reported to the page as a
+        background-callback error, which the page's ``on_error`` shows; Dash alone would treat
+        it like a cancel and say nothing."""
+
+        def get_result(self, key: str, job: Any) -> Any:
+            result = super().get_result(key, job)
+            if result is self.UNDEFINED and job:
+                task = self.get_task(job)
+                if task is not None and task.status == "FAILURE":
+                    message = job_failure_message(task.result)
+                    task.forget()
+                    return {"background_callback_error": {"msg": message, "tb": ""}}
+            return result
+
+    return JobManager(celery_app, expire=expire)
 
 
 def background_manager(settings: Settings) -> DiskcacheManager | CeleryManager:
@@ -72,9 +176,7 @@ def background_manager(settings: Settings) -> DiskcacheManager | CeleryManager:
     if url:
         if not url.startswith(("redis://", "rediss://", "amqp://", "amqps://")):
             raise ValueError(f"COSTDASH_JOBS_URL must be redis://... or amqp://..., not {url!r}")
-        from dash import CeleryManager
-
-        return CeleryManager(_celery(url), expire=JOB_EXPIRE)
+        return _celery_manager(_celery(url), JOB_EXPIRE)
     import diskcache
     from dash import DiskcacheManager
 
@@ -89,11 +191,12 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(name)
     from dashboard.factory import create_app
 
+    from dash import CeleryManager
+
     manager = create_app()._background_manager
-    handle = getattr(manager, "handle", None)
-    if type(manager).__name__ != "CeleryManager":
+    if not isinstance(manager, CeleryManager):
         raise RuntimeError("set COSTDASH_JOBS_URL=redis://... to run background jobs in Celery")
-    return handle
+    return manager.handle
 
 
 # --- results -------------------------------------------------------------------------------------
@@ -156,8 +259,9 @@ class BandCache:
         except (ValueError, KeyError, TypeError, OSError):  # stale format: compute it again
             return None
 
-    def put(self, key: str, band: CostBand | DifferenceBand) -> None:
-        self.cache.set(key, encode_band(band), timeout=self.timeout)
+    def put(self, key: str, band: CostBand | DifferenceBand) -> bool:
+        """Keep ``band`` under ``key``; False when the cache did not take it (Redis down)."""
+        return bool(self.cache.set(key, encode_band(band), timeout=self.timeout))
 
     def has(self, key: str) -> bool:
         return self.cache.has(key)

@@ -21,13 +21,15 @@ shared with the Compare page.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dash import Dash, Input, Output, State, dcc, html, no_update
+from dash import Dash, Input, Output, State, dcc, html, no_update, set_props
+from dash.exceptions import BackgroundCallbackError
 
 from costdash.bands import MAX_REPLICATES, CostBand, confidence_ranks, cost_band
 from costdash.conditions import OperatingCondition
@@ -40,6 +42,8 @@ from dashboard.figures.bands import level_text as percent
 from dashboard.jobs import DEFAULT_SEED, POLL_INTERVAL_MS, BandCache, band_key
 from dashboard.storage import DatasetNotFound, valid_id
 from dashboard.viewmodel import hull_from_entry
+
+log = logging.getLogger(__name__)
 
 DEFAULT_LEVEL = 0.9
 DEFAULT_REPLICATES = 1000
@@ -132,6 +136,10 @@ def as_float(value: Any) -> float | None:
 
 def fmt_range(lo: float, hi: float) -> str:
     return f"{lo:.3g}" if lo == hi else f"{lo:.3g}–{hi:.3g}"
+
+
+CACHE_DOWN = ("The band was computed, but the result cache did not keep it (the cache server "
+              "is unreachable), so it cannot be shown. Try again when the cache is back.")
 
 
 # --- the data set ---------------------------------------------------------------------------------
@@ -247,10 +255,54 @@ def progress_reporter(set_progress: Callable[[tuple], None] | None
     return report
 
 
+JOB_ERROR_PREFIX = "An error occurred inside a background callback: "
+
+
+def job_error_text(err: Exception) -> str:
+    """The sentence the page shows for a bootstrap job that failed or could not start.
+
+    Parameters
+    ----------
+    err : Exception
+        What Dash gave the callback's ``on_error``: a ``BackgroundCallbackError`` (the job
+        raised, or its worker died: see :func:`dashboard.jobs.job_failure_message`), or the
+        error of starting the job (e.g. the job queue is unreachable).
+
+    Returns
+    -------
+    str
+    """
+    if isinstance(err, BackgroundCallbackError):
+        text = str(err).removeprefix(JOB_ERROR_PREFIX).strip()
+        first_line = text.split("\n", 1)[0].strip()
+        if first_line.startswith("The bootstrap job"):
+            return first_line
+        return f"The bootstrap job failed ({first_line}). The details are in the server's log."
+    return (f"The bootstrap job could not be started ({type(err).__name__}: {err}). "
+            "Try again in a moment; if it keeps failing, the job queue is unreachable.")
+
+
+def job_error_handler(prefix: str) -> Callable[[Exception], Any]:
+    """``on_error`` of a page's bootstrap job: the failure goes into ``{prefix}-status``.
+
+    The job's own output is left as it was, so the page's normal render callback does not run
+    and overwrite the message; the next change of the controls replaces it as usual. Dash ends
+    the job either way: Run is enabled again and Cancel disabled.
+    """
+    def on_error(err: Exception) -> Any:
+        message = job_error_text(err)
+        # The traceback (of the job, or of the enqueue) is for the operator, not the page.
+        log.error("%s bootstrap job: %s", prefix, err, exc_info=err)
+        set_props(f"{prefix}-status", {"children": html.Span(message, className="warn")})
+        return no_update
+    return on_error
+
+
 def background_options(prefix: str) -> dict[str, Any]:
-    """``running``, ``cancel`` and ``progress`` of a page's bootstrap job."""
+    """``running``, ``cancel``, ``progress`` and ``on_error`` of a page's bootstrap job."""
     return dict(
         background=True, prevent_initial_call=True, interval=POLL_INTERVAL_MS,
+        on_error=job_error_handler(prefix),
         running=[(Output(f"{prefix}-run", "disabled"), True, False),
                  (Output(f"{prefix}-cancel", "disabled"), False, True),
                  (Output(f"{prefix}-job", "className"), "job running", "job"),
@@ -443,7 +495,8 @@ def compute_band(services: Services, data: dict | None, model: str | None, thres
     except CostdashError as exc:
         return {"key": key, "error": str(exc)}
     seconds = time.perf_counter() - start
-    bands.put(key, band)
+    if not bands.put(key, band):
+        return {"key": key, "error": CACHE_DOWN}
     return {"key": key, "seconds": seconds}
 
 

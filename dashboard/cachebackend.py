@@ -1,0 +1,147 @@
+"""A Redis cache backend for flask-caching that a Redis outage cannot take down.
+
+The shared cache only saves work: every value in it (view models, bootstrap bands) can be computed
+again from the database. So when Redis is unreachable, :class:`ResilientRedisCache` answers as an
+empty cache would (a miss on reads, nothing stored on writes) instead of raising, and the pages and
+the API keep serving from the database, only slower. It logs a warning, at most once per
+:data:`WARN_EVERY` seconds per process, with the number of failed operations since the last one.
+
+After a connection failure it does not try Redis again for :data:`RETRY_AFTER` seconds: every
+request makes several cache calls, and each would otherwise wait for its own connect timeout when
+the Redis host is gone without refusing connections (a blackholed address). The short socket
+timeouts in :data:`REDIS_OPTIONS` bound the wait of the first call.
+
+Use it through flask-caching (``CACHE_TYPE="dashboard.cachebackend.ResilientRedisCache"``, see
+:func:`dashboard.cache.cache_config`); the ``Cache`` object keeps its usual interface.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from flask_caching.backends.rediscache import RedisCache
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+__all__ = ["REDIS_OPTIONS", "RETRY_AFTER", "WARN_EVERY", "ResilientRedisCache"]
+
+log = logging.getLogger(__name__)
+
+WARN_EVERY = 30.0
+"""Seconds between two warnings about an unusable Redis (per cache object, i.e. per process)."""
+
+RETRY_AFTER = 5.0
+"""Seconds the cache acts as empty after a connection failure before it tries Redis again."""
+
+REDIS_OPTIONS: dict[str, Any] = {
+    "socket_connect_timeout": 1.0,
+    "socket_timeout": 2.0,
+    # A pooled connection that Redis (or a proxy) closed while idle is checked before use,
+    # so one restart of Redis does not cost one failed request per pooled connection.
+    "health_check_interval": 15,
+}
+"""``redis.Redis`` options of the cache's client: a dead Redis costs a request about a second."""
+
+_DOWN_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
+
+_MISS: dict[str, Callable[..., Any]] = {
+    "get": lambda *a, **k: None,
+    "get_many": lambda *keys: [None] * len(keys),
+    "get_dict": lambda *keys: dict.fromkeys(keys),
+    "has": lambda *a, **k: False,
+    "set": lambda *a, **k: False,
+    "add": lambda *a, **k: False,
+    "set_many": lambda *a, **k: [],
+    "delete": lambda *a, **k: False,
+    "delete_many": lambda *a, **k: [],
+    "unlink": lambda *a, **k: 0,
+    "clear": lambda *a, **k: False,
+    "inc": lambda *a, **k: None,
+    "dec": lambda *a, **k: None,
+}
+"""What each cache method answers while Redis is unusable: what an empty cache would."""
+
+
+class ResilientRedisCache(RedisCache):
+    """flask-caching's ``RedisCache`` that treats Redis errors as misses (see the module).
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Those of :class:`flask_caching.backends.RedisCache`.
+
+    Attributes
+    ----------
+    failures : int
+        Operations that failed since the last warning was logged.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.failures = 0
+        self._down_until = 0.0
+        self._warned_at: float | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"ResilientRedisCache({self._where()})"
+
+    def _where(self) -> str:
+        try:
+            kwargs = self._write_client.connection_pool.connection_kwargs
+            return f"redis://{kwargs.get('host')}:{kwargs.get('port')}/{kwargs.get('db', 0)}"
+        except AttributeError:
+            return "redis"
+
+    def _failed(self, operation: str, exc: BaseException, down: bool) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self.failures += 1
+            if down:
+                self._down_until = now + RETRY_AFTER
+            if self._warned_at is not None and now - self._warned_at < WARN_EVERY:
+                return
+            self._warned_at, count, self.failures = now, self.failures, 0
+        log.warning("Redis cache at %s failed (%s on %s: %s); serving without the cache, from "
+                    "the database (%d failed cache operation%s since the last warning; next "
+                    "warning in %.0f s at the earliest)", self._where(), type(exc).__name__,
+                    operation, exc, count, "" if count == 1 else "s", WARN_EVERY)
+
+    def _is_down(self) -> bool:
+        return time.monotonic() < self._down_until
+
+    @property
+    def available(self) -> bool:
+        """False while the cache is skipping Redis after a connection failure."""
+        return not self._is_down()
+
+
+def _guarded(name: str) -> Callable[..., Any]:
+    method = getattr(RedisCache, name)
+    miss = _MISS[name]
+
+    @functools.wraps(method)
+    def guarded(self: ResilientRedisCache, *args: Any, **kwargs: Any) -> Any:
+        if self._is_down():
+            with self._lock:
+                self.failures += 1
+            return miss(*args, **kwargs)
+        try:
+            return method(self, *args, **kwargs)
+        except _DOWN_ERRORS as exc:
+            self._failed(name, exc, down=True)
+        except RedisError as exc:  # e.g. OOM on a big set: Redis is up, this call failed
+            self._failed(name, exc, down=False)
+        return miss(*args, **kwargs)
+    return guarded
+
+
+for _name in _MISS:
+    setattr(ResilientRedisCache, _name, _guarded(_name))
+del _name
