@@ -12,6 +12,39 @@ from dashboard.figures.palette import GRID_COLOR
 
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 
+GRAPH_CONFIG: dict[str, Any] = {
+    "displaylogo": False,
+    "responsive": True,
+    # plotly.js 4 shows a "Share chart..." button by default that uploads the plot, data
+    # included, to Plotly Cloud; uploaded predictions must not leave the server that way.
+    "showSendToCloud": False,
+    # The camera button's PNG at twice the on-screen resolution, so it stays sharp in slides.
+    "toImageButtonOptions": {"format": "png", "scale": 2},
+}
+"""The ``config`` shared by every ``dcc.Graph``; take it through :func:`graph_config`.
+
+The mode bar's camera button downloads a PNG; ``assets/plot-export.js`` adds a mode-bar button
+that downloads the same plot as SVG under the same file name. Not to be mutated.
+"""
+
+
+def graph_config(plot_name: str) -> dict[str, Any]:
+    """The ``config`` of one ``dcc.Graph``: :data:`GRAPH_CONFIG`, downloads named after the plot.
+
+    Parameters
+    ----------
+    plot_name : str
+        What the plot shows, e.g. ``"roc"`` or ``"compare-difference"``; unique in the dashboard.
+
+    Returns
+    -------
+    dict
+        A fresh copy, whose downloads are ``costdash-<plot_name>.png`` and ``.svg``.
+    """
+    return {**GRAPH_CONFIG,
+            "toImageButtonOptions": {**GRAPH_CONFIG["toImageButtonOptions"],
+                                     "filename": f"costdash-{plot_name}"}}
+
 
 def base_layout(**overrides: Any) -> dict[str, Any]:
     """Layout shared by the dashboard's figures: plain white, compact, legend below."""

@@ -33,6 +33,7 @@ from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
 from dashboard.cache import Services
 from dashboard.figures.bands import band_figure
+from dashboard.figures.common import graph_config
 from dashboard.figures.compare import difference_figure, envelopes_figure
 from dashboard.jobs import DEFAULT_SEED, BandCache, band_key
 from dashboard.pages.confidence import (DEFAULT_LEVEL, GRID, NO_DATA, as_float, as_int,
@@ -110,13 +111,13 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
                     html.Figure(className="plot", children=[
                         html.Div(className="graph-box", children=dcc.Graph(
                             id="compare-envelopes", style={"height": "100%"},
-                            config={"displaylogo": False, "responsive": True})),
+                            config=graph_config("compare-envelopes"))),
                         html.Figcaption("Each classifier's cost curve (lower envelope)"),
                     ]),
                     html.Figure(className="plot", children=[
                         html.Div(className="graph-box", children=dcc.Graph(
                             id="compare-difference", style={"height": "100%"},
-                            config={"displaylogo": False, "responsive": True})),
+                            config=graph_config("compare-difference"))),
                         html.Figcaption("Difference a − b (below 0: a is cheaper)"),
                     ]),
                 ]),

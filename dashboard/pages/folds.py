@@ -29,7 +29,7 @@ from costdash.demo import DEMOS
 from costdash.errors import CostdashError
 from costdash.folds import FoldAverages, FoldSpread, dataset_fold_averages, fold_spread
 from dashboard.cache import Services
-from dashboard.figures.common import threshold_text
+from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.folds import folds_cost_figure, folds_roc_figure
 from dashboard.storage import DatasetNotFound, valid_id
 
@@ -89,7 +89,7 @@ def _graph(id_: str, figure: Any, caption: str) -> html.Figure:
     return html.Figure(className="plot", children=[
         html.Div(className="graph-box", children=dcc.Graph(
             id=id_, figure=figure,
-            style={"height": "100%"}, config={"displaylogo": False, "responsive": True},
+            style={"height": "100%"}, config=graph_config(id_.removesuffix("-graph")),
             className="graph")),
         html.Figcaption(caption),
     ])

@@ -49,6 +49,7 @@ from costdash.multiclass import (BcostResult, BdeltacostResult, LabelPredictions
                                  bdeltacost, confusion3d_from_labels, confusion_from_labels,
                                  load_cost_matrix, load_label_predictions, match_labels)
 from dashboard.cache import Services
+from dashboard.figures.common import graph_config
 from dashboard.figures.multiclass import bcost_figure, level_text
 
 log = logging.getLogger(__name__)
@@ -375,7 +376,7 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
             html.Figure(className="plot mc-plot", children=[
                 html.Div(className="graph-box mc-graph-box", children=dcc.Graph(
                     id="multiclass-graph", figure=bcost_figure(None), style={"height": "100%"},
-                    config={"displaylogo": False, "responsive": True})),
+                    config=graph_config("multiclass-costs"))),
                 html.Figcaption("Thick bar: bootstrap interval (BCOST); dashed: normal "
                                 "interval; diamond: observed average cost"),
             ]),
