@@ -243,8 +243,8 @@ class AnalysisStore(ABC):
         uses it. Returns the ids of data sets removed (None when there was no such analysis)."""
 
     @abstractmethod
-    def purge_expired(self, now: float | None = None) -> int:
-        """Delete expired analyses (and data sets only they used); returns how many."""
+    def purge_expired(self, now: float | None = None) -> tuple[str, ...]:
+        """Delete expired analyses, and data sets only they used; returns those data sets' ids."""
 
 
 def database_url(settings: Any) -> str:
@@ -657,10 +657,11 @@ class SqlStore(DatasetStore, AnalysisStore):
             n, orphans = self._delete_analyses(conn, analyses_table.c.id == analysis_id)
         return orphans if n else None
 
-    def purge_expired(self, now: float | None = None) -> int:
+    def purge_expired(self, now: float | None = None) -> tuple[str, ...]:
         with self._begin() as conn:
-            n, _ = self._delete_analyses(conn, analyses_table.c.expires_at <= (now or time.time()))
-        return n
+            _, orphans = self._delete_analyses(
+                conn, analyses_table.c.expires_at <= (now or time.time()))
+        return orphans
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
