@@ -1,0 +1,65 @@
+"""gunicorn settings of the costdash web role: ``gunicorn -c gunicorn.conf.py app:server``.
+
+Environment:
+
+``PORT``             port to listen on (default 8050)
+``HOST``             interface (default 0.0.0.0: in a container the published port must reach it)
+``WEB_CONCURRENCY``  worker processes (default 2)
+``WEB_THREADS``      threads per worker (default 4)
+``WEB_TIMEOUT``      seconds a request may take before its worker is restarted (default 120)
+
+Every worker builds its own app from the ``COSTDASH_*`` settings (see docs/deployment.md) and
+keeps nothing between requests that another worker would need: storage is in the database, the
+result cache in Redis (or the data dir), background jobs in Celery (or the data dir).
+"""
+
+import os
+
+bind = [f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8050')}"]
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+
+# Threads: each open page polls its running bootstrap job twice a second, and an upload keeps
+# its thread for as long as the file takes to arrive; with one thread per process, a few of
+# those would queue every other request behind them.
+worker_class = "gthread"
+threads = int(os.environ.get("WEB_THREADS", "4"))
+
+# A 200 MB upload on a slow link plus its analysis takes well over gunicorn's default 30 s;
+# bootstrap bands never run in a web worker (they are background jobs), so this bounds only
+# uploads and page callbacks.
+timeout = int(os.environ.get("WEB_TIMEOUT", "120"))
+graceful_timeout = 30
+keepalive = 5
+
+# Each worker creates its own database engine and Redis clients after the fork; preloading
+# would share the parent's sockets between workers.
+preload_app = False
+
+# Logs to stdout/stderr for the container runtime; the pid says which worker served a request.
+accesslog = "-"
+errorlog = "-"
+loglevel = os.environ.get("LOG_LEVEL", "info")
+access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms pid=%(p)s'
+# The app's own warnings (e.g. "Redis cache ... failed") need a handler too, with the same
+# timestamp and pid as gunicorn's lines; gunicorn merges this with its defaults.
+logconfig_dict = {
+    "root": {"level": "WARNING", "handlers": ["error_console"]},
+    "loggers": {
+        "gunicorn.error": {"level": loglevel.upper(), "handlers": ["error_console"],
+                           "propagate": False, "qualname": "gunicorn.error"},
+        "gunicorn.access": {"level": "INFO", "handlers": ["console"], "propagate": False,
+                            "qualname": "gunicorn.access"},
+        "dashboard": {"level": "INFO", "propagate": True},
+        "costdash": {"level": "INFO", "propagate": True},
+    },
+}
+
+# Heartbeat files on tmpfs: a container's overlay filesystem can stall them and get healthy
+# workers killed (gunicorn's own advice for Docker).
+if os.path.isdir("/dev/shm"):
+    worker_tmp_dir = "/dev/shm"
+
+# gunicorn >= 25 opens a control socket at one fixed path per user ($HOME/.gunicorn/gunicorn.ctl):
+# two instances on one host (tests, or a web role beside a staging copy) would take it from
+# each other. Nothing here uses gunicornc.
+control_socket_disable = True
