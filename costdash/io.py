@@ -66,7 +66,9 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
                      label_column: str | None = None, model_column: str | None = None,
                      score_column: str | None = None, fold_column: str | None = None,
                      positive: str | None = None, models: Sequence[str] | None = None,
-                     drop_missing: bool = False, max_bytes: int = 200 * 1024**2) -> Dataset:
+                     drop_missing: bool = False, max_bytes: int = 200 * 1024**2,
+                     max_rows: int | None = None,
+                     max_classifiers: int | None = None) -> Dataset:
     """Read a predictions file and check it thoroughly.
 
     Parameters
@@ -91,6 +93,9 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
         Drop rows with a missing or infinite value in any column used instead of failing.
     max_bytes : int
         Largest file (and largest decompressed content) accepted.
+    max_rows, max_classifiers : int, optional
+        Largest number of data rows, and of classifiers, accepted (None: no limit). A server
+        sets them so that one upload cannot take all of its memory or time.
 
     Returns
     -------
@@ -124,11 +129,20 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
                    "counts": given.keys() - {"model_column"}}[layout]:
         if given[option] is not None:  # silently ignoring it would hide a mistake
             raise ParameterError(f"{source}: {option} does not apply to the {layout} layout")
+    if max_rows is not None and len(df) > max_rows:
+        raise InputFileError(f"{source}: has {len(df):,} data rows, more than the limit of "
+                             f"{max_rows:,}", source=source)
     rows = np.arange(1, len(df) + 1)  # original data row numbers, kept through row filtering
     if layout == "counts":
-        return _load_counts(df, rows, source, model_column, positive, models, drop_missing)
-    return _load_scored(df, rows, source, layout, label_column, model_column, score_column,
-                        fold_column, positive, models, drop_missing)
+        dataset = _load_counts(df, rows, source, model_column, positive, models, drop_missing)
+    else:
+        dataset = _load_scored(df, rows, source, layout, label_column, model_column,
+                               score_column, fold_column, positive, models, drop_missing)
+    if max_classifiers is not None and len(dataset.names) > max_classifiers:
+        raise InputFileError(f"{source}: has {len(dataset.names):,} classifiers, more than the "
+                             f"limit of {max_classifiers:,}; choose some with the models "
+                             "option", source=source)
+    return dataset
 
 
 # --- reading bytes and tables -------------------------------------------------------------------

@@ -8,9 +8,13 @@ Environment variables (all optional):
                              (default: a FileSystemCache under the data dir)
 ``COSTDASH_JOBS_URL``        ``redis://host:port/db`` to run bootstrap jobs in a Celery worker
                              (default: child processes of the web process, see dashboard/jobs.py)
-``COSTDASH_DATABASE_URL``    reserved for the PostgreSQL store (not implemented yet)
+``COSTDASH_DATABASE_URL``    where data sets and shared analyses are kept: ``postgresql://user@host/db``
+                             (several hosts) or ``sqlite:///path``; default: the SQLite file
+                             ``costdash.db`` in the data dir
 ``COSTDASH_SECRET_KEY``      Flask secret key; generated once and kept in the data dir when unset
 ``COSTDASH_MAX_UPLOAD_MB``   largest accepted upload (default 200)
+``COSTDASH_MAX_ROWS``        most data rows in one upload (default 50,000,000)
+``COSTDASH_MAX_CLASSIFIERS`` most classifiers in one upload (default 200)
 """
 
 from __future__ import annotations
@@ -38,11 +42,14 @@ class Settings:
         Broker and result backend of a Celery worker for background jobs; None runs them in
         child processes (DiskcacheManager under ``data_dir/jobs``). See :mod:`dashboard.jobs`.
     database_url : str or None
-        Reserved for a PostgreSQL :class:`~dashboard.storage.DatasetStore`.
+        SQLAlchemy URL of the store (see :func:`dashboard.storage.database_url`); None: the
+        SQLite file ``data_dir/costdash.db``.
     secret_key : str or None
         Flask secret key; None means "read or create ``data_dir/secret_key``".
     max_upload_bytes : int
         Largest predictions file accepted by the upload route (413 above it).
+    max_rows, max_classifiers : int
+        Most data rows and classifiers in one upload (400 with a message above them).
     max_roc_points : int
         Each classifier's ROC curve is thinned to at most this many points for display.
     max_cost_lines : int
@@ -57,6 +64,8 @@ class Settings:
     database_url: str | None = None
     secret_key: str | None = None
     max_upload_bytes: int = 200 * MB
+    max_rows: int = 50_000_000
+    max_classifiers: int = 200
     max_roc_points: int = 400
     max_cost_lines: int = 60
     cache_timeout: int = 7 * 24 * 3600
@@ -78,6 +87,9 @@ class Settings:
             values["secret_key"] = env["COSTDASH_SECRET_KEY"]
         if env.get("COSTDASH_MAX_UPLOAD_MB"):
             values["max_upload_bytes"] = int(float(env["COSTDASH_MAX_UPLOAD_MB"]) * MB)
+        for key in ("max_rows", "max_classifiers"):
+            if env.get(f"COSTDASH_{key.upper()}"):
+                values[key] = int(env[f"COSTDASH_{key.upper()}"])
         return cls.from_mapping({**values, **overrides})
 
     @classmethod

@@ -264,7 +264,8 @@ def database_url(settings: Any) -> str:
 def make_store(settings: Any) -> SqlStore:
     """The store the settings ask for (see :func:`database_url`)."""
     Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
-    return SqlStore(database_url(settings), max_bytes=settings.max_upload_bytes)
+    return SqlStore(database_url(settings), max_bytes=settings.max_upload_bytes,
+                    max_rows=settings.max_rows, max_classifiers=settings.max_classifiers)
 
 
 # --- Dataset <-> Arrow tables ---------------------------------------------------------------------
@@ -450,15 +451,19 @@ class SqlStore(DatasetStore, AnalysisStore):
         ``postgresql+psycopg://user@host:port/db``.
     max_bytes : int
         Largest predictions file :meth:`put` reads.
+    max_rows, max_classifiers : int, optional
+        Largest number of rows and of classifiers :meth:`put` accepts (None: no limit).
 
     Several processes (gunicorn workers) and, with PostgreSQL, several hosts can share one
     database: rows are inserted with ``ON CONFLICT DO NOTHING`` on the content-hash key, so two
     workers storing the same file at once store it once.
     """
 
-    def __init__(self, url: str, *, max_bytes: int = 200 * 1024**2):
+    def __init__(self, url: str, *, max_bytes: int = 200 * 1024**2,
+                 max_rows: int | None = None, max_classifiers: int | None = None):
         self.url = url
         self.max_bytes = int(max_bytes)
+        self.limits = {"max_rows": max_rows, "max_classifiers": max_classifiers}
         self.dialect = "sqlite" if url.startswith("sqlite") else "postgresql"
         if self.dialect == "sqlite":
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
@@ -522,7 +527,7 @@ class SqlStore(DatasetStore, AnalysisStore):
         raw = source if isinstance(source, bytes) else Path(source)
         size = len(raw) if isinstance(raw, bytes) else raw.stat().st_size
         dataset = load_predictions(io.BytesIO(raw) if isinstance(raw, bytes) else raw,
-                                   name=filename, max_bytes=self.max_bytes,
+                                   name=filename, max_bytes=self.max_bytes, **self.limits,
                                    **options.as_kwargs())
         meta, tables = dataset_to_tables(dataset)
         parts = [{"dataset_id": ds_id, "part": part, "parquet": _parquet_bytes(table)}

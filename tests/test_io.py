@@ -426,3 +426,19 @@ def test_drop_missing_can_remove_a_whole_model(tmp_path):
         load_predictions(write(tmp_path, "p.csv", text), drop_missing=True)
     ds = load_predictions(write(tmp_path, "p.csv", text), drop_missing=True, models=["a"])
     assert ds.names == ("a",)
+
+
+def test_row_and_classifier_limits_name_the_limit(tmp_path):
+    path = tmp_path / "many.csv"
+    header = ",".join(["y_true"] + [f"m{i}" for i in range(5)])
+    rows = "\n".join(f"{i % 2}," + ",".join(str((i * 7 + j) % 10 / 10) for j in range(5))
+                     for i in range(12))
+    path.write_text(f"{header}\n{rows}\n")
+    assert load_predictions(path, max_rows=12, max_classifiers=5).n == 12
+    with pytest.raises(InputFileError, match=r"many.csv: has 12 data rows, more than the "
+                                             r"limit of 11"):
+        load_predictions(path, max_rows=11)
+    with pytest.raises(InputFileError, match=r"has 5 classifiers, more than the limit of 4"):
+        load_predictions(path, max_classifiers=4)
+    # Choosing fewer classifiers brings a file under the limit.
+    assert load_predictions(path, max_classifiers=2, models=["m0", "m3"]).names == ("m0", "m3")

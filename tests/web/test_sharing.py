@@ -313,3 +313,16 @@ def test_analyses_reference_stored_datasets(services, breast_cancer_csv):
     with services.store.engine.connect() as conn:
         names = set(sa.inspect(conn).get_table_names())
     assert {"datasets", "dataset_parts", "analyses"} <= names
+
+
+def test_row_and_classifier_limits_reject_the_upload_and_store_nothing(tmp_path,
+                                                                       breast_cancer_csv):
+    app = create_app({"data_dir": tmp_path / "d", "max_rows": 100, "max_classifiers": 3})
+    http = app.server.test_client()
+    r = post_analysis(http, breast_cancer_csv)
+    assert r.status_code == 400 and "more than the limit of 100" in r.get_json()["error"]
+    r = post_analysis(http, breast_cancer_csv, models="gbm,logreg,stump,forest")
+    assert r.status_code == 400
+    assert app.server.extensions["costdash"].store.count()["datasets"] == 0
+    env = Settings.from_env({"COSTDASH_MAX_ROWS": "7", "COSTDASH_MAX_CLASSIFIERS": "2"})
+    assert (env.max_rows, env.max_classifiers) == (7, 2)
