@@ -1,0 +1,489 @@
+"""The OpenAPI 3.1 description of the HTTP API, served at ``GET /api/v1/openapi.json``.
+
+It covers every route under ``/api/v1`` (:mod:`dashboard.api`) and ``/healthz``: the request
+bodies (multipart uploads with their form fields, the JSON of a PATCH), every reply's schema (the
+``costdash analyze --json`` contract of :func:`costdash.analysis.analysis_to_dict` included), the
+error replies and the bearer token that manages a saved analysis.
+
+The schemas are JSON Schema 2020-12, as OpenAPI 3.1 has them, so a client (or the tests) can
+validate replies with any JSON Schema validator. Replies of the stable contracts are closed
+(``additionalProperties: false``): a field added on the server must be added here too.
+"""
+
+from __future__ import annotations
+
+import copy
+import typing
+from typing import Any
+
+import costdash
+from costdash.dataset import Layout
+from dashboard.report import CSV_NAMES
+from dashboard.sharing import MAX_EXPIRY_DAYS, MAX_NAME
+
+__all__ = ["openapi_document"]
+
+OPENAPI_VERSION = "3.1.0"
+JSON = "application/json"
+MULTIPART = "multipart/form-data"
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` or null (JSON Schema 2020-12 has no ``nullable``)."""
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _closed(properties: dict[str, Any], *, description: str,
+            optional: tuple[str, ...] = ()) -> dict[str, Any]:
+    """An object with exactly these properties, all required but ``optional``."""
+    return {"type": "object", "description": description, "properties": properties,
+            "required": [name for name in properties if name not in optional],
+            "additionalProperties": False}
+
+
+def _json_reply(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "content": {JSON: {"schema": schema}}}
+
+
+def _error(description: str) -> dict[str, Any]:
+    return _json_reply(description, _ref("Error"))
+
+
+def _path_parameter(name: str, description: str, **schema: Any) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "description": description,
+            "schema": {"type": "string", **schema}}
+
+
+NUMBERS = {"type": "array", "items": {"type": "number"}}
+RATE = {"type": "number", "minimum": 0, "maximum": 1}
+COUNT = {"type": "integer", "minimum": 0}
+THRESHOLD = _nullable({"type": "number"})
+P_POS = {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1,
+         "description": "p(+): probability that a case is positive."}
+COST_FN = {"type": "number", "exclusiveMinimum": 0,
+           "description": "C(-|+): the cost of a false negative."}
+COST_FP = {"type": "number", "exclusiveMinimum": 0,
+           "description": "C(+|-): the cost of a false positive."}
+EXPIRES_IN_DAYS = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_EXPIRY_DAYS,
+                   "description": "Days from now until the analysis and its links expire."}
+ANALYSIS_NAME = {"type": "string", "minLength": 1,
+                 "description": f"Whitespace is collapsed; longer than {MAX_NAME} characters "
+                                "is cut."}
+
+STORAGE_DOWN = _error("The database is unreachable; nothing was changed. Try again later.")
+
+# --- schemas ---------------------------------------------------------------------------------
+
+_DATASET_SUMMARY = {
+    "id": {"type": "string",
+           "description": "The data set's id: a hash of the file's bytes, loader options and "
+                          "format, so the same upload gets the same id."},
+    "name": {"type": "string", "description": "The uploaded file's name."},
+    "n": {**COUNT, "description": "Number of examples."},
+    "classifiers": {"type": "array", "items": {"type": "string"},
+                    "description": "The classifiers' names, in file order."},
+}
+
+_ANALYZE_RESULT = {
+    "dataset": _ref("AnalyzedDataset"),
+    "classifiers": {"type": "array", "items": _ref("ClassifierSummary")},
+    "hull": {"type": "array", "items": _ref("HullVertex"), "minItems": 2,
+             "description": "The ROC convex hull of all classifiers, ordered by FPR from "
+                            "all-negative (0, 0) to all-positive (1, 1), collinear points "
+                            "dropped."},
+    "envelope": _ref("Envelope"),
+    "operating_point": _ref("OperatingPoint"),
+}
+
+_RANGE = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
+
+# The Explore page's parameters a saved view may keep besides the operating condition
+# (dashboard.sharing.VIEW_KEYS); they shape what the read-only link shows.
+_VIEW_EXTRAS = {
+    "volume": {"type": "number", "minimum": 0, "description": "Cases per period."},
+    "unit": {"type": "string", "maxLength": 12, "description": "Currency or unit of the costs."},
+    "models": {"type": "array", "items": {"type": "string"},
+               "description": "The classifiers shown (all when absent)."},
+    "lines": {"type": "boolean", "description": "Cost space shows every cost line."},
+    "max_fpr": {**RATE, "description": "Neyman-Pearson constraint: largest false positive "
+                                       "rate."},
+    "capacity": {"type": "number", "minimum": 0,
+                 "description": "Capacity constraint: most cases flagged per period."},
+    "sens_p": {**_RANGE, "description": "Sensitivity range of p(+): [low, high]."},
+    "sens_fn": {**_RANGE, "description": "Sensitivity range of C(-|+): [low, high]."},
+    "sens_fp": {**_RANGE, "description": "Sensitivity range of C(+|-): [low, high]."},
+}
+
+_ANALYSIS_INFO = {
+    "id": {"type": "string", "description": "The analysis's id (used with the manage token)."},
+    "name": {"type": "string"},
+    "dataset_id": {"type": "string", "description": "The stored data set it shows."},
+    "created_at": {"type": "string", "format": "date-time"},
+    "expires_at": _nullable({"type": "string", "format": "date-time"}),
+    "url": {"type": "string", "format": "uri", "description": "The read-only link."},
+}
+
+# Form fields of an upload that say how to read the file, named like the command line's options.
+_LOADER_FIELDS = {
+    "layout": {"type": "string", "enum": ["auto", *typing.get_args(Layout)], "default": "auto",
+               "description": "auto picks counts when there are tp, fp, fn, tn columns, long "
+                              "when there are model and score columns, else wide."},
+    "label_column": {"type": "string", "description": "Column of true labels (default: "
+                                                      "detected). Also accepted as "
+                                                      "label-column, like every field here."},
+    "model_column": {"type": "string", "description": "Long layout: column naming the "
+                                                      "classifier."},
+    "score_column": {"type": "string", "description": "Long layout: column of scores."},
+    "fold_column": {"type": "string", "description": "Column of fold or run ids (default: "
+                                                     "detected)."},
+    "positive": {"type": "string", "description": "The positive class label, when the labels "
+                                                  "are not an obvious pair such as 0/1."},
+    "models": {"type": "array", "items": {"type": "string"},
+               "description": "Keep only these classifiers, in this order: repeat the field, or "
+                              "send one comma-separated value."},
+    "drop_missing": {"type": "boolean", "default": False,
+                     "description": "Drop rows with a missing label or score instead of failing "
+                                    "(true/false, 1/0, yes/no, on/off)."},
+}
+
+_FILE_FIELD = {
+    "file": {"type": "string", "contentMediaType": "application/octet-stream",
+             "description": "The predictions file: CSV or TSV (gzip too), Parquet or JSON lines; "
+                            "the format is detected from the content and the file name."},
+}
+
+_FILE_ENCODING = {"file": {"contentType": "application/octet-stream, text/csv, "
+                                          "text/tab-separated-values, application/gzip, "
+                                          "application/vnd.apache.parquet, "
+                                          "application/x-ndjson"}}
+
+SCHEMAS: dict[str, Any] = {
+    "Error": _closed({"error": {"type": "string", "description": "What went wrong, for a human."}},
+                     description="Every error reply."),
+    "DatasetSummary": _closed(_DATASET_SUMMARY, description="A stored data set."),
+    "DatasetInfo": _closed({
+        **_DATASET_SUMMARY,
+        "n_pos": COUNT, "n_neg": COUNT,
+        "positive_label": {"type": "string"},
+        "layout": {"type": "string", "enum": list(typing.get_args(Layout))},
+    }, description="A stored data set with its class counts."),
+    "AnalyzedDataset": _closed({
+        "n": COUNT, "n_pos": COUNT, "n_neg": COUNT,
+        "positive_label": {"type": "string"},
+        "n_folds": {**COUNT, "description": "0 when the file has no fold column."},
+        "source": {"type": "string", "description": "The file's name."},
+        "layout": {"type": "string", "enum": list(typing.get_args(Layout))},
+    }, description="The data set analysed."),
+    "RocCurve": _closed({
+        "fpr": NUMBERS, "tpr": NUMBERS,
+        "threshold": {"type": "array", "items": THRESHOLD},
+    }, description="From (0, 0) with threshold null (nothing flagged), one point per distinct "
+                   "score in decreasing order (positive iff score >= threshold), to (1, 1)."),
+    "ClassifierSummary": _closed({
+        "name": {"type": "string"},
+        "auc": _nullable({"type": "number"}),
+        "roc": _ref("RocCurve"),
+        "operating_range": _nullable(_RANGE),
+        "cost_area": _nullable({"type": "number"}),
+        "on_hull": {"type": "boolean"},
+    }, description="One classifier. operating_range: the open PC(+) interval where its lower "
+                   "envelope is strictly below both trivial classifiers (null when empty); "
+                   "cost_area: the area under its lower envelope."),
+    "HullVertex": _closed({
+        "fpr": RATE, "tpr": RATE,
+        "classifier": {"type": "string",
+                       "description": "all-negative and all-positive at the ends."},
+        "threshold": THRESHOLD,
+    }, description="A vertex of the ROC convex hull."),
+    "Envelope": _closed({"pc": NUMBERS, "cost": NUMBERS},
+                        description="The exact lower envelope in cost space (the hull's dual): "
+                                    "breakpoints from PC(+) = 0 to 1."),
+    "OperatingPoint": _closed({
+        "p_pos": {"type": "number"}, "cost_fn": {"type": "number"},
+        "cost_fp": {"type": "number"},
+        "pc": {**RATE, "description": "PC(+), the probability-cost of the condition."},
+        "slope": _nullable({"type": "number"}),
+        "classifier": {"type": "string"},
+        "threshold": THRESHOLD,
+        "fpr": RATE, "tpr": RATE,
+        "normalized_cost": {"type": "number"},
+        "expected_cost": {"type": "number", "description": "Per example."},
+    }, description="The best hull vertex under the condition; slope is the iso-performance "
+                   "slope p(-)C(+|-) / (p(+)C(-|+))."),
+    "AnalyzeResult": _closed(_ANALYZE_RESULT,
+                             description="The JSON of costdash analyze --json (no NaN or "
+                                         "infinity anywhere)."),
+    "SavedView": {
+        "type": "object",
+        "description": "The view saved with an analysis: the operating condition analysed (p(+) "
+                       "defaults to the data's prevalence) and, when the analysis was saved "
+                       "from the Explore page, what else it showed.",
+        "properties": {"p_pos": P_POS, "cost_fn": COST_FN, "cost_fp": COST_FP, **_VIEW_EXTRAS},
+        "required": ["p_pos", "cost_fn", "cost_fp"],
+    },
+    "AnalysisInfo": _closed(_ANALYSIS_INFO, description="A saved analysis (no secrets)."),
+    "SharedAnalysis": _closed({
+        **_ANALYZE_RESULT,
+        "view": _ref("SavedView"),
+        "analysis": _ref("AnalysisInfo"),
+    }, description="A saved analysis: the costdash analyze --json of its data set under the "
+                   "saved condition, the saved view, and the analysis itself."),
+    "AnalysisCreated": _closed({
+        "id": _ANALYSIS_INFO["id"],
+        "url": _ANALYSIS_INFO["url"],
+        "manage_url": {"type": "string", "format": "uri",
+                       "description": "Rename, set the expiry or delete, in a browser. Keep it "
+                                      "private: it is shown only this once."},
+        "manage_token": {"type": "string",
+                         "description": "The bearer token of PATCH and DELETE; shown only "
+                                        "this once."},
+        "name": _ANALYSIS_INFO["name"],
+        "dataset_id": _ANALYSIS_INFO["dataset_id"],
+        "expires_at": _ANALYSIS_INFO["expires_at"],
+    }, description="A newly saved analysis with its two links."),
+    "AnalysisUpdate": {
+        "type": "object",
+        "description": "What to change; fields left out stay as they are.",
+        "properties": {
+            "name": ANALYSIS_NAME,
+            "expires_in_days": _nullable({**EXPIRES_IN_DAYS,
+                                          "description": "Days from now; null: never "
+                                                         "expires."}),
+        },
+        "additionalProperties": False,
+    },
+    "AnalysisUpdated": _closed({"analysis": _ref("AnalysisInfo")},
+                               description="The analysis after the change."),
+    "DatasetUpload": {
+        "type": "object",
+        "properties": {**_FILE_FIELD, **_LOADER_FIELDS},
+        "required": ["file"],
+        "additionalProperties": False,
+    },
+    "AnalysisUpload": {
+        "type": "object",
+        "properties": {
+            **_FILE_FIELD, **_LOADER_FIELDS,
+            "p_pos": {**P_POS, "description": P_POS["description"] + " Default: the data's "
+                                                                    "prevalence."},
+            "cost_fn": {**COST_FN, "default": 1},
+            "cost_fp": {**COST_FP, "default": 1},
+            "name": {**ANALYSIS_NAME, "description": "Default: the file's name. "
+                                                     + ANALYSIS_NAME["description"]},
+            "expires_in_days": {**EXPIRES_IN_DAYS, "description": EXPIRES_IN_DAYS["description"]
+                                + " Default: never."},
+        },
+        "required": ["file"],
+        "additionalProperties": False,
+    },
+    "Health": _closed({"status": {"const": "ok"}}, description="The server can read its store."),
+    "Unhealthy": _closed({"status": {"const": "error"},
+                          "error": {"type": "string", "description": "The failure's type."}},
+                         description="The store cannot be read."),
+}
+
+# --- operations ------------------------------------------------------------------------------
+
+_DATASET_ID = _path_parameter("dataset_id", "The id an upload returned.")
+_CONDITION_QUERY = [
+    {"name": "p_pos", "in": "query", "required": False,
+     "schema": {**P_POS, "description": P_POS["description"] + " Default: the prevalence."}},
+    {"name": "cost_fn", "in": "query", "required": False, "schema": {**COST_FN, "default": 1}},
+    {"name": "cost_fp", "in": "query", "required": False, "schema": {**COST_FP, "default": 1}},
+]
+_MANAGED = [{"manageToken": []}]
+_ANALYSIS_ID = _path_parameter("id_or_token", "The analysis's id (not its read-only token).")
+_NO_TOKEN = _error("No or malformed Authorization header: send 'Authorization: Bearer "
+                   "<manage_token>'.")
+_WRONG_TOKEN = _error("The token does not manage this analysis.")
+_UPLOAD_ERRORS = {
+    "400": _error("No file, or a file or option the loader rejects (its message names the "
+                  "file, column and rows)."),
+    "413": _error("The file is over the server's upload limit (COSTDASH_MAX_UPLOAD_MB, default "
+                  "200 MB)."),
+    "500": _error("The server failed while reading the file; the error is in its log."),
+    "503": STORAGE_DOWN,
+}
+
+
+def _multipart(schema_name: str, description: str) -> dict[str, Any]:
+    return {"required": True, "description": description,
+            "content": {MULTIPART: {"schema": _ref(schema_name), "encoding": _FILE_ENCODING}}}
+
+
+PATHS: dict[str, Any] = {
+    "/api/v1/datasets": {
+        "post": {
+            "operationId": "uploadDataset", "tags": ["datasets"],
+            "summary": "Upload a predictions file",
+            "description": "Stores the file (once per content and options) for the dashboard's "
+                           "pages.",
+            "requestBody": _multipart("DatasetUpload", "The file and how to read it."),
+            "responses": {"200": _json_reply("Stored.", _ref("DatasetSummary")),
+                          **_UPLOAD_ERRORS},
+        },
+    },
+    "/api/v1/datasets/{dataset_id}": {
+        "get": {
+            "operationId": "getDataset", "tags": ["datasets"],
+            "summary": "A stored data set",
+            "parameters": [_DATASET_ID],
+            "responses": {"200": _json_reply("The data set.", _ref("DatasetInfo")),
+                          "404": _error("No data set with this id."), "503": STORAGE_DOWN},
+        },
+    },
+    "/api/v1/datasets/{dataset_id}/report.html": {
+        "get": {
+            "operationId": "getDatasetReport", "tags": ["exports"],
+            "summary": "Self-contained HTML report of a data set under a condition",
+            "parameters": [_DATASET_ID, *_CONDITION_QUERY],
+            "responses": {
+                "200": {"description": "The report, as an attachment.",
+                        "content": {"text/html": {"schema": {"type": "string"}}}},
+                "400": _error("A condition that is not a number or out of range."),
+                "404": _error("No data set with this id."), "503": STORAGE_DOWN,
+            },
+        },
+    },
+    "/api/v1/datasets/{dataset_id}/{name}.csv": {
+        "get": {
+            "operationId": "getDatasetCsv", "tags": ["exports"],
+            "summary": "A CSV table of a data set's analysis",
+            "description": "hull: the ROC convex hull; envelope: the lower envelope's "
+                           "breakpoints; operating_ranges: each classifier's PC(+) range.",
+            "parameters": [_DATASET_ID,
+                           _path_parameter("name", "Which table.", enum=list(CSV_NAMES))],
+            "responses": {
+                "200": {"description": "The table, as an attachment.",
+                        "content": {"text/csv": {"schema": {"type": "string"}}}},
+                "404": _error("No data set with this id, or no table of this name."),
+                "503": STORAGE_DOWN,
+            },
+        },
+    },
+    "/api/v1/analyses": {
+        "post": {
+            "operationId": "createAnalysis", "tags": ["analyses"],
+            "summary": "Save an analysis behind a read-only link",
+            "description": "Uploads the file and saves it with an operating condition. The "
+                           "reply's url can be shared; manage_url and manage_token control the "
+                           "analysis and are shown only in this reply.",
+            "requestBody": _multipart("AnalysisUpload",
+                                      "The file, how to read it, and the saved condition."),
+            "responses": {"201": _json_reply("Saved.", _ref("AnalysisCreated")),
+                          **_UPLOAD_ERRORS},
+        },
+    },
+    "/api/v1/analyses/{id_or_token}": {
+        "get": {
+            "operationId": "getAnalysis", "tags": ["analyses"],
+            "summary": "A saved analysis, by its read-only token",
+            "parameters": [_path_parameter(
+                "id_or_token", "The read-only token: the last path segment of the analysis's "
+                               "url.")],
+            "responses": {
+                "200": _json_reply("The analysis.", _ref("SharedAnalysis")),
+                "404": _error("No live analysis has this token: it was deleted, it expired, "
+                              "or it is mistyped."),
+                "503": STORAGE_DOWN,
+            },
+        },
+        "patch": {
+            "operationId": "updateAnalysis", "tags": ["analyses"],
+            "summary": "Rename an analysis or change its expiry",
+            "security": _MANAGED,
+            "parameters": [_ANALYSIS_ID],
+            "requestBody": {"required": True,
+                            "content": {JSON: {"schema": _ref("AnalysisUpdate")}}},
+            "responses": {
+                "200": _json_reply("Changed.", _ref("AnalysisUpdated")),
+                "400": _error("Not a JSON object, an unknown field, or a value out of range."),
+                "401": _NO_TOKEN, "403": _WRONG_TOKEN,
+                "404": _error("No analysis has this id."), "503": STORAGE_DOWN,
+            },
+        },
+        "delete": {
+            "operationId": "deleteAnalysis", "tags": ["analyses"],
+            "summary": "Delete an analysis",
+            "description": "Its links answer 404 from then on; its data set goes too unless "
+                           "another analysis uses it.",
+            "security": _MANAGED,
+            "parameters": [_ANALYSIS_ID],
+            "responses": {
+                "204": {"description": "Deleted."},
+                "401": _NO_TOKEN, "403": _WRONG_TOKEN,
+                "404": _error("No analysis has this id."), "503": STORAGE_DOWN,
+            },
+        },
+    },
+    "/api/v1/openapi.json": {
+        "get": {
+            "operationId": "getOpenApi", "tags": ["service"],
+            "summary": "This description",
+            "responses": {"200": _json_reply(
+                "The OpenAPI document.",
+                {"type": "object", "required": ["openapi", "info", "paths"],
+                 "properties": {"openapi": {"const": OPENAPI_VERSION}}})},
+        },
+    },
+    "/healthz": {
+        "get": {
+            "operationId": "getHealth", "tags": ["service"],
+            "summary": "Health check for load balancers",
+            "responses": {"200": _json_reply("Healthy.", _ref("Health")),
+                          "503": _json_reply("Unhealthy.", _ref("Unhealthy"))},
+        },
+    },
+}
+
+_DOCUMENT: dict[str, Any] = {
+    "openapi": OPENAPI_VERSION,
+    "info": {
+        "title": "costdash",
+        "version": costdash.__version__,
+        "summary": "Cost-sensitive classifier selection: upload predictions, save analyses "
+                   "behind links.",
+        "description": "Every error reply is JSON {\"error\": message}. Uploads are "
+                       "multipart/form-data with the file in the field 'file'.",
+    },
+    "tags": [
+        {"name": "datasets", "description": "Uploaded predictions files."},
+        {"name": "exports", "description": "Reports and tables of a stored data set."},
+        {"name": "analyses", "description": "Saved analyses: read-only links and their "
+                                            "management."},
+        {"name": "service", "description": "Health and this description."},
+    ],
+    "paths": PATHS,
+    "components": {
+        "schemas": SCHEMAS,
+        "securitySchemes": {
+            "manageToken": {"type": "http", "scheme": "bearer",
+                            "description": "The manage_token returned when the analysis was "
+                                           "saved."},
+        },
+    },
+}
+
+
+def openapi_document(server_url: str | None = None) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the HTTP API.
+
+    Parameters
+    ----------
+    server_url : str, optional
+        The server's root URL (``http://host:port``, no trailing slash), listed as the document's
+        server; without it, clients resolve the paths against wherever they fetched it.
+
+    Returns
+    -------
+    dict
+        A fresh copy, ready for :func:`json.dumps`; the caller may change it.
+    """
+    document = copy.deepcopy(_DOCUMENT)
+    if server_url:
+        document["servers"] = [{"url": server_url}]
+    return document

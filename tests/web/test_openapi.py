@@ -1,0 +1,345 @@
+"""The OpenAPI document (``dashboard.openapi``) against the app it describes.
+
+The document must be valid OpenAPI 3.1, list exactly the app's API routes, and describe what they
+answer: every documented operation is called with the Flask test client on real files, each reply
+is checked against the document (status documented, media type, body valid against its schema),
+and one test calls them all and checks that every documented reply was seen.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import sqlalchemy as sa
+from jsonschema import Draft202012Validator
+from openapi_spec_validator import validate as validate_openapi
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from costdash.analysis import analysis_to_dict, analyze
+from costdash.conditions import OperatingCondition
+from costdash.demo import load_demo
+from dashboard.config import Settings
+from dashboard.factory import create_app
+from dashboard.openapi import openapi_document
+from dashboard.report import CSV_NAMES
+from dashboard.sharing import VIEW_KEYS
+
+DOCUMENT_URI = "urn:costdash:openapi"
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+TEST_SERVER = "http://localhost"  # the Flask test client's host
+
+
+def templates_of(path: str) -> str:
+    """A route with its parameter names erased: Flask's ``<conv:name>`` and OpenAPI's ``{name}``."""
+    return re.sub(r"<[^>]+>|\{[^}]+\}", "{}", path)
+
+
+def pointer(*parts: str) -> str:
+    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+@dataclass
+class Api:
+    """The Flask test client, checking each reply against the OpenAPI document.
+
+    ``seen`` collects (method, documented path, status) of the replies checked.
+    """
+
+    client: object
+    document: dict = field(default_factory=openapi_document)
+    seen: set[tuple[str, str, str]] = field(default_factory=set)
+
+    def __post_init__(self):
+        resource = Resource.from_contents(self.document, default_specification=DRAFT202012)
+        self.registry = Registry().with_resource(DOCUMENT_URI, resource)
+
+    def documented_path(self, url: str) -> str:
+        path = urlsplit(url).path
+        matches = [p for p in self.document["paths"]
+                   if re.fullmatch(re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(p)), path)]
+        assert len(matches) == 1, f"{path} matches {matches} in the document"
+        return matches[0]
+
+    def schema_errors(self, instance, *location: str) -> list[str]:
+        validator = Draft202012Validator(
+            {"$ref": DOCUMENT_URI + "#" + pointer(*location)}, registry=self.registry,
+            format_checker=Draft202012Validator.FORMAT_CHECKER)
+        return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(instance)]
+
+    def call(self, method: str, url: str, status: int, **kwargs):
+        """Send a request, expect ``status``, and check the reply against the document."""
+        response = self.client.open(url, method=method.upper(), **kwargs)
+        body = response.get_data()
+        assert response.status_code == status, body[:500]
+        path = self.documented_path(url)
+        replies = self.document["paths"][path][method]["responses"]
+        assert str(status) in replies, f"{method} {path} answered {status}: not documented"
+        content = replies[str(status)].get("content")
+        if content is None:
+            assert body == b""
+        else:
+            assert response.mimetype in content, (response.mimetype, list(content))
+            if response.mimetype == "application/json":
+                errors = self.schema_errors(
+                    response.get_json(), "paths", path, method, "responses", str(status),
+                    "content", "application/json", "schema")
+                assert errors == [], errors
+            else:
+                assert body
+        self.seen.add((method, path, str(status)))
+        return response
+
+    def documented_replies(self) -> set[tuple[str, str, str]]:
+        return {(method, path, status)
+                for path, item in self.document["paths"].items()
+                for method, operation in item.items() if method in HTTP_METHODS
+                for status in operation["responses"]}
+
+
+def upload(path: Path, **fields: str | list[str]) -> dict:
+    """Multipart form data of the Flask test client: the file in 'file', then ``fields``."""
+    return {"data": {"file": (path.open("rb"), path.name), **fields},
+            "content_type": "multipart/form-data"}
+
+
+def bearer(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.fixture
+def api(client) -> Api:
+    return Api(client)
+
+
+@pytest.fixture
+def small_limit_api(tmp_path) -> Api:
+    """An app that refuses uploads over 4 kB (the breast-cancer demo is larger)."""
+    app = create_app(Settings.from_mapping({"data_dir": tmp_path / "small",
+                                            "max_upload_bytes": 4096}))
+    return Api(app.server.test_client())
+
+
+# --- the document on its own -----------------------------------------------------------------
+
+def test_document_is_valid_openapi_3_1():
+    document = openapi_document("http://127.0.0.1:8050")
+    validate_openapi(document)
+    assert document["openapi"] == "3.1.0"
+    assert document["servers"] == [{"url": "http://127.0.0.1:8050"}]
+    assert "servers" not in openapi_document()
+
+
+def test_each_call_gets_a_fresh_document():
+    first = openapi_document()
+    first["paths"].clear()
+    first["components"]["schemas"]["Error"]["properties"].clear()
+    second = openapi_document()
+    assert second["paths"] and second["components"]["schemas"]["Error"]["properties"]
+
+
+def test_formats_are_checked_not_ignored():
+    # jsonschema skips formats it has no checker for; date-time needs rfc3339-validator.
+    assert "date-time" in Draft202012Validator.FORMAT_CHECKER.checkers
+
+
+def test_every_api_route_is_documented_and_nothing_else(web_app):
+    routes = {(templates_of(rule.rule), method.lower())
+              for rule in web_app.server.url_map.iter_rules()
+              if rule.rule.startswith("/api/v1/") or rule.rule == "/healthz"
+              for method in rule.methods - {"HEAD", "OPTIONS"}}
+    documented = {(templates_of(path), method)
+                  for path, item in openapi_document()["paths"].items()
+                  for method in item if method in HTTP_METHODS}
+    assert routes == documented
+
+
+def test_manage_operations_need_the_bearer_token_and_nothing_else_does():
+    document = openapi_document()
+    scheme = document["components"]["securitySchemes"]["manageToken"]
+    assert scheme == {**scheme, "type": "http", "scheme": "bearer"}
+    secured = {(path, method) for path, item in document["paths"].items()
+               for method, operation in item.items() if operation.get("security")}
+    assert secured == {("/api/v1/analyses/{id_or_token}", "patch"),
+                       ("/api/v1/analyses/{id_or_token}", "delete")}
+    assert "security" not in document
+
+
+def test_analyze_schema_is_the_cli_contract(api):
+    result = analysis_to_dict(analyze(load_demo("breast-cancer"),
+                                      OperatingCondition(0.1, 3.0, 1.0)), max_points=50)
+    location = ("components", "schemas", "AnalyzeResult")
+    assert api.schema_errors(result, *location) == []
+    # Closed at every level: an extra or a missing field is a change of the contract.
+    assert api.schema_errors({**result, "extra": 1}, *location)
+    assert api.schema_errors({k: v for k, v in result.items() if k != "hull"}, *location)
+    changed = json.loads(json.dumps(result))
+    changed["operating_point"]["chosen"] = "logreg"
+    assert api.schema_errors(changed, *location)
+    changed = json.loads(json.dumps(result))
+    del changed["classifiers"][0]["roc"]["threshold"]
+    assert api.schema_errors(changed, *location)
+
+
+def test_saved_view_schema_names_every_view_key():
+    properties = openapi_document()["components"]["schemas"]["SavedView"]["properties"]
+    assert set(properties) == set(VIEW_KEYS)
+
+
+def test_csv_names_are_the_exports():
+    item = openapi_document()["paths"]["/api/v1/datasets/{dataset_id}/{name}.csv"]["get"]
+    (name,) = [p for p in item["parameters"] if p["name"] == "name"]
+    assert name["schema"]["enum"] == list(CSV_NAMES)
+
+
+# --- every operation, against the app ----------------------------------------------------------
+
+def exercise_datasets(api: Api, demo: Path, broken: Path) -> None:
+    record = api.call("post", "/api/v1/datasets", 200, **upload(demo)).get_json()
+    assert record["classifiers"] == ["logreg", "forest", "gbm", "naive_bayes", "stump"]
+    message = api.call("post", "/api/v1/datasets", 400, **upload(broken)).get_json()["error"]
+    assert "broken.csv" in message
+    api.call("post", "/api/v1/datasets", 400, data={"layout": "wide"},
+             content_type="multipart/form-data")
+    api.call("post", "/api/v1/datasets", 400, **upload(demo, colour="blue"))
+
+    info = api.call("get", f"/api/v1/datasets/{record['id']}", 200).get_json()
+    assert info["n_pos"] + info["n_neg"] == info["n"] == 569
+    api.call("get", "/api/v1/datasets/" + "0" * 32, 404)
+
+    report = f"/api/v1/datasets/{record['id']}/report.html"
+    html = api.call("get", report + "?p_pos=0.2&cost_fn=5", 200).get_data(as_text=True)
+    assert html.lstrip().lower().startswith("<!doctype html")
+    api.call("get", report + "?p_pos=lots", 400)
+    api.call("get", "/api/v1/datasets/" + "0" * 32 + "/report.html", 404)
+    for name in CSV_NAMES:
+        api.call("get", f"/api/v1/datasets/{record['id']}/{name}.csv", 200)
+    api.call("get", f"/api/v1/datasets/{record['id']}/everything.csv", 404)
+    api.call("get", "/api/v1/datasets/" + "0" * 32 + "/hull.csv", 404)
+
+
+def exercise_analyses(api: Api, demo: Path, broken: Path) -> None:
+    created = api.call("post", "/api/v1/analyses", 201, **upload(
+        demo, p_pos="0.2", cost_fn="5", cost_fp="1", name="Screening",
+        expires_in_days="30")).get_json()
+    token = created["url"].rsplit("/", 1)[-1]
+    assert created["url"] == f"{TEST_SERVER}/s/{token}"
+    assert created["manage_url"] == f"{TEST_SERVER}/manage/{created['manage_token']}"
+    assert created["expires_at"] is not None
+
+    shared = api.call("get", f"/api/v1/analyses/{token}", 200).get_json()
+    assert {k: shared["view"][k] for k in ("p_pos", "cost_fn", "cost_fp")} == \
+        {"p_pos": 0.2, "cost_fn": 5.0, "cost_fp": 1.0}
+    assert shared["operating_point"]["p_pos"] == 0.2
+    assert shared["analysis"]["name"] == "Screening"
+    assert shared["analysis"]["dataset_id"] == created["dataset_id"]
+
+    api.call("post", "/api/v1/analyses", 400, **upload(demo, p_pos="1.5"))
+    api.call("post", "/api/v1/analyses", 400, **upload(broken))
+    api.call("get", "/api/v1/analyses/" + "x" * 32, 404)
+
+    analysis = f"/api/v1/analyses/{created['id']}"
+    changed = api.call("patch", analysis, 200, json={"name": "Renamed", "expires_in_days": None},
+                       headers=bearer(created["manage_token"])).get_json()
+    assert changed["analysis"]["name"] == "Renamed" and changed["analysis"]["expires_at"] is None
+    api.call("patch", analysis, 400, json=["not", "an", "object"],
+             headers=bearer(created["manage_token"]))
+    api.call("patch", analysis, 401, json={"name": "x"})
+    api.call("patch", analysis, 403, json={"name": "x"}, headers=bearer("y" * 32))
+    api.call("patch", "/api/v1/analyses/" + "0" * 16, 404, json={"name": "x"},
+             headers=bearer(created["manage_token"]))
+
+    api.call("delete", analysis, 401, headers={"Authorization": "Basic abc"})
+    api.call("delete", analysis, 403, headers=bearer(token))  # the read-only token manages nothing
+    api.call("delete", analysis, 204, headers=bearer(created["manage_token"]))
+    api.call("delete", analysis, 404, headers=bearer(created["manage_token"]))
+    api.call("get", f"/api/v1/analyses/{token}", 404)
+
+
+def exercise_service(api: Api) -> None:
+    served = api.call("get", "/api/v1/openapi.json", 200).get_json()
+    assert served == openapi_document(TEST_SERVER)
+    assert api.call("get", "/healthz", 200).get_json() == {"status": "ok"}
+
+
+def exercise_upload_limit(api: Api, demo: Path) -> None:
+    for url in ("/api/v1/datasets", "/api/v1/analyses"):
+        message = api.call("post", url, 413, **upload(demo)).get_json()["error"]
+        assert "limit" in message
+
+
+def exercise_server_failure(api: Api, demo: Path) -> None:
+    """A bug while storing the upload: a JSON 500, not an HTML page."""
+    def fail(_record):
+        raise RuntimeError("a bug")
+
+    services = api.client.application.extensions["costdash"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(services.views, "prime", fail)
+        for url in ("/api/v1/datasets", "/api/v1/analyses"):
+            api.call("post", url, 500, **upload(demo))
+
+
+def exercise_storage_down(api: Api, demo: Path) -> None:
+    """Every operation that reads or writes the database, with the database unreachable."""
+    dataset = api.call("post", "/api/v1/datasets", 200, **upload(demo)).get_json()
+    created = api.call("post", "/api/v1/analyses", 201, **upload(demo)).get_json()
+    token = created["url"].rsplit("/", 1)[-1]
+    services = api.client.application.extensions["costdash"]
+    analysis = f"/api/v1/analyses/{created['id']}"
+    with pytest.MonkeyPatch.context() as patch:
+        # A database file that cannot be opened: the driver's real connection error.
+        patch.setattr(services.store, "engine",
+                      sa.create_engine("sqlite:////nonexistent-dir/costdash.db"))
+        for url in ("/api/v1/datasets", "/api/v1/analyses"):
+            api.call("post", url, 503, **upload(demo))
+        for url in (f"/api/v1/datasets/{dataset['id']}",
+                    f"/api/v1/datasets/{dataset['id']}/hull.csv",
+                    f"/api/v1/datasets/{dataset['id']}/report.html",
+                    f"/api/v1/analyses/{token}"):
+            api.call("get", url, 503)
+        api.call("patch", analysis, 503, json={"name": "x"},
+                 headers=bearer(created["manage_token"]))
+        api.call("delete", analysis, 503, headers=bearer(created["manage_token"]))
+        assert api.call("get", "/healthz", 503).get_json()["status"] == "error"
+    # Back up, nothing was lost.
+    api.call("get", f"/api/v1/analyses/{token}", 200)
+
+
+def test_datasets_and_exports(api, breast_cancer_csv, bad_csv):
+    exercise_datasets(api, breast_cancer_csv, bad_csv)
+
+
+def test_analyses(api, breast_cancer_csv, bad_csv):
+    exercise_analyses(api, breast_cancer_csv, bad_csv)
+
+
+def test_openapi_and_health(api):
+    exercise_service(api)
+
+
+def test_upload_limit(small_limit_api, breast_cancer_csv):
+    exercise_upload_limit(small_limit_api, breast_cancer_csv)
+
+
+def test_server_failure(api, breast_cancer_csv):
+    exercise_server_failure(api, breast_cancer_csv)
+
+
+def test_storage_down(api, breast_cancer_csv):
+    exercise_storage_down(api, breast_cancer_csv)
+
+
+def test_every_documented_reply_is_exercised(api, small_limit_api, breast_cancer_csv, bad_csv):
+    exercise_datasets(api, breast_cancer_csv, bad_csv)
+    exercise_analyses(api, breast_cancer_csv, bad_csv)
+    exercise_service(api)
+    exercise_server_failure(api, breast_cancer_csv)
+    exercise_storage_down(api, breast_cancer_csv)
+    exercise_upload_limit(small_limit_api, breast_cancer_csv)
+    assert api.documented_replies() - (api.seen | small_limit_api.seen) == set()
