@@ -301,8 +301,8 @@ _NO_TOKEN = _error("No or malformed Authorization header: send 'Authorization: B
                    "<manage_token>'.")
 _WRONG_TOKEN = _error("The token does not manage this analysis.")
 _UPLOAD_ERRORS = {
-    "400": _error("No file, or a file or option the loader rejects (its message names the "
-                  "file, column and rows)."),
+    "400": _error("No file, or a file or option the loader rejects, too many rows or "
+                  "classifiers included (its message names the file, column and rows)."),
     "413": _error("The file is over the server's upload limit (COSTDASH_MAX_UPLOAD_MB, default "
                   "200 MB)."),
     "500": _error("The server failed while reading the file; the error is in its log."),
