@@ -79,6 +79,8 @@ VIEW_KEYS = (*_FLOAT_KEYS, "unit", "models", "lines", *_RANGE_KEYS)
 
 
 def _number(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ParameterError(f"{key} must be a number, not {type(value).__name__}")
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -174,7 +176,9 @@ def _expiry(days: Any, now: float) -> float | None:
 
 
 def _name(name: Any) -> str:
-    text = " ".join(str(name).split())
+    if not isinstance(name, str):
+        raise ParameterError(f"the name must be text, not {type(name).__name__}")
+    text = " ".join("".join(ch if ch.isprintable() else " " for ch in name).split())
     if not text:
         raise ParameterError("the name must not be empty")
     return text[:MAX_NAME]
