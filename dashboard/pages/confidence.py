@@ -291,8 +291,12 @@ def job_error_handler(prefix: str) -> Callable[[Exception], Any]:
     """
     def on_error(err: Exception) -> Any:
         message = job_error_text(err)
-        # The traceback (of the job, or of the enqueue) is for the operator, not the page.
-        log.error("%s bootstrap job: %s", prefix, err, exc_info=err)
+        # Details are for the operator, not the page. A job's error already carries the job's
+        # traceback (from the worker); a failure to enqueue needs this process's.
+        if isinstance(err, BackgroundCallbackError):
+            log.error("%s bootstrap job: %s", prefix, err)
+        else:
+            log.error("%s bootstrap job could not start", prefix, exc_info=err)
         set_props(f"{prefix}-status", {"children": html.Span(message, className="warn")})
         return no_update
     return on_error

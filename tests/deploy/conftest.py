@@ -61,11 +61,11 @@ class Deployment:
 
 
 def forget_celery_queue(url: str) -> None:
-    """Drop this test's leftovers from the broker (its queue and unacknowledged jobs), so no
-    job of one test reaches the worker of the next; the session's Redis db is shared."""
+    """Drop a test's leftovers from the broker (its queue, unacknowledged jobs, the job role's
+    start counts), so nothing of one test reaches the next; the session's Redis db is shared."""
     client = redis.Redis.from_url(url)
     names = ["celery", "unacked", "unacked_index", "unacked_mutex"]
-    names += client.keys("_kombu.binding.*")
+    names += client.keys("_kombu.binding.*") + client.keys("costdash:job-starts:*")
     client.delete(*names)
 
 
