@@ -302,8 +302,9 @@ UPLOAD_CASES = [
          raw("POST", "/api/v1/analyses", data=b"--nope\r\n\r\n\x00\xff", content_type=MULTIPART)),
     case("get-analyses-collection", 404, "no API endpoint", raw("GET", "/api/v1/analyses")),
     case("put-analyses", 405, "not allowed", raw("PUT", "/api/v1/analyses", data=GOOD)),
-    # Sizes: 413 names the limit. A form field over Werkzeug's form memory limit is refused
-    # too, but its message must not blame the (small) file.
+    # Sizes: 413 names the limit. A form field over Werkzeug's form memory limit (500 kB), or
+    # more parts than its part limit (1000), is refused too, but the message must say it was
+    # the form, not blame the (small) file.
     # 83 kB: over the limit, but under the form overhead allowed on top of it, so the route
     # measures the stored file rather than trusting the request's Content-Length.
     case("file-just-over-limit", 413, "64.0 kB upload limit",
@@ -311,7 +312,10 @@ UPLOAD_CASES = [
     case("request-far-over-limit", 413, "64.0 kB upload limit",
          upload(lambda: b"y_true,alpha\n" + b"1,0.5\n" * 200_000, "big.csv"), settings=SMALL),
     case("gzip-bomb", 400, "64.0 kB limit", upload(gzip_bomb, "bomb.csv.gz"), settings=SMALL),
-    case("huge-form-field", 413, "field", upload(GOOD, name="n" * 1_000_000)),
+    case("huge-form-field", 413, "form", upload(GOOD, name="n" * 1_000_000)),
+    case("too-many-form-parts", 413, "form",
+         raw("POST", "/api/v1/analyses", content_type=MULTIPART,
+             data=multipart({f"x{i}": "1" for i in range(1200)}, [("file", "p.csv", GOOD)]))),
     # The datasets route shares the receiving code; a few of the same.
     case("datasets-binary-garbage", 400, "binary",
          upload(bytes(range(256)) * 8, "p.csv", path="/api/v1/datasets")),

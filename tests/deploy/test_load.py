@@ -1,0 +1,48 @@
+"""A bounded loopback load run against the deployed web role: gunicorn with 4 workers on
+PostgreSQL and a Redis cache, 20 concurrent clients x 25 requests of link views, API reads,
+health checks and dead links (benchmarks/bench_load.py, the same code at a smaller size).
+
+It asserts correctness under concurrency only: no error, every status and body as expected,
+nothing alarming in the server log. How fast it went is printed (p95 with ``-s``), never
+asserted; the measured figures are in docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from benchmarks.bench_load import KINDS, MIX, print_summary, run
+
+pytestmark = pytest.mark.slow
+
+CLIENTS, REQUESTS, WORKERS = 20, 25, 4
+EXPECTED_STATUS = {"link": 200, "api": 200, "healthz": 200, "dead-link": 404}
+
+
+def expected_kinds(clients: int, requests: int) -> Counter:
+    """How many requests of each kind the clients send: client i starts the mix at i."""
+    return Counter(MIX[(i + k) % len(MIX)] for i in range(clients) for k in range(requests))
+
+
+def test_concurrent_clients_get_no_errors(tmp_path):
+    result = run("postgres", clients=CLIENTS, requests_per_client=REQUESTS, workers=WORKERS,
+                 analyses=3, baseline=10, workdir=tmp_path)
+    print_summary(result["summary"], result["config"])
+    load = result["load"]
+
+    assert [s.error for s in load.errors] == []
+    assert result["baseline"].errors == []
+    assert len(load.samples) == CLIENTS * REQUESTS
+    assert set(EXPECTED_STATUS) == set(KINDS)
+    want = expected_kinds(CLIENTS, REQUESTS)
+    assert load.statuses() == {kind: Counter({EXPECTED_STATUS[kind]: n})
+                               for kind, n in want.items()}
+    assert result["server_problems"] == [], "\n".join(result["server_problems"][:20])
+    # Every request reached the log once: the server saw the load, not a cached proxy reply.
+    assert sum(result["worker_pids"].values()) >= CLIENTS * REQUESTS
+    # The role really ran the workers asked for (their pids are in gunicorn's own log lines).
+    booted = {line.split("pid: ")[1].rstrip(")") for line in result["log"].splitlines()
+              if "Booting worker with pid: " in line}
+    assert len(booted) == WORKERS, result["log"][:3000]
