@@ -30,12 +30,15 @@ import gzip
 import io
 import json
 import re
+import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from dashboard.config import Settings
@@ -121,6 +124,21 @@ def truncated_parquet() -> bytes:
     pd.read_csv(io.BytesIO(GOOD)).to_parquet(buffer)
     data = buffer.getvalue()
     return data[:len(data) // 2]
+
+
+def parquet_of(n: int, *, unreadable_pages: bool = False) -> bytes:
+    """A Parquet file of ``n`` rows that compresses to almost nothing (a "row bomb": a few kB
+    that decode to ``n`` rows). With ``unreadable_pages`` every byte between the magic and the
+    footer is garbage: the footer still says ``n`` rows, but no row can be decoded."""
+    y = np.arange(n) % 2
+    table = pa.table({"y_true": y, "alpha": np.where(y == 1, 0.75, 0.25)})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, compression="zstd")
+    data = bytearray(buffer.getvalue())
+    if unreadable_pages:
+        footer = len(data) - 8 - struct.unpack("<I", data[-8:-4])[0]
+        data[4:footer] = b"\xff" * (footer - 4)
+    return bytes(data)
 
 
 def gzip_bomb() -> bytes:
@@ -240,6 +258,14 @@ UPLOAD_CASES = [
     case("thousands-of-columns", 400, "limit of 200", upload(thousands_of_columns, "p.csv")),
     # Row and classifier limits (Settings max_rows, max_classifiers).
     case("rows-over-max-rows", 400, "limit of 100", upload(wide_csv(101), "p.csv"),
+         settings={"max_rows": 100}),
+    case("parquet-row-bomb", 400, "limit of 1,000", upload(lambda: parquet_of(2_000_000),
+                                                           "p.parquet"),
+         settings={"max_rows": 1000}),
+    # The limit protects memory only if it is checked before the rows are decoded: the footer
+    # says 2,000 rows, so the answer is the limit, not "cannot be read as Parquet".
+    case("parquet-row-limit-before-decoding", 400, "limit of 100",
+         upload(lambda: parquet_of(2000, unreadable_pages=True), "p.parquet"),
          settings={"max_rows": 100}),
     case("classifiers-over-max-wide", 400, "limit of 3",
          upload(wide_csv(models=("a", "b", "c", "d")), "p.csv"), settings={"max_classifiers": 3}),
@@ -783,3 +809,23 @@ def test_nul_in_a_new_name_is_refused_or_removed(any_backend):
     assert form.status_code in (303, 400), form.get_data(as_text=True)[:500]
     name = app.services.store.find_analysis(id=body["id"]).name
     assert not CONTROL.search(name), repr(name)
+
+
+def test_nul_in_labels_past_the_sniffed_head_never_fails_the_database(any_backend):
+    """The binary check reads the first 16 kB only: NUL bytes after it reach the loader, and a
+    label holding one became the stored positive label (PostgreSQL: a 500). Either the file is
+    refused, or what is stored has no NUL and reads back."""
+    app = any_backend
+    head = "".join(f"pos,{0.5 + (i % 7) / 20}\n" for i in range(3000))  # ~28 kB, clean
+    tail = "".join(f"neg\x00,{(i % 7) / 20}\n" for i in range(300))
+    content = ("y_true,alpha\n" + head + tail).encode()
+    resp = app.client.post("/api/v1/analyses", content_type=MULTIPART,
+                           data=multipart({"positive": "neg\x00"},
+                                          [("file", "late-nul.csv", content)]))
+    if resp.status_code == 201:
+        info = app.client.get(f"/api/v1/datasets/{resp.get_json()['dataset_id']}").get_json()
+        assert not CONTROL.search(info["positive_label"]), info
+        assert app.count() == ONE
+    else:
+        assert_json_error(resp, 400, "late-nul.csv")
+        assert app.count() == EMPTY
