@@ -328,8 +328,9 @@ def print_summary(s: dict[str, Any], config: dict[str, Any]) -> None:
     print(f"\n| kind | n | body bytes | p50 ms | p95 ms | p99 ms | single-client p50 ms | "
           f"single-client p95 ms | p95 ratio |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for kind, k in s["kinds"].items():
-        print(f"| {kind} | {k['n']} | {k['bytes']:,} | {k['load']['p50']:.1f} | {k['load']['p95']:.1f} | "
-              f"{k['load']['p99']:.1f} | {k['baseline']['p50']:.1f} | {k['baseline']['p95']:.1f} "
+        load, single = k["load"], k["baseline"]
+        print(f"| {kind} | {k['n']} | {k['bytes']:,} | {load['p50']:.1f} | {load['p95']:.1f} | "
+              f"{load['p99']:.1f} | {single['p50']:.1f} | {single['p95']:.1f} "
               f"| {k['p95_ratio']}x |")
     print(f"\nstatuses: {s['statuses']}")
     if "cpu_seconds" in s:
@@ -371,7 +372,8 @@ def run(backend: str = "postgres", clients: int = 50, requests_per_client: int =
               "workers": workers, "analyses": analyses, "baseline": baseline, "rows": rows}
     with ExitStack() as stack:
         if workdir is None:
-            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="costdash-load-")))
+            workdir = Path(stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="costdash-load-")))
         role = stack.enter_context(web_role(backend, workdir, workers))
         saved = save_analyses(role.url, analyses, rows)
         # Warm-up: every worker imports lazily and opens its pools on first use.
