@@ -209,7 +209,8 @@ def make_api(services: Services) -> Blueprint:
             view = normalise_view({k: request.form.get(k) for k in CONDITION_FIELDS})
             check_name_and_expiry(request.form.get("name"), request.form.get("expires_in_days"))
             record = receive_upload(loader_fields)
-            name = request.form.get("name") or record.name
+            # This upload's own file name: the stored record may carry another uploader's.
+            name = request.form.get("name") or safe_filename(request.files["file"].filename)
             new = services.sharing.create(record.id, name=name, view=view,
                                           expires_in_days=request.form.get("expires_in_days"))
             body = {"id": new.record.id, **links(new.record, new.manage_token),

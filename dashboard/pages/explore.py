@@ -34,6 +34,7 @@ from costdash.demo import DEMOS
 from costdash.errors import CostdashError
 from dashboard.cache import Services
 from dashboard.figures import classifier_colors, cost_figure, roc_figure
+from dashboard.figures.common import graph_config
 from dashboard.storage import AnalysisRecord, DatasetNotFound, valid_id
 from dashboard.viewmodel import client_model
 
@@ -439,14 +440,14 @@ def layout(query: dict[str, list[str]], services: Services, *,
                     html.Figure(className="plot", children=[
                         html.Div(className="graph-box", children=dcc.Graph(
                             id="roc-graph", figure=roc_figure(None), style={"height": "100%"},
-                            config={"displaylogo": False, "responsive": True},
+                            config=graph_config("roc"),
                             className="graph roc")),
                         html.Figcaption("ROC space", id="roc-caption"),
                     ]),
                     html.Figure(className="plot", children=[
                         html.Div(className="graph-box", children=dcc.Graph(
                             id="cost-graph", figure=cost_figure(None), style={"height": "100%"},
-                            config={"displaylogo": False, "responsive": True},
+                            config=graph_config("cost"),
                             className="graph cost")),
                         html.Figcaption("Cost space", id="cost-caption"),
                     ]),
