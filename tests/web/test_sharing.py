@@ -326,3 +326,17 @@ def test_row_and_classifier_limits_reject_the_upload_and_store_nothing(tmp_path,
     assert app.server.extensions["costdash"].store.count()["datasets"] == 0
     env = Settings.from_env({"COSTDASH_MAX_ROWS": "7", "COSTDASH_MAX_CLASSIFIERS": "2"})
     assert (env.max_rows, env.max_classifiers) == (7, 2)
+
+
+def test_analysis_is_named_after_this_upload_not_an_earlier_one(http, breast_cancer_csv, tmp_path):
+    post_analysis(http, breast_cancer_csv)
+    renamed = tmp_path / "confidential-client-x.csv"
+    renamed.write_bytes(breast_cancer_csv.read_bytes())
+    first, second = renamed, tmp_path / "mine.csv"
+    second.write_bytes(breast_cancer_csv.read_bytes())
+    a = post_analysis(http, first).get_json()
+    b = post_analysis(http, second).get_json()
+    assert a["dataset_id"] == b["dataset_id"]  # stored once ...
+    assert b["name"] == "mine.csv"             # ... but each analysis keeps its uploader's name
+    got = http.get(f"/api/v1/analyses/{token_of(b['url'])}").get_json()
+    assert "confidential" not in json.dumps(got["analysis"])
