@@ -40,6 +40,7 @@ class Role:
     log: Path
     url: str | None = None
     env: dict[str, str] = field(default_factory=dict, repr=False)
+    nodename: str | None = None
 
     def log_text(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
@@ -102,22 +103,25 @@ def deploy_env(data_dir: Path, *, secret_key: str, cache_url: str | None = None,
     return env
 
 
-def _spawn(name: str, argv: list[str], env: dict[str, str], log: Path) -> Role:
+def _spawn(name: str, argv: list[str], env: dict[str, str], log: Path, cwd: Path) -> Role:
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as out:
         # Own session: stop() signals the whole group (gunicorn's workers, Celery's pool).
-        process = subprocess.Popen([sys.executable, "-m", *argv], cwd=REPO, env=env,
-                                   stdout=out, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+        process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
     return Role(name, process, log, env=env)
 
 
 def start_web(env: dict[str, str], log: Path, *, workers: int = 2, timeout: float = 60.0,
-              name: str = "web") -> Role:
-    """The web role on a free port of 127.0.0.1; returns once ``/healthz`` answers."""
+              name: str = "web", argv: list[str] | None = None, cwd: Path = REPO) -> Role:
+    """The web role on a free port of 127.0.0.1; returns once ``/healthz`` answers.
+
+    ``argv`` replaces ``python -m`` + :data:`WEB_COMMAND` (e.g. to run it as another user);
+    ``cwd`` is where ``gunicorn.conf.py`` and ``app.py`` are.
+    """
     port = free_port()
     env = {**env, "HOST": "127.0.0.1", "PORT": str(port), "WEB_CONCURRENCY": str(workers)}
-    role = _spawn(name, WEB_COMMAND, env, log)
+    role = _spawn(name, argv or [sys.executable, "-m", *WEB_COMMAND], env, log, cwd)
     role.url = f"http://127.0.0.1:{port}"
     try:
         wait_for_http(role.url + "/healthz", timeout=timeout, process=role.process)
@@ -132,14 +136,26 @@ def start_web(env: dict[str, str], log: Path, *, workers: int = 2, timeout: floa
     return role
 
 
+def worker_nodename() -> str:
+    """A Celery node name no other worker on this machine uses."""
+    return f"costdash-test-{os.getpid()}-{free_port()}@localhost"
+
+
 def start_worker(env: dict[str, str], log: Path, *, concurrency: int = 1,
-                 timeout: float = 60.0) -> Role:
-    """A Celery worker; returns once it logged that it is ready to take jobs."""
-    role = _spawn("worker", [*WORKER_COMMAND, f"--concurrency={concurrency}",
-                             "--hostname", f"costdash-test-{os.getpid()}-{free_port()}@%h"],
-                  env, log)
+                 timeout: float = 60.0, argv: list[str] | None = None,
+                 cwd: Path = REPO) -> Role:
+    """A Celery worker; returns once it logged that it is ready to take jobs.
+
+    ``argv`` replaces ``python -m`` + :data:`WORKER_COMMAND`; the concurrency and a unique
+    ``--hostname`` are appended either way (``Role.nodename``).
+    """
+    nodename = worker_nodename()
+    command = argv or [sys.executable, "-m", *WORKER_COMMAND]
+    role = _spawn("worker", [*command, f"--concurrency={concurrency}", "--hostname", nodename],
+                  env, log, cwd)
+    role.nodename = nodename
     deadline = time.monotonic() + timeout
-    while " ready." not in role.log_text():
+    while f"{nodename} ready." not in role.log_text():
         if time.monotonic() > deadline or role.process.poll() is not None:
             role.stop()
             raise RuntimeError("the Celery worker did not start:\n" + role.log_text())
