@@ -34,6 +34,10 @@ log = logging.getLogger(__name__)
 FORM_OVERHEAD = 256 * 1024
 """Room for the multipart framing and option fields on top of the file size limit."""
 
+MAX_FORM_FIELD = 64 * 1024
+MAX_FORM_PARTS = 200
+"""Werkzeug's limits on the non-file form fields (names and options are short)."""
+
 
 def _size(n: int) -> str:
     for unit, scale in (("GB", 1024**3), ("MB", 1024**2), ("kB", 1024)):
@@ -102,18 +106,11 @@ ANALYSIS_FIELDS = (*CONDITION_FIELDS, "name", "expires_in_days")
 
 def check_name_and_expiry(name: str | None, expires_in_days: str | None) -> None:
     """Refuse a bad name or expiry before anything is stored."""
-    from dashboard.sharing import MAX_EXPIRY_DAYS, _name
+    from dashboard.sharing import clean_name, expiry_from_days
 
     if name is not None:
-        _name(name)
-    if expires_in_days not in (None, ""):
-        try:
-            days = float(expires_in_days)
-        except ValueError:
-            raise ParameterError(f"expires_in_days must be a number, not "
-                                 f"'{expires_in_days[:40]}'") from None
-        if not 0 < days <= MAX_EXPIRY_DAYS:
-            raise ParameterError(f"expires_in_days must be between 0 and {MAX_EXPIRY_DAYS}")
+        clean_name(name)
+    expiry_from_days(expires_in_days, 0.0)
 
 
 def safe_filename(name: str) -> str:
@@ -139,14 +136,18 @@ def make_api(services: Services) -> Blueprint:
 
     @api.errorhandler(RequestEntityTooLarge)
     def _on_too_large(_exc):
+        if request.content_length is not None and request.content_length <= limit + FORM_OVERHEAD:
+            # Werkzeug's form limits, not the file's size.
+            return _error(f"The form is too large: a field over {_size(MAX_FORM_FIELD)} or more "
+                          f"than {MAX_FORM_PARTS:,} fields. Send the file in 'file' and only the "
+                          "documented options.", 413)
         return too_large()
 
-    def receive_upload(form_fields: dict[str, Any]) -> DatasetRecord:
+    def receive_upload(form_fields: dict[str, Any], new_dataset: list[str]) -> DatasetRecord:
         """Store the request's file (field ``file``) read with the loader options in
-        ``form_fields``; raises :class:`UploadRejected` with the reply to send otherwise."""
-        request.max_content_length = limit + FORM_OVERHEAD
-        if request.content_length is not None and request.content_length > limit + FORM_OVERHEAD:
-            raise UploadRejected(too_large(request.content_length))
+        ``form_fields``; raises :class:`UploadRejected` with the reply to send otherwise.
+        The id of a data set this call stored (rather than found) is appended to
+        ``new_dataset``."""
         f = request.files.get("file")
         if f is None or not f.filename:
             raise UploadRejected(_error("No file: send the predictions file in the multipart "
@@ -164,22 +165,43 @@ def make_api(services: Services) -> Blueprint:
             source, sha = data, None
         options = LoaderOptions.from_form(form_fields)
         record = services.store.put(source, safe_filename(f.filename), options, sha256=sha)
+        if record.dataset is not None:  # stored by this request: undone if the request fails
+            new_dataset.append(record.id)
         services.views.prime(record)
         return record
+
+    def discard(new_dataset: list[str]) -> None:
+        """Remove a data set this request stored before failing (unless something uses it)."""
+        for dataset_id in new_dataset:
+            try:
+                services.store.discard_dataset(dataset_id)
+                services.views.forget(dataset_id)
+            except Exception:  # noqa: BLE001 - the original failure is the one to report
+                log.exception("could not remove the data set %s of a failed upload", dataset_id)
 
     def handle_upload(reply):
         """Run ``reply()`` (which receives an upload) turning every failure into a JSON error,
         and remove the request's temporary files whatever happens."""
+        # Before anything reads the form: a body over the limit is refused unread.
+        request.max_content_length = limit + FORM_OVERHEAD
+        request.max_form_memory_size = MAX_FORM_FIELD
+        request.max_form_parts = MAX_FORM_PARTS
+        if request.content_length is not None and request.content_length > limit + FORM_OVERHEAD:
+            return too_large(request.content_length)
         uploads = [f.stream for f in request.files.values()]
+        new_dataset: list[str] = []
         try:
-            return reply()
+            return reply(new_dataset)
         except UploadRejected as rejected:
             return rejected.response
         except CostdashError as exc:
+            discard(new_dataset)
             return _error(str(exc), 400)
         except (RequestEntityTooLarge, StorageUnavailable):
+            discard(new_dataset)
             raise
         except Exception:  # noqa: BLE001 - a JSON reply beats an HTML 500 page for the browser
+            discard(new_dataset)
             name = getattr(request.files.get("file"), "filename", None)
             log.exception("upload of %r failed", name)
             return _error("The server failed while reading the file; the error is in its log.", 500)
@@ -190,7 +212,7 @@ def make_api(services: Services) -> Blueprint:
 
     @api.post("/datasets")
     def create_dataset():
-        return handle_upload(lambda: jsonify(receive_upload(request.form).summary()))
+        return handle_upload(lambda new: jsonify(receive_upload(request.form, new).summary()))
 
     # --- shared analyses (dashboard.sharing) ---------------------------------------------------
 
@@ -203,12 +225,12 @@ def make_api(services: Services) -> Blueprint:
 
     @api.post("/analyses")
     def create_analysis():
-        def reply():
+        def reply(new_dataset: list[str]):
             loader_fields = MultiDict([(k, v) for k, v in request.form.items(multi=True)
                                        if k not in ANALYSIS_FIELDS])
             view = normalise_view({k: request.form.get(k) for k in CONDITION_FIELDS})
             check_name_and_expiry(request.form.get("name"), request.form.get("expires_in_days"))
-            record = receive_upload(loader_fields)
+            record = receive_upload(loader_fields, new_dataset)
             # This upload's own file name: the stored record may carry another uploader's.
             name = request.form.get("name") or safe_filename(request.files["file"].filename)
             new = services.sharing.create(record.id, name=name, view=view,

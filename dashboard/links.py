@@ -109,6 +109,19 @@ def _manage_body(record: AnalysisRecord, share_url: str, message: str = "",
     ])
 
 
+def _api_rule_exists(server: Flask, path: str) -> bool:
+    """Whether some method of an ``/api/`` route answers ``path`` (Dash's catch-all excluded)."""
+    adapter = server.url_map.bind("localhost")
+    for method in ("GET", "POST", "PATCH", "DELETE", "PUT"):
+        try:
+            rule, _ = adapter.match(path, method=method, return_rule=True)
+        except Exception:  # noqa: BLE001 - NotFound, MethodNotAllowed, RequestRedirect
+            continue
+        if rule.rule.startswith("/api/"):
+            return True
+    return False
+
+
 def install_links(server: Flask, services: Services) -> None:
     """Register the manage page, the 404 guard of read-only links and the response policies."""
     sharing = services.sharing
@@ -125,7 +138,8 @@ def install_links(server: Flask, services: Services) -> None:
         if path.startswith("/api/") and (request.url_rule is None
                                          or not request.url_rule.rule.startswith("/api/")):
             # Dash's catch-all route would answer unknown API paths with its HTML page.
-            if isinstance(request.routing_exception, MethodNotAllowed):
+            if isinstance(request.routing_exception, MethodNotAllowed) and _api_rule_exists(
+                    server, path):
                 return jsonify({"error": f"{request.method} is not allowed on {path}"}), 405
             return jsonify({"error": f"no API endpoint {request.method} {path}; see "
                                      "/api/v1/openapi.json"}), 404

@@ -39,6 +39,8 @@ _TOKEN_PATTERN = re.compile(r"^[A-Za-z0-9_-]{32}$")
 _ID_PATTERN = re.compile(r"^[0-9a-f]{16}$")
 MAX_NAME = 200
 MAX_EXPIRY_DAYS = 3650
+MIN_EXPIRY_DAYS = 0.01
+"""About a quarter of an hour: a shorter expiry would hand out a link that is dead on arrival."""
 DAY = 86400.0
 
 
@@ -165,17 +167,17 @@ class NewAnalysis:
     manage_token: str
 
 
-def _expiry(days: Any, now: float) -> float | None:
+def expiry_from_days(days: Any, now: float) -> float | None:
     if days is None or (isinstance(days, str) and not days.strip()):
         return None
     d = _number("expires_in_days", days)
-    if not 0 < d <= MAX_EXPIRY_DAYS:
-        raise ParameterError(f"expires_in_days must be between 0 and {MAX_EXPIRY_DAYS}, not "
-                             f"{d:g}")
+    if not MIN_EXPIRY_DAYS <= d <= MAX_EXPIRY_DAYS:
+        raise ParameterError(f"expires_in_days must be between {MIN_EXPIRY_DAYS} and "
+                             f"{MAX_EXPIRY_DAYS}, not {d:g}")
     return now + d * DAY
 
 
-def _name(name: Any) -> str:
+def clean_name(name: Any) -> str:
     if not isinstance(name, str):
         raise ParameterError(f"the name must be text, not {type(name).__name__}")
     text = " ".join("".join(ch if ch.isprintable() else " " for ch in name).split())
@@ -207,9 +209,9 @@ class ShareService:
             raise ParameterError(f"no data set with id '{dataset_id}' is stored here")
         share, manage = new_token(), new_token()
         record = AnalysisRecord(
-            id=secrets.token_hex(8), name=_name(name), dataset_id=dataset_id,
+            id=secrets.token_hex(8), name=clean_name(name), dataset_id=dataset_id,
             view=normalise_view(view), share_token=share, manage_key=token_key(manage),
-            created_at=now, expires_at=_expiry(expires_in_days, now))
+            created_at=now, expires_at=expiry_from_days(expires_in_days, now))
         self.store.add_analysis(record, token_key(share))
         self.purge_expired(now)
         return NewAnalysis(record, manage)
@@ -255,14 +257,14 @@ class ShareService:
         return record
 
     def rename(self, record: AnalysisRecord, name: Any) -> AnalysisRecord:
-        return self._updated(self.store.update_analysis(record.id, name=_name(name)), record)
+        return self._updated(self.store.update_analysis(record.id, name=clean_name(name)), record)
 
     def set_expiry(self, record: AnalysisRecord, expires_in_days: Any,
                    now: float | None = None) -> AnalysisRecord:
         """Expire ``expires_in_days`` from now; None or empty clears the expiry."""
         now = time.time() if now is None else now
         return self._updated(self.store.update_analysis(
-            record.id, expires_at=_expiry(expires_in_days, now)), record)
+            record.id, expires_at=expiry_from_days(expires_in_days, now)), record)
 
     def delete(self, record: AnalysisRecord) -> None:
         """Delete the analysis, and its data set unless another analysis uses it."""

@@ -586,6 +586,18 @@ class SqlStore(DatasetStore, AnalysisStore):
         tables = {part: pq.read_table(pa.BufferReader(blob)) for part, blob in parts}
         return dataset_from_tables(json.loads(meta_text), tables)
 
+    def discard_dataset(self, dataset_id: str) -> bool:
+        """Delete a data set unless an analysis uses it (undoing a failed request's save)."""
+        with self._begin() as conn:
+            used = conn.execute(sa.select(analyses_table.c.id).where(
+                analyses_table.c.dataset_id == dataset_id).limit(1)).first()
+            if used is not None:
+                return False
+            conn.execute(dataset_parts_table.delete().where(
+                dataset_parts_table.c.dataset_id == dataset_id))
+            gone = conn.execute(datasets_table.delete().where(datasets_table.c.id == dataset_id))
+        return bool(gone.rowcount)
+
     def count(self) -> dict[str, int]:
         """Rows per table (for health pages and tests)."""
         with self._begin() as conn:
