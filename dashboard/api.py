@@ -12,16 +12,18 @@ option the loader rejects (its message as it is); ``413 {"error": message}`` abo
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
+import re
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from flask import Blueprint, Flask, Request, current_app, jsonify, request
-from werkzeug.exceptions import RequestEntityTooLarge
-
 from werkzeug.datastructures import MultiDict
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from costdash.errors import CostdashError, ParameterError
 from dashboard.cache import Services
@@ -120,10 +122,20 @@ def safe_filename(name: str) -> str:
     return base[:200] or "upload"
 
 
-def effective_view(view: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    """The saved view with the condition actually analysed (p(+) defaults to the prevalence)."""
-    chosen = result["operating_point"]
-    return {**view, **{k: chosen[k] for k in CONDITION_FIELDS}}
+_OPERATING_POINT = re.compile(r'"operating_point":\{"p_pos":([^,]+),"cost_fn":([^,]+),'
+                              r'"cost_fp":([^,]+),')
+
+
+def effective_view(view: Mapping[str, Any], analysis_text: str) -> dict[str, Any]:
+    """The saved view with the condition actually analysed (p(+) defaults to the prevalence),
+    read from the analysis's compact JSON text."""
+    found = _OPERATING_POINT.search(analysis_text)
+    if found is None:  # a layout change of analysis_to_dict: parse it, slower but right
+        chosen = json.loads(analysis_text)["operating_point"]
+        values = [chosen[k] for k in CONDITION_FIELDS]
+    else:
+        values = [float(v) for v in found.groups()]
+    return {**view, **dict(zip(CONDITION_FIELDS, values))}
 
 
 def make_api(services: Services) -> Blueprint:
@@ -248,12 +260,14 @@ def make_api(services: Services) -> Blueprint:
         except AnalysisNotFound as exc:
             return _error(str(exc), 404)
         try:
-            result = services.views.analysis_json(record.dataset_id, record.view)
+            text = services.views.analysis_json_text(record.dataset_id, record.view)
         except DatasetNotFound as exc:
             return _error(str(exc), 404)
-        body = {**result, "view": effective_view(record.view, result),
-                "analysis": {**analysis_summary(record), **links(record)}}
-        return jsonify(body)
+        extra = {"view": effective_view(record.view, text),
+                 "analysis": {**analysis_summary(record), **links(record)}}
+        # The analysis is a JSON object without these two keys: append them to its text.
+        body = text[:-1] + "," + json.dumps(extra, separators=(",", ":"))[1:]
+        return current_app.response_class(body, mimetype="application/json")
 
     def managed_record(analysis_id: str) -> AnalysisRecord:
         return services.sharing.authorize(analysis_id, request.headers.get("Authorization"))

@@ -122,8 +122,9 @@ class ViewModels:
         self.cache.delete(f"keys:{dataset_id}")
         self.cache.delete(self._key(dataset_id))
 
-    def analysis_json(self, dataset_id: str, view: Mapping[str, Any]) -> dict[str, Any]:
-        """``costdash analyze --json`` of a stored data set under a saved view's condition.
+    def analysis_json_text(self, dataset_id: str, view: Mapping[str, Any]) -> str:
+        """``costdash analyze --json`` of a stored data set under a saved view's condition, as
+        JSON text (a link view sends it on without parsing 100s of kB per request).
 
         Cached by data set and condition (several links may share both); raises
         :class:`DatasetNotFound`.
@@ -140,7 +141,7 @@ class ViewModels:
             text = json.dumps(analysis_to_dict(result), allow_nan=False, separators=(",", ":"))
             self.cache.set(key, text)
             self._remember(dataset_id, key)
-        return json.loads(text)
+        return text
 
     def _remember(self, dataset_id: str, key: str) -> None:
         """Note a cache key derived from a data set, so :meth:`forget` can drop it too."""
