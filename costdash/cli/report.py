@@ -1,4 +1,5 @@
-"""``costdash report FILE -o report.html``: a self-contained HTML report (figures and tables).
+"""``costdash report FILE -o report.html [--band MODEL ...]``: a self-contained HTML report
+(figures and tables, and bootstrap bands when asked for).
 
 The report is built by :mod:`dashboard.report` (plotly), imported only when the command runs, so
 the core never imports plotly; without the dashboard's dependencies the command says so.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from costdash.bands import cost_band
 from costdash.cli.common import (
     add_condition_options,
     add_loader_options,
@@ -29,6 +31,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", metavar="PATH", default="report.html",
                         help="where to write the report (default report.html)")
     parser.add_argument("--title", help="the report's title (default: from the file name)")
+    bands = parser.add_argument_group("bootstrap confidence bands (optional)")
+    bands.add_argument("--band", action="append", metavar="MODEL", default=[],
+                       help="add a bootstrap band on this classifier's cost curve (repeatable)")
+    bands.add_argument("--level", type=float, default=0.9, metavar="L",
+                       help="pointwise confidence level of the bands (default 0.9)")
+    bands.add_argument("--replicates", type=int, default=1000, metavar="B",
+                       help="bootstrap replicates per band (default 1000)")
+    bands.add_argument("--seed", type=int, default=0,
+                       help="random seed, for a reproducible report (default 0)")
     add_condition_options(parser)
     add_loader_options(parser)
     parser.set_defaults(func=run)
@@ -50,7 +61,16 @@ def run(args: argparse.Namespace) -> int:
     build_report = _build_report()
     dataset = load_from_args(args)
     condition = condition_from_args(args, dataset)
-    html = build_report(dataset, condition, title=args.title, name=Path(args.file).name)
+    scored = {c.name: c for c in dataset.scored}
+    bands = []
+    for model in dict.fromkeys(args.band):  # each once, in the order given
+        if model not in scored:
+            raise CostdashError(f"--band {model}: no scored classifier of that name; the file "
+                                f"has {', '.join(scored) or 'none'}")
+        bands.append(cost_band(scored[model], level=args.level, replicates=args.replicates,
+                               rng=args.seed, name=model))
+    html = build_report(dataset, condition, title=args.title, name=Path(args.file).name,
+                        bands=bands or None)
     out = Path(args.output)
     try:
         out.write_text(html, encoding="utf-8")

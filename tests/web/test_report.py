@@ -184,6 +184,25 @@ def test_cli_writes_report(predictions_csv, tmp_path, capsys, bundle_marker_coun
     assert escape(predictions_csv.name) in html
 
 
+def test_cli_report_with_bands_matches_cost_band(predictions_csv, tmp_path, capsys):
+    from costdash.bands import cost_band
+
+    out = tmp_path / "r.html"
+    assert main(["report", str(predictions_csv), "-o", str(out), "--band", "beta",
+                 "--band", "alpha", "--band", "beta", "--replicates", "120", "--level", "0.8",
+                 "--seed", "3"]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert html.count('id="band-figure-') == 2  # asked twice for beta: one band
+    dataset = load_predictions(predictions_csv)
+    band = cost_band(dataset.scored[[c.name for c in dataset.scored].index("beta")],
+                     level=0.8, replicates=120, rng=3)
+    # The report's band table row for beta carries the same replicates and level.
+    section = html[html.index('<section id="bands">'):]
+    assert "beta" in section and "120" in section and band.replicates == 120
+    assert main(["report", str(predictions_csv), "-o", str(out), "--band", "nope"]) == 2
+    assert "--band nope" in capsys.readouterr().err
+
+
 def test_cli_bad_condition(predictions_csv, tmp_path, capsys):
     out = tmp_path / "r.html"
     assert main(["report", str(predictions_csv), "-o", str(out), "--p-pos", "1.5"]) == 2
