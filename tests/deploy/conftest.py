@@ -55,6 +55,14 @@ class Deployment:
         assert resp.status_code == 200, resp.text
         return resp.json()
 
+    def store(self, data: bytes, name: str) -> str:
+        """Store a predictions file straight into the deployment's database (as another
+        process of it would); its data set id."""
+        from dashboard.config import Settings
+        from dashboard.storage import make_store
+
+        return make_store(Settings.from_env(self.env)).put(data, name).id
+
     def logs(self) -> str:
         return "\n".join(f"--- {r.name} ---\n{r.log_text()}"
                          for r in (self.web, self.web2, self.worker) if r is not None)
@@ -70,18 +78,23 @@ def forget_celery_queue(url: str) -> None:
 
 
 @pytest.fixture
-def scaled(tmp_path, redis_url) -> Iterator[Deployment]:
+def scaled(tmp_path, redis_url, postgres_url) -> Iterator[Deployment]:
     """The scaled roles: a Celery worker (one pool process) and two web roles (two "hosts",
-    gunicorn with two workers each), sharing Redis (cache and jobs) and a secret key. Storage:
-    the default SQLite file in the shared data dir (COSTDASH_DATABASE_URL is left unset)."""
+    gunicorn with two workers each). They share PostgreSQL (storage), Redis (cache and jobs) and
+    the secret key, and nothing else: each has its own data dir, as on separate machines."""
     forget_celery_queue(redis_url)
-    env = deploy_env(tmp_path / "data", secret_key=secrets.token_hex(32),
-                     cache_url=redis_url, jobs_url=redis_url)
-    with running(lambda: start_worker(env, tmp_path / "worker.log", concurrency=1),
-                 lambda: start_web(env, tmp_path / "web.log", workers=2),
-                 lambda: start_web(env, tmp_path / "web2.log", workers=2, name="web2")) as roles:
+    key = secrets.token_hex(32)
+
+    def env(role: str) -> dict[str, str]:
+        return deploy_env(tmp_path / f"{role}-data", secret_key=key, cache_url=redis_url,
+                          jobs_url=redis_url, database_url=postgres_url)
+
+    with running(lambda: start_worker(env("worker"), tmp_path / "worker.log", concurrency=1),
+                 lambda: start_web(env("web"), tmp_path / "web.log", workers=2),
+                 lambda: start_web(env("web2"), tmp_path / "web2.log", workers=2,
+                                   name="web2")) as roles:
         worker, web, web2 = roles
-        yield Deployment(web, worker, env, web2)
+        yield Deployment(web, worker, web.env, web2)
     forget_celery_queue(redis_url)
 
 

@@ -70,18 +70,18 @@ def open_and_run(page: Page, url: str) -> None:
 
 def test_a_job_whose_pool_process_is_killed_is_run_again_to_completion(
         scaled, big_csv, redis_url, page: Page):
-    record = scaled.upload(big_csv, "big.csv")
-    open_and_run(page, f"{scaled.url}/confidence?data={record['id']}&model=model"
+    dataset_id = scaled.store(big_csv, "big.csv")
+    open_and_run(page, f"{scaled.url}/confidence?data={dataset_id}&model=model"
                        f"&replicates={B}")
     expect(page.locator("#confidence-progress-text")).to_contain_text(
         f"of {B:,} replicates", timeout=30_000)
     killed = kill_running_pool_process(scaled, redis_url, starts=1)
-    assert_web_serves(scaled, record["id"])
+    assert_web_serves(scaled, dataset_id)
 
     # The broker got the job back (acks_late + reject_on_worker_lost) and a new pool process
     # runs it; the page kept polling and gets the band of the second run.
     wait_until(lambda: 2 in job_starts(redis_url).values(), 60, "the rerun", scaled.logs)
-    assert_web_serves(scaled, record["id"])
+    assert_web_serves(scaled, dataset_id)
     expect(page.locator("#confidence-status")).to_contain_text("computed in", timeout=120_000)
     expect(page.locator("#confidence-summary")).to_contain_text(f"from {B:,} bootstrap")
     expect(page.locator("#confidence-run")).to_be_enabled()
@@ -92,13 +92,13 @@ def test_a_job_whose_pool_process_is_killed_is_run_again_to_completion(
 
 def test_a_job_whose_process_dies_every_time_is_reported_failed(
         scaled, big_csv, redis_url, page: Page):
-    record = scaled.upload(big_csv, "big.csv")
+    dataset_id = scaled.store(big_csv, "big.csv")
     # Another seed than the test above: its band is in the session's Redis already.
-    open_and_run(page, f"{scaled.url}/confidence?data={record['id']}&model=model"
+    open_and_run(page, f"{scaled.url}/confidence?data={dataset_id}&model=model"
                        f"&replicates={B}&seed=1")
     for start in range(1, MAX_DELIVERIES + 1):
         kill_running_pool_process(scaled, redis_url, starts=start)
-        assert_web_serves(scaled, record["id"])
+        assert_web_serves(scaled, dataset_id)
 
     # Started MAX_DELIVERIES times, killed each time: the next delivery gives up, and the page
     # says so instead of waiting for ever; Run works again.
@@ -119,8 +119,8 @@ def test_a_job_whose_process_dies_every_time_is_reported_failed(
 def test_cancel_stops_a_celery_job_for_good(scaled, big_csv, redis_url, page: Page):
     """Cancel terminates the pool process's job (SIGTERM); with acks_late that must not count
     as a lost worker, or the job would come back."""
-    record = scaled.upload(big_csv, "big.csv")
-    open_and_run(page, f"{scaled.url}/confidence?data={record['id']}&model=model"
+    dataset_id = scaled.store(big_csv, "big.csv")
+    open_and_run(page, f"{scaled.url}/confidence?data={dataset_id}&model=model"
                        f"&replicates={B}&seed=2")
     expect(page.locator("#confidence-progress-text")).to_contain_text(
         f"of {B:,} replicates", timeout=30_000)
