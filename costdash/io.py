@@ -51,9 +51,21 @@ _KNOWN_PAIRS = {frozenset(pair): pair[1] for pair in [
     ("0", "1"), ("false", "true"), ("-1", "1"), ("neg", "pos"), ("negative", "positive"),
     ("no", "yes"), ("n", "y")]}
 _SNIFF_BYTES = 16 * 1024
+# A header line longer than this is not a header (a binary file, or text that is not a table):
+# refusing it keeps a multi-megabyte "first line" out of the csv module and the Sniffer, whose
+# time grows faster than the line.
+_MAX_HEADER_BYTES = 1024 * 1024
 _SHOW_ROWS = 5
 _SHOW_LABELS = 10
+_SHOW_CHARS = 60  # of one value quoted in a message
+_SHOW_LIST_CHARS = 250  # of a list of quoted values in a message
+# Counts are used as float64 later (rates, sums): beyond 2**53 not every whole number has a
+# float64, so a bigger count could not be what the file says; it also keeps tp+fp+fn+tn far
+# from int64 overflow.
+_MAX_COUNT = 2**53
 NEWLINE = b"\n"
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(32), 127]}
+_NON_SPACE = re.compile(rb"\S")
 _DECIMAL_COMMA = re.compile(r"(?:^|[;\t| ])-?\d+,\d+(?=[;\t| ]|\r?$)", re.MULTILINE)
 _BINARY_MAGIC = ((b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
                  (b"GIF8", "a GIF image"), (b"%PDF", "a PDF document"),
@@ -111,12 +123,16 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
         An option is invalid or names a column, label or model the file does not have.
     """
     if layout not in _LAYOUTS:
-        raise ParameterError(f"unknown layout {layout!r}; choose one of {', '.join(_LAYOUTS)}")
+        raise ParameterError(f"unknown layout {_q(layout)}; choose one of {', '.join(_LAYOUTS)}")
     if isinstance(models, str):
         models = [models]
     models = models or None  # asking for no classifiers at all can only mean "no filter"
     source, data = _read_source(path, name, max_bytes)
-    df = _read_table(data, source, _sniff_format(data, source))
+    df = _read_table(data, source, _sniff_format(data, source), max_rows)
+    if positive is not None and "\x00" in str(positive):
+        # A counts file's positive label is this option as given, and no stored text may hold NUL.
+        raise ParameterError(f"{source}: --positive {_q(positive)} has a NUL character, which a "
+                             "label cannot contain")
     names = list(df.columns)
     if len(df) == 0:
         raise InputFileError(f"{source}: has a header ({_quoted(names)}) but no data rows",
@@ -130,8 +146,7 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
         if given[option] is not None:  # silently ignoring it would hide a mistake
             raise ParameterError(f"{source}: {option} does not apply to the {layout} layout")
     if max_rows is not None and len(df) > max_rows:
-        raise InputFileError(f"{source}: has {len(df):,} data rows, more than the limit of "
-                             f"{max_rows:,}", source=source)
+        raise _too_many_rows(source, f"{len(df):,}", max_rows)
     rows = np.arange(1, len(df) + 1)  # original data row numbers, kept through row filtering
     if layout == "counts":
         dataset = _load_counts(df, rows, source, model_column, positive, models, drop_missing)
@@ -186,7 +201,7 @@ def _read_source(path: str | os.PathLike[str] | IO[bytes], name: str | None,
             with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
                 data = gz.read(max_bytes + 1)
         except (OSError, EOFError, zlib.error) as exc:
-            raise InputFileError(f"{source}: is not a valid gzip file ({exc})",
+            raise InputFileError(f"{source}: is not a valid gzip file ({_reason(exc)})",
                                  source=source) from None
         if len(data) > max_bytes:
             raise InputFileError(f"{source}: unpacks to more than the {_size(max_bytes)} limit",
@@ -240,22 +255,35 @@ def _sniff_format(data: bytes, source: str) -> str:
     return "text"
 
 
-def _read_table(data: bytes, source: str, fmt: str) -> pd.DataFrame:
-    """Parse ``data`` into a DataFrame whose column names are the file's, stripped."""
+def _read_table(data: bytes, source: str, fmt: str, max_rows: int | None) -> pd.DataFrame:
+    """Parse ``data`` into a DataFrame whose column names are the file's, stripped.
+
+    With ``max_rows``, a file with more rows is refused before all of it is decoded: a Parquet
+    file by the row count in its footer (a few kB of it can decode to millions of rows), a text
+    file by parsing only its first ``max_rows + 1`` rows when it has more lines than that.
+    """
     header: list[str] | None = None
+    kind = {"parquet": "Parquet", "text": "CSV"}.get(fmt, "JSON")
     try:
         if fmt == "parquet":
-            df = pq.ParquetFile(pa.BufferReader(data)).read().to_pandas()
-        elif fmt in ("json", "jsonl"):
-            df = _read_json(data, source, lines=fmt == "jsonl")
+            parquet = pq.ParquetFile(pa.BufferReader(data))
+            if max_rows is not None and parquet.metadata.num_rows > max_rows:
+                raise _too_many_rows(source, f"{parquet.metadata.num_rows:,}", max_rows)
+            df = parquet.read().to_pandas()
         else:
-            df, header = _read_csv(data, source)
+            data = _as_utf8(data)
+            if max_rows is not None and fmt in ("text", "jsonl"):
+                _check_line_count(data, source, fmt, max_rows)
+            if fmt == "text":
+                df, header = _read_csv(data, source)
+            else:
+                _refuse_nul(data, source)
+                df = _read_json(data, source, lines=fmt == "jsonl")
     except InputFileError:
         raise
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        kind = {"parquet": "Parquet", "text": "CSV"}.get(fmt, "JSON")
-        raise InputFileError(f"{source}: cannot be read as {kind} ({exc})", source=source) \
-            from None
+    except (pa.ArrowException, OSError, ValueError, csv.Error) as exc:
+        raise InputFileError(f"{source}: cannot be read as {kind} ({_reason(exc)})",
+                             source=source) from None
     if header is None or len(header) != df.shape[1]:
         header = [str(c) for c in df.columns]
     header = [str(c).strip() for c in header]
@@ -265,34 +293,162 @@ def _read_table(data: bytes, source: str, fmt: str) -> pd.DataFrame:
     return df.loc[:, [bool(c) for c in header]]
 
 
+def _as_utf8(data: bytes) -> bytes:
+    """Text content as UTF-8 without a BOM, whatever it was written in.
+
+    The encoding is decided once, for the whole file, so that the header and the cells agree:
+    UTF-8 when every byte sequence is valid UTF-8, else Windows-1252 (Excel's "CSV" in Western
+    locales; a superset of Latin-1's printable characters), else Latin-1, which decodes any byte.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    if data.isascii() or _is_utf8(data):
+        return data
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:  # one of the five bytes cp1252 leaves undefined
+        text = data.decode("latin-1")
+    return text.encode("utf-8")
+
+
+def _is_utf8(data: bytes, chunk: int = 1 << 20) -> bool:
+    """Whether ``data`` is valid UTF-8, decoded a chunk at a time so as not to hold a copy."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    try:
+        for start in range(0, len(data), chunk):
+            decoder.decode(view[start:start + chunk], final=start + chunk >= len(data))
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _line_break(data: bytes) -> bytes:
+    """b"\\n" (also ending CRLF lines), or b"\\r" for old Mac files, which have no b"\\n"."""
+    return b"\r" if NEWLINE not in data and b"\r" in data else NEWLINE
+
+
+def _check_line_count(data: bytes, source: str, fmt: str, max_rows: int) -> None:
+    """Refuse a text file over the row limit from its first ``max_rows + 1`` rows.
+
+    Counting line breaks is a fast scan; when there are few enough of them there is nothing to
+    do. Otherwise only the lines up to the first one over the limit are parsed: blank lines and
+    line breaks inside quoted values make lines an upper bound on rows, so if that prefix does
+    not hold more than ``max_rows`` rows (or cannot be parsed, having been cut inside a quoted
+    value) the whole file is read as usual and checked afterwards.
+    """
+    if len(data) <= max_rows:  # every row takes at least a byte: no need to count
+        return
+    nl = _line_break(data)
+    wanted = max_rows + 1 + (fmt == "text")  # the header line, then one row over the limit
+    end = _nth_line_end(data, nl, wanted)
+    if end is None or not _NON_SPACE.search(data, end):
+        return
+    try:
+        if fmt == "text":
+            rows = len(_read_csv(data[:end], source)[0])
+        else:
+            rows = len(_read_json(data[:end], source, lines=True))
+    except (InputFileError, pa.ArrowException, ValueError, csv.Error):
+        return  # the whole file is parsed next, and says what is wrong with it
+    if rows > max_rows:
+        lines = data.count(nl) + (not data.endswith(nl)) - (fmt == "text")
+        raise _too_many_rows(source, f"about {lines:,}", max_rows)
+
+
+def _nth_line_end(data: bytes, nl: bytes, n: int, chunk: int = 1 << 22) -> int | None:
+    """The offset just past the ``n``-th line break, or None if there are fewer."""
+    seen = 0
+    for start in range(0, len(data), chunk):
+        found = data.count(nl, start, start + chunk)  # no copy; a fast C scan
+        if seen + found >= n:
+            view = np.frombuffer(data, np.uint8, count=min(chunk, len(data) - start),
+                                 offset=start)
+            return start + int(np.flatnonzero(view == nl[0])[n - seen - 1]) + 1
+        seen += found
+    return None
+
+
+def _refuse_nul(data: bytes, source: str, sep: str | None = None,
+                header: Sequence[str] = ()) -> None:
+    """Refuse text with a NUL character, naming where the first one is.
+
+    The binary check reads only the head of a file, so a NUL further on reaches the cells, and
+    a label or name holding one cannot be stored (PostgreSQL text refuses NUL) nor shown
+    sensibly. No text format has a use for it: the file is damaged or not text. ``sep`` and
+    ``header`` (delimited text) let the message name the row and column; JSON gets the line.
+    """
+    at = data.find(b"\x00")  # one fast scan; UTF-16 has been converted to UTF-8 by now
+    if at < 0:
+        return
+    nl = _line_break(data)
+    line = data.count(nl, 0, at) + 1
+    column, rows = None, ()
+    if sep is None:
+        where = f"on line {line}"
+    elif line == 1:
+        where = "in the header"
+    else:
+        field = data.count(sep.encode(), data.rfind(nl, 0, at) + 1, at)
+        column = (header[field].strip() or None) if field < len(header) else None
+        where = f"in row {line - 1}" + (f", column {_q(column)}" if column else "") + \
+            f" (line {line})"
+        rows = (line - 1,)
+    raise InputFileError(f"{source}: has a NUL character (byte 0) {where}; text cannot contain "
+                         "one: is the file damaged or binary?", source=source, column=column,
+                         rows=rows)
+
+
 def _check_header(header: Sequence[str], source: str) -> None:
-    """Reject repeated names, which pandas would silently rename to ``a.1``."""
+    """Reject repeated names, which pandas would silently rename to ``a.1``, and NUL in names."""
     seen: dict[str, int] = {}
     for i, col in enumerate(str(c).strip() for c in header):
         if col and col in seen:
             raise InputFileError(
-                f"{source}: column name '{col}' appears more than once in the header (columns "
+                f"{source}: column name {_q(col)} appears more than once in the header (columns "
                 f"{seen[col] + 1} and {i + 1}); every classifier needs its own name",
                 source=source, column=col)
+        if "\x00" in col:  # Parquet and JSON ("\u0000") can hold one with no NUL byte to find
+            raise InputFileError(f"{source}: column name {_q(col)} (column {i + 1}) has a NUL "
+                                 "character, which a name cannot contain", source=source,
+                                 column=col)
         seen.setdefault(col, i)
 
 
 def _read_csv(data: bytes, source: str) -> tuple[pd.DataFrame, list[str]]:
-    """Delimited text with a sniffed separator; also returns the header exactly as written."""
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8):]
+    """Delimited UTF-8 text with a sniffed separator; also returns the header exactly as written.
+
+    Any line ending is understood: LF, CRLF and the old Mac CR.
+    """
+    nl = _line_break(data)
+    first_end = data.find(nl)
+    first_end = len(data) if first_end < 0 else first_end
+    if first_end > _MAX_HEADER_BYTES:
+        raise InputFileError(f"{source}: the first line (the header) is over "
+                             f"{_size(_MAX_HEADER_BYTES)} long; a table of predictions starts "
+                             "with a line of column names", source=source)
     head = data[:_SNIFF_BYTES]
     if len(data) > _SNIFF_BYTES:  # whole lines (at least the header), or the Sniffer miscounts
-        head = data[:head.rfind(NEWLINE) + 1 or data.find(NEWLINE) + 1 or len(data)]
-    sample = head.decode("utf-8", errors="replace")
+        head = data[:head.rfind(nl) + 1 or first_end + 1]
+    # The Sniffer and the regular expressions below expect "\n"; the Sniffer's time grows
+    # faster than its input, hence at most _SNIFF_BYTES even of a long header line.
+    sample = re.sub(r"\r\n?", "\n", head.decode("utf-8", errors="replace"))
     try:
-        sep = csv.Sniffer().sniff(sample, delimiters=",\t;| ").delimiter
+        sep = csv.Sniffer().sniff(sample[:_SNIFF_BYTES], delimiters=",\t;| ").delimiter
     except csv.Error:  # a single column, or too irregular to tell
         sep = ","
     first_line = sample.split("\n", 1)[0]
     if sep not in first_line:
         sep = ","
-    header = next(csv.reader(io.StringIO(sample), delimiter=sep), [])
+    try:
+        header = next(csv.reader(io.StringIO(sample, newline=""), delimiter=sep), [])
+    except csv.Error as exc:
+        reason = _reason(exc)
+        if "field limit" in reason:  # the csv module's limit, 128 kB
+            reason = f"a column name is over {_size(csv.field_size_limit())} long"
+        raise InputFileError(f"{source}: the header cannot be read as CSV ({reason})",
+                             source=source) from None
+    _refuse_nul(data, source, sep, header)
     # Spreadsheets in many locales write 0,5 for 0.5 (and then separate fields with ';').
     decimal = ("," if sep != "," and _DECIMAL_COMMA.search(sample)
                and not re.search(r"\d\.\d", sample) else ".")
@@ -305,11 +461,11 @@ def _read_csv(data: bytes, source: str) -> tuple[pd.DataFrame, list[str]]:
                          encoding_errors="replace", low_memory=False)
     except pd.errors.EmptyDataError:
         raise InputFileError(f"{source}: has no header row", source=source) from None
-    except (pd.errors.ParserError, ValueError) as exc:
+    except (pd.errors.ParserError, ValueError, csv.Error) as exc:
         m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if not m:
-            raise InputFileError(f"{source}: cannot be read as CSV ({exc})", source=source) \
-                from None
+            raise InputFileError(f"{source}: cannot be read as CSV ({_reason(exc)})",
+                                 source=source) from None
         row = int(m[2]) - 1
         raise InputFileError(f"{source}: row {row} has {m[3]} fields but the header has {m[1]} "
                              f"(separator {sep!r})", source=source, rows=(row,)) from None
@@ -329,7 +485,7 @@ def _read_json(data: bytes, source: str, lines: bool) -> pd.DataFrame:
         m = re.search(r"position (\d+)", str(exc))
         where = f" near line {data.count(NEWLINE, 0, int(m[1])) + 1}" if m else ""
         raise InputFileError(f"{source}: is not valid JSON{' lines' if lines else ''}{where} "
-                             f"({exc})", source=source) from None
+                             f"({_reason(exc)})", source=source) from None
 
 
 # --- layouts ------------------------------------------------------------------------------------
@@ -364,7 +520,7 @@ def _load_scored(df: pd.DataFrame, rows: np.ndarray, source: str, layout: str,
         score_cols = scoreish if models is None else _select(models, scoreish, source, candidates)
         if not score_cols:
             raise InputFileError(
-                f"{source}: no score columns besides the label '{label}'; the wide layout needs "
+                f"{source}: no score columns besides the label {_q(label)}; the wide layout needs "
                 f"one numeric column per classifier (columns found: {_quoted(df.columns)})",
                 source=source)
     scores = {c: _numeric(df[c], c, rows, source) for c in score_cols}
@@ -376,15 +532,19 @@ def _load_scored(df: pd.DataFrame, rows: np.ndarray, source: str, layout: str,
         df, rows, scores = df[keep], rows[keep], {c: v[keep] for c, v in scores.items()}
 
     codes, labels = _factorize(df[label], sort=True)
+    _check_no_nul(labels, codes, rows, label, source)
     pos = _positive_index(labels, positive, label, source)
     y_true = codes == pos
     folds, fold_labels = (None, []) if fold is None else _factorize(df[fold], sort=True)
+    if fold is not None:
+        _check_no_nul(fold_labels, folds, rows, fold, source)
     if model is None:
         _check_both_classes(y_true, rows, None, [], folds, fold_labels, labels, pos, source,
                             label)
         scored = [ScoredClassifier(c, y_true, scores[c], folds) for c in score_cols]
     else:
         model_codes, names = _factorize(df[model])
+        _check_no_nul(names, model_codes, rows, model, source)
         _check_both_classes(y_true, rows, model_codes, names, folds, fold_labels, labels, pos,
                             source, label)
         score = scores[score_cols[0]]
@@ -413,27 +573,30 @@ def _load_counts(df: pd.DataFrame, rows: np.ndarray, source: str, model_column: 
         df, rows, counts = df[keep], rows[keep], {c: v[keep] for c, v in counts.items()}
         thresholds = None if thresholds is None else thresholds[keep]
     for c, v in counts.items():
-        for bad, problem in ((v != np.floor(v), "non-integer"), (v < 0, "negative")):
+        # Checked before the cast to int64, which would wrap 1e20 round to a negative number.
+        for bad, problem in ((v != np.floor(v), "non-integer counts"),
+                             (v < 0, "negative counts"), (v >= _MAX_COUNT, "counts too large")):
             if bad.any():
-                shown = ", ".join(f"{x:g}" for x in v[bad][:3])
-                raise _fail(source, f"column '{c}' has {problem} counts ({shown}) in "
-                            f"{_rows_text(rows[bad])}; counts must be whole numbers, 0 or more",
-                            c, rows[bad])
+                shown = ", ".join(_number(x) for x in v[bad][:3])
+                raise _fail(source, f"column {_q(c)} has {problem} ({shown}) in "
+                            f"{_rows_text(rows[bad])}; counts must be whole numbers, 0 or more "
+                            f"and below {_MAX_COUNT:,} (2**53)", c, rows[bad])
     tp, fp, fn, tn = (counts[c].astype(np.int64) for c in count_cols)
     codes, names = _factorize(df[model])
+    _check_no_nul(names, codes, rows, model, source)
     _, first = np.unique(codes, return_index=True)  # each model's first row sets its totals
     n_pos, n_neg = tp + fn, fp + tn
     differ = (n_pos != n_pos[first][codes]) | (n_neg != n_neg[first][codes])
     if differ.any():
         m = codes[np.flatnonzero(differ)[0]]
         f, bad = first[m], differ & (codes == m)
-        raise _fail(source, f"model '{names[m]}': {_rows_text(rows[[f]])} has tp+fn = "
+        raise _fail(source, f"model {_q(names[m])}: {_rows_text(rows[[f]])} has tp+fn = "
                     f"{n_pos[f]} and fp+tn = {n_neg[f]}, but {_rows_text(rows[bad])} "
                     f"{'has' if bad.sum() == 1 else 'have'} other totals; every row of a model "
                     f"must count the same test set", model, rows[bad])
     for totals, cls in ((n_pos, "positive (tp+fn)"), (n_neg, "negative (fp+tn)")):
         for m in np.flatnonzero(totals[first] == 0)[:1]:
-            raise _fail(source, f"model '{names[m]}' has no {cls} examples "
+            raise _fail(source, f"model {_q(names[m])} has no {cls} examples "
                         f"({_rows_text(rows[codes == m])}); both classes are needed", model,
                         rows[codes == m])
     counted = [CountedClassifier(n, tp[g], fp[g], fn[g], tn[g],
@@ -459,8 +622,9 @@ def _check_none_lost(col: pd.Series, keep: np.ndarray, source: str) -> None:
     """Dropping rows must not make a model vanish without a word."""
     codes, names = _factorize(col)
     for m in np.setdiff1d(np.arange(len(names)), codes[keep])[:1]:
-        raise InputFileError(f"{source}: model '{names[m]}' has no rows left after dropping those "
-                             f"with missing or infinite values", source=source, column=col.name)
+        raise InputFileError(f"{source}: model {_q(names[m])} has no rows left after dropping "
+                             f"those with missing or infinite values", source=source,
+                             column=col.name)
 
 
 def _groups(codes: np.ndarray, names: list[str],
@@ -485,7 +649,7 @@ def _find_column(df: pd.DataFrame, given: str | None, defaults: Sequence[str], r
             return given
         if given.strip().casefold() in by_lower:
             return by_lower[given.strip().casefold()]
-        raise ParameterError(f"{source}: there is no {role} column '{given}'; columns found: "
+        raise ParameterError(f"{source}: there is no {role} column {_q(given)}; columns found: "
                              f"{_quoted(columns)}")
     for d in defaults:
         if d in by_lower:
@@ -508,7 +672,7 @@ def _select(models: Sequence[str], available: Sequence[str], source: str,
         hits = ([a for a in allowed if a == m]
                 or [a for a in allowed if a.casefold() == m.casefold()])
         if len(hits) != 1:
-            raise ParameterError(f"{source}: no classifier named '{m}'; available: "
+            raise ParameterError(f"{source}: no classifier named {_q(m)}; available: "
                                  f"{_quoted(available)}")
         if hits[0] not in chosen:
             chosen.append(hits[0])
@@ -535,8 +699,8 @@ def _numeric(col: pd.Series, name: str, rows: np.ndarray, source: str,
     bad = (converted.isna() & col.notna()).to_numpy()
     if bad.any():
         example = col[bad].iloc[0]
-        raise _fail(source, f"column '{name}' has {int(bad.sum())} non-numeric value"
-                    f"{'s' if bad.sum() > 1 else ''} (first: '{example}') in "
+        raise _fail(source, f"column {_q(name)} has {int(bad.sum())} non-numeric value"
+                    f"{'s' if bad.sum() > 1 else ''} (first: {_q(example)}) in "
                     f"{_rows_text(rows[bad])}; {what} must be numbers", name, rows[bad])
     return np.ascontiguousarray(converted.to_numpy(dtype=np.float64, na_value=np.nan))
 
@@ -553,7 +717,7 @@ def _rows_to_keep(rows: np.ndarray, numbers: dict[str, np.ndarray],
         if not drop and mask.any():
             n = int(mask.sum())
             must = f"; {what} must be finite" if kind == "infinite" else ""
-            raise _fail(source, f"column '{column}' has {n} {kind} value{'s' if n > 1 else ''} "
+            raise _fail(source, f"column {_q(column)} has {n} {kind} value{'s' if n > 1 else ''} "
                         f"in {_rows_text(rows[mask])}{must}; fix {'them' if n > 1 else 'it'} or "
                         f"use --drop-missing to skip those rows", column, rows[mask])
         any_bad |= mask
@@ -587,15 +751,30 @@ def _factorize(col: pd.Series, sort: bool = False) -> tuple[np.ndarray, list[str
     return remap[codes], list(index)  # codes of -1 pick the trailing -1
 
 
+def _check_no_nul(names: Sequence[str], codes: np.ndarray, rows: np.ndarray, column: str,
+                  source: str) -> None:
+    """Refuse a label, fold or model name holding NUL, which no stored text may contain.
+
+    Text files with a NUL byte are refused as they are read; this catches the values of JSON
+    ("\\u0000") and Parquet, which can hold one without a NUL byte in the file. Only the
+    distinct values are looked at, so it costs next to nothing.
+    """
+    for i in [i for i, n in enumerate(names) if "\x00" in n][:1]:
+        bad = rows[codes == i]
+        raise _fail(source, f"column {_q(column)} has a value with a NUL character "
+                    f"({_q(names[i])}) in {_rows_text(bad)}; labels and names cannot contain "
+                    "one", column, bad)
+
+
 def _positive_index(labels: list[str], positive: str | None, column: str, source: str) -> int:
     """Which of the two labels is the positive class."""
     found = _quoted(labels, _SHOW_LABELS)
     if len(labels) == 1:
-        raise InputFileError(f"{source}: column '{column}' has only one label, '{labels[0]}'; "
+        raise InputFileError(f"{source}: column {_q(column)} has only one label, {_q(labels[0])}; "
                              f"both classes are needed", source=source, column=column)
     if len(labels) > 2:
-        raise InputFileError(f"{source}: column '{column}' has {len(labels)} labels ({found}); "
-                             f"expected two classes (is '{column}' the label column? say which "
+        raise InputFileError(f"{source}: column {_q(column)} has {len(labels)} labels ({found}); "
+                             f"expected two classes (is {_q(column)} the label column? say which "
                              f"with --label-column)", source=source, column=column)
     if positive is not None:
         p = str(positive).strip()
@@ -603,11 +782,11 @@ def _positive_index(labels: list[str], positive: str | None, column: str, source
             hits = [i for i, k in enumerate(labels) if same(k, p)]
             if len(hits) == 1:
                 return hits[0]
-        raise ParameterError(f"{source}: --positive '{p}' is not a label in column '{column}'; "
-                             f"labels found: {found}")
+        raise ParameterError(f"{source}: --positive {_q(p)} is not a label in column "
+                             f"{_q(column)}; labels found: {found}")
     known = _KNOWN_PAIRS.get(frozenset(k.casefold() for k in labels))
     if known is None:
-        raise InputFileError(f"{source}: column '{column}' has labels {found}; say which is "
+        raise InputFileError(f"{source}: column {_q(column)} has labels {found}; say which is "
                              f"positive with --positive LABEL", source=source, column=column)
     return [k.casefold() for k in labels].index(known)
 
@@ -626,12 +805,12 @@ def _check_both_classes(y_true: np.ndarray, rows: np.ndarray, models: np.ndarray
         total = np.bincount(group, minlength=n_groups)
         n_pos = np.bincount(group, weights=y_true, minlength=n_groups)
         for g in np.flatnonzero((total > 0) & ((n_pos == 0) | (n_pos == total)))[:1]:
-            where = [f"fold '{fold_labels[g % n_folds]}'"] if by_fold else []
+            where = [f"fold {_q(fold_labels[g % n_folds])}"] if by_fold else []
             if models is not None:
-                where.insert(0, f"model '{model_names[g // n_folds if by_fold else g]}'")
+                where.insert(0, f"model {_q(model_names[g // n_folds if by_fold else g])}")
             only = labels[pos] if n_pos[g] else labels[1 - pos]
-            raise _fail(source, f"{' in '.join(where)} has only '{only}' labels in column "
-                        f"'{label}' ({_rows_text(rows[group == g])}); each "
+            raise _fail(source, f"{' in '.join(where)} has only {_q(only)} labels in column "
+                        f"{_q(label)} ({_rows_text(rows[group == g])}); each "
                         f"{'fold' if by_fold else 'classifier'} needs both classes", label,
                         rows[group == g])
 
@@ -650,8 +829,45 @@ def _rows_text(rows: np.ndarray) -> str:
     return f"{'row' if len(rows) == 1 else 'rows'} {shown}{more}"
 
 
-def _quoted(names: Sequence[object], limit: int = 20) -> str:
+def _quoted(names: Sequence[object], limit: int = _SHOW_LABELS) -> str:
+    """ "'a', 'b' and 3 more": at most ``limit`` names, and about _SHOW_LIST_CHARS in all."""
     names = list(names)
-    shown = ", ".join(f"'{n}'" for n in names[:limit])
-    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+    shown: list[str] = []
+    for n in names[:limit]:
+        if shown and sum(len(t) + 2 for t in shown) > _SHOW_LIST_CHARS:
+            break
+        shown.append(_q(n))
+    more = len(names) - len(shown)
+    return ", ".join(shown) + (f" and {more:,} more" if more else "")
 
+
+def _q(value: object) -> str:
+    """A value from the file or the options, quoted for a message and cut to _SHOW_CHARS.
+
+    Values are the user's, so they can be megabytes long or hold control characters; those are
+    shown escaped (a NUL as \\x00) so that the message stays readable on one line.
+    """
+    text = str(value)
+    cut = len(text) > _SHOW_CHARS
+    text = text[:_SHOW_CHARS].translate(_CONTROLS)
+    if len(text) > _SHOW_CHARS:  # escapes lengthen it
+        text, cut = text[:_SHOW_CHARS], True
+    return f"'{text}...' ({len(str(value)):,} characters)" if cut else f"'{text}'"
+
+
+def _reason(exc: BaseException) -> str:
+    """A library's explanation, shortened: it may quote a whole line of the file."""
+    text = " ".join(str(exc)[:1000].split()) or type(exc).__name__
+    text = text.translate(_CONTROLS)
+    return text if len(text) <= 160 else text[:160] + "..."
+
+
+def _number(x: float) -> str:
+    """A number read from the file: whole ones in full (2**53 as "9.0072e+15" would hide what
+    was read), others as %g."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e17 else f"{x:g}"
+
+
+def _too_many_rows(source: str, count: str, limit: int) -> InputFileError:
+    return InputFileError(f"{source}: has {count} data rows, more than the limit of {limit:,}",
+                          source=source)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
 import pytest
 
 from costdash.dataset import CountedClassifier, ScoredClassifier
@@ -442,3 +444,198 @@ def test_row_and_classifier_limits_name_the_limit(tmp_path):
         load_predictions(path, max_classifiers=4)
     # Choosing fewer classifiers brings a file under the limit.
     assert load_predictions(path, max_classifiers=2, models=["m0", "m3"]).names == ("m0", "m3")
+
+
+# --- hostile and odd input (bugs found by the API fuzz table) -----------------------------------
+
+def _parquet(table: pa.Table) -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return buf.getvalue()
+
+
+def test_header_line_over_the_limit_is_refused_briefly(tmp_path):
+    # 5 MB with no line break once made csv.reader raise "field larger than field limit".
+    path = write(tmp_path, "huge.csv", b"y_true," + b"a" * 5_000_000)
+    with pytest.raises(InputFileError, match=r"^huge\.csv: the first line \(the header\) is "
+                                             r"over 1\.0 MB long") as info:
+        load_predictions(path, max_bytes=8 * 1024**2)
+    assert len(str(info.value)) < 200
+
+
+def test_header_name_over_the_csv_field_limit_is_an_input_error(tmp_path):
+    content = b"y_true," + b"a" * 200_000 + b"\n1,0.5\n0,0.2\n"  # a line under 1 MB
+    with pytest.raises(InputFileError, match=r"^long\.csv: the header cannot be read as CSV "
+                                             r"\(a column name is over 128\.0 kB long\)$"):
+        load_predictions(write(tmp_path, "long.csv", content))
+
+
+@pytest.mark.parametrize("rows", [6, 3000], ids=["small", "past-the-sniffed-head"])
+def test_cr_only_line_endings_are_read(tmp_path, rows):
+    frame = pd.concat([WIDE] * (rows // 6), ignore_index=True)
+    text = frame.to_csv(index=False, lineterminator="\r")
+    assert "\n" not in text
+    ds = load_predictions(write(tmp_path, "mac.csv", text))
+    check_wide(ds, frame)
+
+
+def test_cr_only_semicolons_with_decimal_commas(tmp_path):
+    ds = load_predictions(write(tmp_path, "p.csv", "y_true;a\r1;0,9\r0;0,1\r1;0,4\r"))
+    np.testing.assert_array_equal(ds.scored[0].score, [0.9, 0.1, 0.4])
+
+
+def test_huge_cell_is_quoted_short(tmp_path):
+    content = b"y_true,a\n1," + b"5" * 5_000_000 + b"\n0,0.1\n"
+    with pytest.raises(InputFileError, match=r"^huge\.csv: column 'a' has 1 non-numeric value "
+                                             r"\(first: '5{60}\.\.\.' \(5,000,000 characters\)\) "
+                                             r"in row 1; scores must be numbers$") as info:
+        load_predictions(write(tmp_path, "huge.csv", content), max_bytes=8 * 1024**2)
+    assert len(str(info.value)) < 500
+
+
+def test_header_of_100k_quotes_is_quoted_short(tmp_path):
+    with pytest.raises(InputFileError, match=r"^q\.csv: has a header \('\"{60}\.\.\.' "
+                                             r"\(49,999 characters\)\) but no data rows$") as info:
+        load_predictions(write(tmp_path, "q.csv", b'"' * 100_000))
+    assert len(str(info.value)) < 500
+
+
+def test_lists_of_names_in_messages_are_cut_short(tmp_path):
+    names = [f"{i:03d}" + "x" * 500 for i in range(300)]
+    content = ",".join(["truthy", *names]) + "\n" + ",".join(["1"] * 301) + "\n"
+    with pytest.raises(InputFileError, match=r"^many\.csv: no label column: .*columns found: "
+                                             r"'truthy', '000x{57}\.\.\.' \(503 characters\), .*"
+                                             r" and 29\d more$") as info:
+        load_predictions(write(tmp_path, "many.csv", content))
+    assert len(str(info.value)) < 500
+
+
+def test_control_characters_in_quoted_values_are_escaped(tmp_path):
+    with pytest.raises(ParameterError, match=r"no classifier named 'a\\x07b'"):
+        load_predictions(write(tmp_path, "p.csv", WIDE), models=["a\x07b"])
+
+
+def test_parquet_row_limit_is_checked_before_decoding(tmp_path):
+    data = bytearray(_parquet(pa.table({"y_true": np.arange(2000) % 2,
+                                        "a": np.linspace(0, 1, 2000)})))
+    # Garbage between the magic and the footer: no row can be decoded, only the footer's count.
+    footer = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    data[4:footer] = b"\xff" * (footer - 4)
+    path = write(tmp_path, "p.parquet", bytes(data))
+    with pytest.raises(InputFileError, match=r"^p\.parquet: has 2,000 data rows, more than the "
+                                             r"limit of 100$"):
+        load_predictions(path, max_rows=100)
+    with pytest.raises(InputFileError, match=r"cannot be read as Parquet"):
+        load_predictions(path, max_rows=5000)  # under the limit, the damage is what is said
+
+
+def test_csv_row_limit_reads_only_the_rows_up_to_the_limit(tmp_path):
+    # A ragged row far past the limit: refused for the limit, so the rest was not parsed.
+    content = "y_true,a\n" + "1,0.5\n0,0.2\n" * 50_000 + "1,0.5,7\n"
+    with pytest.raises(InputFileError, match=r"^p\.csv: has about 100,001 data rows, more than "
+                                             r"the limit of 1,000$"):
+        load_predictions(write(tmp_path, "p.csv", content), max_rows=1000)
+    with pytest.raises(InputFileError, match=r"row 100001 has 3 fields"):
+        load_predictions(write(tmp_path, "p.csv", content), max_rows=200_000)
+
+
+@pytest.mark.parametrize("content", [
+    "y_true,a\n" + "\n" * 50 + "1,0.5\n\n\n0,0.2\n\n1,0.7\n" + "\n" * 50,
+    'label,a\n"x\n\n\n\ny",0.5\n"z\n\n\nw",0.2\n"x\n\n\n\ny",0.7\n',
+], ids=["blank-lines", "line-breaks-in-quoted-labels"])
+def test_csv_row_limit_counts_rows_not_lines(tmp_path, content):
+    ds = load_predictions(write(tmp_path, "p.csv", content), max_rows=3,
+                          positive=None if content.startswith("y_true") else "z\n\n\nw")
+    assert ds.n == 3
+
+
+def test_jsonl_row_limit(tmp_path):
+    content = "".join(f'{{"y_true": {i % 2}, "a": 0.5}}\n' for i in range(50))
+    with pytest.raises(InputFileError, match=r"has about 50 data rows, more than the limit of 9"):
+        load_predictions(write(tmp_path, "p.jsonl", content), max_rows=9)
+    assert load_predictions(write(tmp_path, "p.jsonl", content), max_rows=50).n == 50
+
+
+@pytest.mark.parametrize("value, shown", [
+    ("99999999999999999999", "1e+20"),  # over int64: the cast used to wrap it to -2**63
+    ("18446744073709551615", "1.84467e+19"),  # uint64's largest
+    ("9007199254740993", "9007199254740992"),  # past 2**53 float64 cannot hold it exactly
+    ("1e300", "1e+300"),
+])
+def test_counts_too_large_are_refused(tmp_path, value, shown):
+    content = COUNTS + f"a,5,5,5,5\na,{value},1,2,3\n"
+    with pytest.raises(InputFileError, match=rf"^c\.csv: column 'tp' has counts too large "
+                                             rf"\({re.escape(shown)}\) in row 2; counts must be "
+                                             rf"whole numbers, 0 or more and below "
+                                             rf"9,007,199,254,740,992") as info:
+        load_predictions(write(tmp_path, "c.csv", content))
+    assert (info.value.column, info.value.rows) == ("tp", (2,))
+
+
+def test_counts_just_under_the_limit_are_kept_exactly(tmp_path):
+    big = 2**53 - 1
+    ds = load_predictions(write(tmp_path, "c.csv", COUNTS + f"a,{big},1,1,1\n"))
+    assert int(ds.counted[0].tp[0]) == big
+
+
+def test_nul_past_the_sniffed_head_is_refused_with_row_and_column(tmp_path):
+    head = "".join(f"pos,{i % 7 / 10}\n" for i in range(3000))  # ~21 kB: past the 16 kB sniffed
+    content = "y_true,a\n" + head + "neg,0.1\nneg\x00,0.2\n"
+    with pytest.raises(InputFileError, match=r"^late\.csv: has a NUL character \(byte 0\) in row "
+                                             r"3002, column 'y_true' \(line 3003\)") as info:
+        load_predictions(write(tmp_path, "late.csv", content), positive="neg\x00")
+    assert (info.value.column, info.value.rows) == ("y_true", (3002,))
+
+
+def test_nul_in_json_and_parquet_values_is_refused(tmp_path):
+    jsonl = '{"y_true": "neg\\u0000", "a": 0.5}\n{"y_true": "pos", "a": 0.2}\n'
+    assert "\x00" not in jsonl  # an escape: no NUL byte for a scan to find
+    with pytest.raises(InputFileError, match=r"^p\.jsonl: column 'y_true' has a value with a NUL "
+                                             r"character \('neg\\x00'\) in row 1"):
+        load_predictions(write(tmp_path, "p.jsonl", jsonl), positive="pos")
+    model = _parquet(pa.table({"model": ["m\x00", "m\x00"], "y": [1, 0], "score": [0.5, 0.2]}))
+    with pytest.raises(InputFileError, match=r"column 'model' has a value with a NUL character "
+                                             r"\('m\\x00'\) in rows 1, 2"):
+        load_predictions(write(tmp_path, "p.parquet", model))
+    name = _parquet(pa.table({"y_true": [1, 0], "a\x00": [0.5, 0.2]}))
+    with pytest.raises(InputFileError, match=r"column name 'a\\x00' \(column 2\) has a NUL"):
+        load_predictions(write(tmp_path, "p.parquet", name))
+
+
+def test_nul_in_the_positive_option_is_refused(tmp_path):
+    # A counts file's positive label is the option itself, stored as it is given.
+    with pytest.raises(ParameterError, match=r"^c\.csv: --positive 'x\\x00' has a NUL character"):
+        load_predictions(write(tmp_path, "c.csv", COUNTS + "a,1,1,1,1\n"), positive="x\x00")
+
+
+def test_utf16_with_bom_is_read_and_without_bom_refused(tmp_path):
+    text = WIDE.to_csv(index=False)
+    check_wide(load_predictions(write(tmp_path, "p.csv", text.encode("utf-16"))))
+    with pytest.raises(InputFileError, match=r"is a binary file"):
+        load_predictions(write(tmp_path, "p.csv", text.encode("utf-16-le")))
+
+
+def test_latin1_header_and_cells_are_decoded_alike(tmp_path):
+    # Two names differing only in an accent, which once both read as 'pr\ufffdcision' (a
+    # "duplicate" column), labels with accents, and a Windows-1252 euro sign (0x80).
+    content = ("y_true,précision,prècision,coût €\n"
+               + "".join(f"{'négatif' if i % 2 else 'élevé'},0.{i},0.{9 - i},{i}\n"
+                         for i in range(6))).encode("cp1252")
+    ds = load_predictions(write(tmp_path, "latin1.csv", content), positive="élevé")
+    assert ds.names == ("précision", "prècision", "coût €")
+    assert ds.positive_label == "élevé"
+    np.testing.assert_array_equal(ds.scored[0].y_true, [True, False] * 3)
+
+
+def test_latin1_undefined_in_cp1252_falls_back_to_latin1(tmp_path):
+    content = "y_true,a\x81b\n1,0.5\n0,0.2\n".encode("latin-1")
+    assert load_predictions(write(tmp_path, "p.csv", content)).names == ("a\x81b",)
+
+
+def test_utf8_is_not_mistaken_for_latin1_across_chunks():
+    from costdash.io import _as_utf8, _is_utf8
+    text = "é€" * 1000  # 2- and 3-byte characters cut by every small chunk size
+    for chunk in (1, 2, 5, 7, 4096):
+        assert _is_utf8(text.encode(), chunk=chunk)
+        assert not _is_utf8(text.encode() + b"\xe9", chunk=chunk)
+    assert _as_utf8(b"\xef\xbb\xbf" + text.encode()) == text.encode()
