@@ -149,6 +149,7 @@ def _celery(url: str) -> Any:
 
 
 def _celery_manager(celery_app: Any, expire: int) -> CeleryManager:
+    from celery import states
     from dash import CeleryManager
 
     class JobManager(CeleryManager):
@@ -156,6 +157,14 @@ def _celery_manager(celery_app: Any, expire: int) -> CeleryManager:
         (its process died for good, or it hit the time limit) is reported to the page as a
         background-callback error, which the page's ``on_error`` shows; Dash alone would treat
         it like a cancel and say nothing."""
+
+        def terminate_job(self, job: Any) -> None:
+            # Dash's Cancel only revokes the task, and the page keeps polling until the task
+            # stops looking alive. A task that no worker runs any more (its worker was killed
+            # whole) stays STARTED, so the page would poll for ever: mark it revoked too.
+            super().terminate_job(job)
+            if job and self.get_task(job).state not in states.READY_STATES:
+                self.handle.backend.mark_as_revoked(job, "cancelled from the page")
 
         def get_result(self, key: str, job: Any) -> Any:
             result = super().get_result(key, job)

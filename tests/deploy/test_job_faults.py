@@ -8,6 +8,7 @@ throughout.
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import time
@@ -19,6 +20,7 @@ import requests
 from playwright.sync_api import Page, expect
 
 from dashboard.jobs import MAX_DELIVERIES
+from tests.support.processes import running, start_worker
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -136,3 +138,34 @@ def test_cancel_stops_a_celery_job_for_good(scaled, big_csv, redis_url, page: Pa
     assert len(re.findall(r"Task background_callback_\w+\[[0-9a-f-]+\] received", log)) == 1, log
     assert list(job_starts(redis_url).values()) == [1]
     assert "succeeded" not in log
+
+
+def test_a_job_lost_with_its_whole_worker_can_be_cancelled(scaled, big_csv, redis_url,
+                                                           tmp_path, page: Page):
+    """The worker's main process dies too (SIGKILL to the whole worker, as when its host or
+    container goes): nobody reports the job lost. The broker hands it to another worker only
+    after its visibility timeout (dashboard/jobs.py), so meanwhile the page shows it running;
+    Cancel ends it and the page works with the other worker."""
+    dataset_id = scaled.store(big_csv, "big.csv")
+    open_and_run(page, f"{scaled.url}/confidence?data={dataset_id}&model=model"
+                       f"&replicates={B}&seed=3")
+    expect(page.locator("#confidence-progress-text")).to_contain_text(
+        f"of {B:,} replicates", timeout=30_000)
+    os.killpg(scaled.worker.pid, signal.SIGKILL)
+    scaled.worker.process.wait(timeout=10)
+    assert_web_serves(scaled, dataset_id)
+
+    with running(lambda: start_worker(scaled.env, tmp_path / "worker2.log")) as (other,):
+        page.wait_for_timeout(2000)  # several polls: the job still looks alive
+        expect(page.locator("#confidence-cancel")).to_be_enabled()
+        assert "received" not in other.log_text()
+        page.click("#confidence-cancel")
+        expect(page.locator("#confidence-run")).to_be_enabled(timeout=10_000)
+        expect(page.locator("#confidence-status")).to_contain_text("Press Run bootstrap")
+
+        page.fill("#confidence-replicates", "200")
+        page.keyboard.press("Tab")
+        page.click("#confidence-run")
+        expect(page.locator("#confidence-status")).to_contain_text("computed in",
+                                                                   timeout=60_000)
+        assert "succeeded" in other.log_text()
