@@ -165,6 +165,7 @@ def test_a_job_lost_with_its_whole_worker_can_be_cancelled(scaled, big_csv, redi
 
         page.fill("#confidence-replicates", "200")
         page.keyboard.press("Tab")
+        expect(page.locator("#confidence-status")).to_contain_text("from 200 replicates")
         page.click("#confidence-run")
         expect(page.locator("#confidence-status")).to_contain_text("computed in",
                                                                    timeout=60_000)
