@@ -144,6 +144,12 @@ def _celery(url: str) -> Any:
         task_time_limit=JOB_TIME_LIMIT,
         broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT},
         broker_connection_retry_on_startup=True,
+        # Queuing a job goes through the result backend first; with Redis gone, Celery's
+        # default (20 retries a second apart) holds the page's request 20 s before the page
+        # can say so. Five still ride out a Redis restart while a worker stores a result.
+        result_backend_transport_options={"retry_policy": {
+            "max_retries": 5, "interval_start": 0, "interval_step": 1, "interval_max": 1}},
+        redis_socket_connect_timeout=3,
     )
     return app
 

@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dash import Dash, Input, Output, State, dcc, html, no_update, set_props
+from dash import (Dash, Input, Output, State, callback_context, dcc, html, no_update,
+                  set_props)
 from dash.exceptions import BackgroundCallbackError
 
 from costdash.bands import MAX_REPLICATES, CostBand, confidence_ranks, cost_band
@@ -278,16 +279,30 @@ def job_error_text(err: Exception) -> str:
         if first_line.startswith("The bootstrap job"):
             return first_line
         return f"The bootstrap job failed ({first_line}). The details are in the server's log."
-    return (f"The bootstrap job could not be started ({type(err).__name__}: {err}). "
-            "Try again in a moment; if it keeps failing, the job queue is unreachable.")
+    return (f"The bootstrap job could not be started or followed ({type(err).__name__}: "
+            f"{err}). Try again in a moment; if it keeps failing, the job queue is unreachable.")
 
 
-def job_error_handler(prefix: str) -> Callable[[Exception], Any]:
-    """``on_error`` of a page's bootstrap job: the failure goes into ``{prefix}-status``.
+def job_error_handler(prefix: str, error_reply: Callable[[str], Any] | None = None
+                      ) -> Callable[[Exception], Any]:
+    """``on_error`` of a page's bootstrap job: the page says why the job failed.
 
-    The job's own output is left as it was, so the page's normal render callback does not run
-    and overwrite the message; the next change of the controls replaces it as usual. Dash ends
-    the job either way: Run is enabled again and Cancel disabled.
+    Parameters
+    ----------
+    prefix : str
+        The page's id prefix: ``{prefix}-status`` gets the message through ``set_props``.
+        Dash applies that to a failure seen while polling the job, but not when the job could
+        not even be queued (a background callback's side updates are only sent with its polls).
+    error_reply : callable, optional
+        ``error_reply(message)``: the job callback's output for a failure, which the page's
+        render callback shows (the Confidence page's ``{"key", "error"}``), or None when it
+        cannot tell. This is what reaches the page when the job could not be queued: only
+        that request carries the callback's state (the polls send it empty).
+
+    Returns
+    -------
+    callable
+        Dash ends the job either way: Run is enabled again and Cancel disabled.
     """
     def on_error(err: Exception) -> Any:
         message = job_error_text(err)
@@ -296,17 +311,20 @@ def job_error_handler(prefix: str) -> Callable[[Exception], Any]:
         if isinstance(err, BackgroundCallbackError):
             log.error("%s bootstrap job: %s", prefix, err)
         else:
-            log.error("%s bootstrap job could not start", prefix, exc_info=err)
+            log.error("%s bootstrap job could not start or be followed", prefix, exc_info=err)
         set_props(f"{prefix}-status", {"children": html.Span(message, className="warn")})
-        return no_update
+        reply = error_reply(message) if error_reply is not None else None
+        return no_update if reply is None else reply
     return on_error
 
 
-def background_options(prefix: str) -> dict[str, Any]:
-    """``running``, ``cancel``, ``progress`` and ``on_error`` of a page's bootstrap job."""
+def background_options(prefix: str, error_reply: Callable[[str], Any] | None = None
+                       ) -> dict[str, Any]:
+    """``running``, ``cancel``, ``progress`` and ``on_error`` of a page's bootstrap job
+    (``error_reply``: see :func:`job_error_handler`)."""
     return dict(
         background=True, prevent_initial_call=True, interval=POLL_INTERVAL_MS,
-        on_error=job_error_handler(prefix),
+        on_error=job_error_handler(prefix, error_reply),
         running=[(Output(f"{prefix}-run", "disabled"), True, False),
                  (Output(f"{prefix}-cancel", "disabled"), False, True),
                  (Output(f"{prefix}-job", "className"), "job running", "job"),
@@ -468,6 +486,27 @@ def band_request_key(data_id: str, model: str, threshold: float | None, replicat
                     replicates=replicates, seed=seed, grid=GRID)
 
 
+def job_key(data: dict | None, model: str | None, threshold: Any, replicates: Any,
+            seed: int | None) -> str | None:
+    """The band key of a job's inputs (as the controls send them); None without a data set
+    or classifier."""
+    if not data or not data.get("id") or not model:
+        return None
+    return band_request_key(data["id"], model, as_float(threshold), as_int(replicates),
+                            DEFAULT_SEED if seed is None else seed)
+
+
+def failed_job_reply(message: str) -> dict[str, Any] | None:
+    """The job's output when it could not start: the band key of the request (from the
+    callback's state) and the message, which :func:`render` shows for as long as the controls
+    ask for that band. None when the request carries no state (a poll)."""
+    states = callback_context.states
+    key = job_key(states.get("confidence-data.data"), states.get("confidence-model.value"),
+                  states.get("confidence-threshold.value"),
+                  states.get("confidence-replicates.value"), states.get("confidence-seed.data"))
+    return None if key is None else {"key": key, "error": message}
+
+
 def compute_band(services: Services, data: dict | None, model: str | None, threshold: Any,
                  replicates: Any, seed: int | None,
                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
@@ -475,11 +514,11 @@ def compute_band(services: Services, data: dict | None, model: str | None, thres
 
     Returns the small reply the browser keeps: ``{"key", "seconds"}``, or ``{"key", "error"}``.
     """
-    seed = DEFAULT_SEED if seed is None else seed
-    if not data or not data.get("id") or not model:
+    key = job_key(data, model, threshold, replicates, seed)
+    if key is None:
         return {"key": None, "error": NO_DATA}
+    seed = DEFAULT_SEED if seed is None else seed
     threshold, replicates = as_float(threshold), as_int(replicates)
-    key = band_request_key(data["id"], model, threshold, replicates, seed)
     bands = BandCache(services.views.cache)
     if bands.has(key):
         return {"key": key, "seconds": None}
@@ -603,7 +642,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
         State("confidence-data", "data"), State("confidence-model", "value"),
         State("confidence-threshold", "value"), State("confidence-replicates", "value"),
         State("confidence-seed", "data"),
-        **background_options("confidence"))
+        **background_options("confidence", error_reply=failed_job_reply))
     def _run(set_progress, _clicks, data, model, threshold, replicates, seed):
         return compute_band(services, data, model, threshold, replicates, seed,
                             progress_reporter(set_progress))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import signal
 import time
 
@@ -20,7 +21,8 @@ import requests
 from playwright.sync_api import Page, expect
 
 from dashboard.jobs import MAX_DELIVERIES
-from tests.support.processes import running, start_worker
+from tests.support.processes import deploy_env, running, start_web, start_worker
+from tests.support.services import free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -170,3 +172,26 @@ def test_a_job_lost_with_its_whole_worker_can_be_cancelled(scaled, big_csv, redi
         expect(page.locator("#confidence-status")).to_contain_text("computed in",
                                                                    timeout=60_000)
         assert "succeeded" in other.log_text()
+
+
+def test_an_unreachable_job_queue_is_reported_on_the_page(tmp_path, demo_csv, page: Page):
+    """COSTDASH_JOBS_URL names a Redis that is not there: the page says the job could not
+    start, and everything else works."""
+    env = deploy_env(tmp_path / "data", secret_key=secrets.token_hex(32),
+                     jobs_url=f"redis://127.0.0.1:{free_port()}/0")
+    with running(lambda: start_web(env, tmp_path / "web.log", workers=2)) as (web,):
+        resp = requests.post(web.url + "/api/v1/datasets",
+                             files={"file": ("demo.csv", demo_csv)}, timeout=60)
+        assert resp.status_code == 200, resp.text
+        dataset_id = resp.json()["id"]
+        page.goto(f"{web.url}/confidence?data={dataset_id}&model=gbm&replicates=200")
+        expect(page.locator("#confidence-status")).to_contain_text("Press Run bootstrap",
+                                                                   timeout=20_000)
+        page.click("#confidence-run")
+        expect(page.locator("#confidence-status")).to_contain_text(
+            "could not be started", timeout=60_000)
+        expect(page.locator("#confidence-run")).to_be_enabled()
+        for path in ("/explore", f"/api/v1/datasets/{dataset_id}", "/healthz"):
+            assert requests.get(web.url + path, timeout=10).status_code == 200
+        print("\npage:", page.inner_text("#confidence-status"))
+        assert "bootstrap job could not start" in web.log_text()
