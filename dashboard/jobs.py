@@ -15,6 +15,12 @@ Manager (:func:`background_manager`, passed to ``Dash(background_callback_manage
   the web processes (``COSTDASH_CACHE_URL=redis://...``, or the same data dir on one host) and the
   secret key (``COSTDASH_SECRET_KEY``), which signs job handles.
 
+  Failures (docs/deployment.md has what was tested): a job is acknowledged only when it ends, so
+  when its pool process dies (SIGKILL, the OOM killer) it goes back to the queue and runs again;
+  after :data:`MAX_DELIVERIES` starts it fails instead. A job that ends in FAILURE without a
+  result (that, or the time limit) reaches the page as a background-callback error, which the
+  page's ``on_error`` shows. Cancel also marks a job revoked that no worker runs any more.
+
 Results: a bootstrap band keeps every replicate curve (B x G float64, 1.6 MB for B = 1000) so that
 a new confidence level needs no new resampling (``band.at_level``). The job puts the band in the
 shared flask-caching cache (:class:`BandCache`) and sends the browser only a small reference; a
