@@ -69,7 +69,8 @@ def polls(web_log: str) -> list[str]:
 
 def send_polls_to(page: Page, other: str) -> None:
     """The browser's job polls go to another web role: the job is started by one host and
-    followed by another, as behind a load balancer without sticky sessions."""
+    followed by another, as behind a load balancer without sticky sessions. (The handler runs
+    only while the test is in a Playwright call: wait with Playwright, not time.sleep.)"""
     def reroute(route):
         url = route.request.url
         if "cacheKey=" in url:
@@ -126,7 +127,9 @@ def test_a_web_role_with_another_secret_key_cannot_follow_the_job(scaled, demo_c
         # no result.
         deadline = time.monotonic() + 30
         while "succeeded" not in scaled.worker.log_text() and time.monotonic() < deadline:
-            time.sleep(0.2)
+            # Not time.sleep: Playwright's sync API runs the reroute handler only while the
+            # test is inside a Playwright call, and the job's first request waits for it.
+            page.wait_for_timeout(200)
         assert "succeeded" in scaled.worker.log_text(), scaled.logs()
         expect(page.locator("#confidence-run")).to_be_enabled(timeout=20_000)
         page.wait_for_timeout(1000)  # a few more poll intervals: still nothing
