@@ -26,10 +26,7 @@ COPY costdash ./costdash
 COPY dashboard ./dashboard
 COPY assets ./assets
 COPY app.py gunicorn.conf.py ./
-# kombu: requirements.txt alone resolves kombu 5.7, whose Redis transport needs redis-py >= 6.1
-# (requirements.txt pins 5.0.4), so the worker could not start. 5.3.7 is what dash[celery]
-# allows and the tests run; drop it here once requirements.txt pins it.
-RUN pip install -r requirements.txt -e . "kombu==5.3.7" \
+RUN pip install -r requirements.txt -e . \
     && useradd --create-home --uid 10001 costdash \
     && mkdir -p /data && chown costdash /data
 
