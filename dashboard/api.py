@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 FORM_OVERHEAD = 256 * 1024
 """Room for the multipart framing and option fields on top of the file size limit."""
 
-MAX_FORM_FIELD = 64 * 1024
+MAX_FORM_FIELD = 500 * 1024
 MAX_FORM_PARTS = 200
 """Werkzeug's limits on the non-file form fields (names and options are short)."""
 

@@ -340,3 +340,19 @@ def test_analysis_is_named_after_this_upload_not_an_earlier_one(http, breast_can
     assert b["name"] == "mine.csv"             # ... but each analysis keeps its uploader's name
     got = http.get(f"/api/v1/analyses/{token_of(b['url'])}").get_json()
     assert "confidential" not in json.dumps(got["analysis"])
+
+
+def test_multi_megabyte_upload_passes_the_form_limits(tmp_path):
+    """Werkzeug applies its form memory limit to its read buffer too: it must stay far above
+    the parser's chunk size, or every file over it is refused as 'form too large'."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = 250_000
+    path = tmp_path / "big.csv"
+    path.write_text("y_true,a\n" + "\n".join(
+        f"{y},{s:.6f}" for y, s in zip(rng.integers(0, 2, n), rng.random(n))))
+    assert path.stat().st_size > 2_500_000
+    app = create_app({"data_dir": tmp_path / "d"})
+    r = post_analysis(app.server.test_client(), path)
+    assert r.status_code == 201, r.get_json()
