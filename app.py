@@ -3,11 +3,13 @@
     python app.py                      # http://127.0.0.1:8050
     python app.py --port 9000 --host 0.0.0.0
     PORT=9000 COSTDASH_DATA_DIR=/srv/costdash python app.py
-    gunicorn -w 4 -b 0.0.0.0:8050 app:server      # production (WSGI)
+    gunicorn -c gunicorn.conf.py app:server       # production (WSGI), see docs/deployment.md
 
-Environment: ``COSTDASH_DATA_DIR`` (default ./.costdash-data: SQLite index, data files, cache,
-secret key), ``COSTDASH_CACHE_URL`` (redis://... to share the cache between hosts),
-``COSTDASH_SECRET_KEY``, ``COSTDASH_MAX_UPLOAD_MB`` (default 200), ``PORT``. See docs/dashboard.md.
+Environment: ``COSTDASH_DATA_DIR`` (default ./.costdash-data: the SQLite database, cache, jobs,
+secret key), ``COSTDASH_DATABASE_URL`` (postgresql://... to share data between hosts),
+``COSTDASH_CACHE_URL`` and ``COSTDASH_JOBS_URL`` (redis://...), ``COSTDASH_SECRET_KEY``,
+``COSTDASH_MAX_UPLOAD_MB`` (default 200), ``PORT``. See docs/dashboard.md and
+docs/deployment.md.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import sys
 
 from dashboard import create_app
+from dashboard.factory import finish_setup
 
 app = create_app()
 server = app.server
@@ -33,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"costdash dashboard on http://{args.host}:{args.port}/explore "
           f"(data in {app.server.extensions['costdash'].settings.data_dir.resolve()})",
           file=sys.stderr)
+    finish_setup(server)  # the development server is threaded too
     app.run(host=args.host, port=args.port, debug=args.debug)
     return 0
 

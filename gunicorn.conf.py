@@ -68,14 +68,12 @@ control_socket_disable = True
 def post_worker_init(worker):
     """Finish Dash's one-time setup before the worker takes its first request.
 
-    Dash runs that setup (registering the script paths it will serve, among others) in a
-    before-request hook that marks itself done as it *starts*: with threads, a second request
-    arriving meanwhile skips it and, for a script not yet registered, gets a 500 ("dash is
-    registered but the path requested is not valid") and the page stays on "Loading...". Seen
-    here with two gthread workers (tests/deploy/test_web_role.py). One request through the
-    app, before any thread serves, runs the setup to the end.
+    See :func:`dashboard.factory.finish_setup`; seen here with two gthread workers
+    (tests/deploy/test_web_role.py).
     """
+    from dashboard.factory import finish_setup
+
     try:
-        worker.wsgi.test_client().get("/healthz")
+        finish_setup(worker.wsgi)
     except Exception:  # noqa: BLE001 - a failed warm-up must not stop the worker; requests will
         worker.log.exception("costdash: warm-up request failed")

@@ -84,3 +84,15 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
     for page in PAGES:
         page_module(page).register_callbacks(app, services)
     return app
+
+
+def finish_setup(server: Any) -> None:
+    """Run Dash's one-time setup to the end before any thread serves a request.
+
+    Dash does that setup (registering the script paths it serves, among others) in a
+    before-request hook that marks itself done as it *starts*: with a threaded server, a second
+    request arriving meanwhile skips it and, for a script not yet registered, gets a 500 and
+    the page stays on "Loading...". One request through the app's Flask ``server`` first avoids
+    the race (gunicorn.conf.py calls this in each worker; app.py before serving).
+    """
+    server.test_client().get("/healthz")

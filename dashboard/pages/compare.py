@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dash import Dash, Input, Output, State, dcc, html, no_update
+from dash import Dash, Input, Output, State, callback_context, dcc, html, no_update
 
 from costdash.bands import DifferenceBand, confidence_ranks, difference_band
 from costdash.costspace import DifferenceCurve, envelope_difference
@@ -190,6 +190,20 @@ def unpaired_message(name: str) -> str:
             "scores on the same rows.")
 
 
+def failed_job_reply(message: str) -> dict[str, Any] | None:
+    """The job's output when it could not even be queued: the band key of the request (from the
+    callback's state) and the message, which :func:`render` shows. None for a poll (no state)."""
+    states = callback_context.states
+    data = states.get("compare-data.data")
+    a, b = states.get("compare-a.value"), states.get("compare-b.value")
+    if not data or not data.get("id") or not a or not b:
+        return None
+    seed = states.get("compare-seed.data")
+    key = band_request_key(data["id"], a, b, as_int(states.get("compare-replicates.value")),
+                           DEFAULT_SEED if seed is None else seed)
+    return {"key": key, "error": message}
+
+
 def compute_difference(services: Services, data: dict | None, a: str | None, b: str | None,
                        replicates: Any, seed: int | None,
                        progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
@@ -352,7 +366,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Input("compare-run", "n_clicks"),
         State("compare-data", "data"), State("compare-a", "value"), State("compare-b", "value"),
         State("compare-replicates", "value"), State("compare-seed", "data"),
-        **background_options("compare"))
+        **background_options("compare", error_reply=failed_job_reply))
     def _run(set_progress, _clicks, data, a, b, replicates, seed):
         return compute_difference(services, data, a, b, replicates, seed,
                                   progress_reporter(set_progress))
