@@ -41,7 +41,8 @@ def cache_config(settings: Settings) -> dict[str, Any]:
         ``cache_url`` picks the backend: ``redis://``, ``rediss://`` or ``unix://`` give a
         :class:`~dashboard.cachebackend.ResilientRedisCache` (Redis errors are misses, with
         short socket timeouts); ``simple://`` a per-process SimpleCache (tests only); None a
-        FileSystemCache under ``data_dir/cache``.
+        :class:`~dashboard.cachebackend.FileCache` under ``data_dir/cache``. Neither of the
+        shared ones pickles: values are text or bytes.
 
     Returns
     -------
@@ -59,7 +60,7 @@ def cache_config(settings: Settings) -> dict[str, Any]:
         return {**common, "CACHE_TYPE": "SimpleCache"}
     if url:
         raise ValueError(f"COSTDASH_CACHE_URL must be redis://..., not {url!r}")
-    return {**common, "CACHE_TYPE": "FileSystemCache",
+    return {**common, "CACHE_TYPE": "dashboard.cachebackend.FileCache",
             "CACHE_DIR": str(settings.data_dir / "cache"), "CACHE_THRESHOLD": 2000}
 
 

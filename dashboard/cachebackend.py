@@ -1,4 +1,9 @@
-"""A Redis cache backend for flask-caching that a Redis outage cannot take down.
+"""Cache backends for flask-caching: no pickle anywhere, and Redis outages are misses.
+
+Values are text or bytes only (JSON view models, ``.npz`` bands), written with
+:class:`TextBytesSerializer` instead of cachelib's default pickle, so whoever can write to the
+cache directory or to Redis cannot make a web process unpickle something of their choosing: an
+entry that is not ours reads as a miss.
 
 The shared cache only saves work: every value in it (view models, bootstrap bands) can be computed
 again from the database. So when Redis is unreachable, :class:`ResilientRedisCache` answers as an
@@ -24,12 +29,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from cachelib.serializers import BaseRedisSerializer
+from flask_caching.backends.filesystemcache import FileSystemCache
 from flask_caching.backends.rediscache import RedisCache
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-__all__ = ["REDIS_OPTIONS", "RETRY_AFTER", "WARN_EVERY", "ResilientRedisCache"]
+__all__ = ["REDIS_OPTIONS", "RETRY_AFTER", "WARN_EVERY", "FileCache", "ResilientRedisCache",
+           "TextBytesSerializer"]
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +76,48 @@ _MISS: dict[str, Callable[..., Any]] = {
 """What each cache method answers while Redis is unusable: what an empty cache would."""
 
 
+class TextBytesSerializer(BaseRedisSerializer):
+    """Cache values as tagged text or bytes; anything else is refused when written, and an
+    entry in any other form (a pickle) reads as a miss instead of being unpickled.
+
+    Integers stay plain ASCII, as cachelib's Redis serializer writes them, for ``inc``/``dec``.
+    """
+
+    def dumps(self, value: Any, protocol: int | None = None) -> bytes:
+        if type(value) is int:
+            return str(value).encode("ascii")
+        if isinstance(value, str):
+            return b"s" + value.encode("utf-8")
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return b"b" + bytes(value)
+        raise TypeError(f"the cache keeps text and bytes only (no pickle), not "
+                        f"{type(value).__name__}")
+
+    def loads(self, value: bytes | None) -> Any:
+        if not value:
+            return None
+        tag, body = value[:1], value[1:]
+        if tag == b"s":
+            return body.decode("utf-8")
+        if tag == b"b":
+            return body
+        if value.isdigit() or (tag == b"-" and body.isdigit()):
+            return int(value)
+        return None
+
+    def dump(self, value: Any, f: Any, protocol: int | None = None) -> None:
+        f.write(self.dumps(value))
+
+    def load(self, f: Any) -> Any:
+        return self.loads(f.read())
+
+
+class FileCache(FileSystemCache):
+    """flask-caching's FileSystemCache without pickle (see :class:`TextBytesSerializer`)."""
+
+    serializer = TextBytesSerializer()
+
+
 class ResilientRedisCache(RedisCache):
     """flask-caching's ``RedisCache`` that treats Redis errors as misses (see the module).
 
@@ -81,6 +131,8 @@ class ResilientRedisCache(RedisCache):
     failures : int
         Operations that failed since the last warning was logged.
     """
+
+    serializer = TextBytesSerializer()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

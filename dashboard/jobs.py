@@ -143,6 +143,9 @@ def _celery(url: str) -> Any:
     app = Celery("costdash", broker=url, backend=url, task_cls=JobTask)
     app.conf.update(
         task_track_started=True, result_expires=JOB_EXPIRE,
+        # Job arguments and results go through Redis: JSON only, never pickle (Celery's
+        # default today, stated so that no configuration elsewhere can change it).
+        task_serializer="json", result_serializer="json", accept_content=["json"],
         task_acks_late=True, task_reject_on_worker_lost=True,
         # A job is seconds to minutes of CPU: a worker process takes one at a time, so a
         # queued job goes to whichever process frees up first instead of waiting behind another.
@@ -203,7 +206,9 @@ def background_manager(settings: Settings) -> DiskcacheManager | CeleryManager:
 
     directory = settings.data_dir / "jobs"
     directory.mkdir(parents=True, exist_ok=True)
-    return DiskcacheManager(diskcache.Cache(str(directory)), expire=JOB_EXPIRE)
+    # JSONDisk: job arguments, progress and results are kept as JSON, never pickled.
+    return DiskcacheManager(diskcache.Cache(str(directory), disk=diskcache.JSONDisk),
+                            expire=JOB_EXPIRE)
 
 
 def __getattr__(name: str) -> Any:

@@ -152,3 +152,42 @@ def test_options_reach_the_loader(store, tmp_path):
         store.put(path, "labels.csv")
     record = store.put(path, "labels.csv", LoaderOptions(positive="sick"))
     assert record.positive_label == "sick" and record.n_pos == 2
+
+
+def test_caches_and_job_stores_never_pickle(tmp_path, redis_url):
+    """Whoever can write to the cache directory or Redis must not get a web process to
+    unpickle something: values are tagged text or bytes, anything else reads as a miss."""
+    import pickle
+
+    import diskcache
+    import redis
+
+    from dashboard.config import Settings
+    from dashboard.factory import create_app
+    from dashboard.jobs import _celery, background_manager
+
+    for cache_url in (None, redis_url):
+        app = create_app(Settings.from_mapping({"data_dir": tmp_path / str(bool(cache_url)),
+                                                "cache_url": cache_url}))
+        cache = app.server.extensions["costdash"].views.cache
+        cache.set("text", "ä json")
+        cache.set("blob", b"\x00npz")
+        assert cache.get("text") == "ä json" and cache.get("blob") == b"\x00npz"
+        with pytest.raises(TypeError, match="no pickle"):
+            cache.set("object", {"a": 1})
+    client = redis.Redis.from_url(redis_url)
+    assert client.get("costdash:text") == "sä json".encode()
+    client.set("costdash:planted", b"!" + pickle.dumps(["not", "ours"]))
+    assert cache.get("planted") is None
+    files = create_app(Settings.from_mapping({"data_dir": tmp_path / "f"})).server
+    file_cache = files.extensions["costdash"].views.cache
+    file_cache.set("k", "v")
+    raw = [f.read_bytes() for f in (tmp_path / "f" / "cache").iterdir() if f.is_file()]
+    assert any(b[4:] == b"sv" for b in raw)  # 4-byte expiry, then the tagged value
+    assert all(b"\x80" not in b[4:6] for b in raw)  # no pickle protocol header
+
+    manager = background_manager(Settings.from_mapping({"data_dir": tmp_path / "j"}))
+    assert isinstance(manager.handle.disk, diskcache.JSONDisk)
+    conf = _celery(redis_url).conf
+    assert (conf.task_serializer, conf.result_serializer, list(conf.accept_content)) == \
+        ("json", "json", ["json"])
