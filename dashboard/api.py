@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import tempfile
@@ -350,6 +351,42 @@ def make_api(services: Services) -> Blueprint:
                 raise ParameterError(f"{key} must be a number, not '{text}'") from None
         return OperatingCondition(values["p_pos"], values["cost_fn"], values["cost_fp"])
 
+    def computed_bands(dataset_id: str, dataset) -> list:
+        """Bootstrap bands already computed for this data set (on the Confidence page): those of
+        the ``band`` parameters, or of every scored classifier, at ``replicates``, ``seed`` and
+        ``threshold`` (the page's defaults when absent), read at ``level``. A report never
+        starts a bootstrap: a band not computed yet is simply left out."""
+        from dashboard.jobs import DEFAULT_REPLICATES, DEFAULT_SEED, BandCache, cost_band_key
+
+        def number(key: str, default, kind=float):
+            text = request.args.get(key, "").strip()
+            if not text:
+                return default
+            try:
+                value = kind(float(text)) if kind is int else kind(text)
+            except ValueError:
+                raise ParameterError(f"{key} must be a number, not '{text[:40]}'") from None
+            if not math.isfinite(value):
+                raise ParameterError(f"{key} must be finite")
+            return value
+
+        level = number("level", 0.9)
+        if not 0 < level < 1:
+            raise ParameterError(f"level must lie strictly between 0 and 1, not {level:g}")
+        replicates = number("replicates", DEFAULT_REPLICATES, int)
+        seed = number("seed", DEFAULT_SEED, int)
+        threshold = number("threshold", None)
+        scored = [c.name for c in dataset.scored]
+        wanted = [m for m in request.args.getlist("band") if m in scored] or (
+            [] if request.args.getlist("band") else scored)
+        cache = BandCache(services.views.cache)
+        bands = []
+        for model in wanted:
+            band = cache.get(cost_band_key(dataset_id, model, threshold, replicates, seed))
+            if band is not None:
+                bands.append(band.at_level(level))
+        return bands
+
     def _download_name(record_name: str, suffix: str) -> str:
         import re
 
@@ -368,7 +405,11 @@ def make_api(services: Services) -> Blueprint:
             condition = _condition_from_query(dataset.prevalence)
         except CostdashError as exc:
             return _error(str(exc), 400)
-        html = build_report(dataset, condition, name=record.name)
+        try:
+            bands = computed_bands(dataset_id, dataset)
+        except CostdashError as exc:
+            return _error(str(exc), 400)
+        html = build_report(dataset, condition, name=record.name, bands=bands or None)
         response = current_app.response_class(html, mimetype="text/html")
         response.headers["Content-Disposition"] = (
             f'attachment; filename="{_download_name(record.name, "report.html")}"')

@@ -234,6 +234,20 @@ def band_key(kind: str, **fields_: Any) -> str:
     return f"band:v1:{kind}:{hashlib.sha256(text.encode()).hexdigest()[:40]}"
 
 
+BAND_GRID = 201
+"""PC(+) points of every band the dashboard computes (Confidence and Compare pages, reports)."""
+
+DEFAULT_REPLICATES = 1000
+"""Bootstrap replicates when the page or the report URL gives none."""
+
+
+def cost_band_key(data_id: str, model: str, threshold: float | None, replicates: int,
+                  seed: int) -> str:
+    """Cache key of the cost band of ``model`` (the Confidence page's job, the report's band)."""
+    return band_key("cost", data=data_id, model=model, threshold=threshold,
+                    replicates=replicates, seed=seed, grid=BAND_GRID)
+
+
 _BANDS = {"cost": CostBand, "difference": DifferenceBand}
 
 

@@ -295,6 +295,21 @@ _CONDITION_QUERY = [
     {"name": "cost_fn", "in": "query", "required": False, "schema": {**COST_FN, "default": 1}},
     {"name": "cost_fp", "in": "query", "required": False, "schema": {**COST_FP, "default": 1}},
 ]
+_BAND_QUERY = [
+    {"name": "band", "in": "query", "required": False, "style": "form", "explode": True,
+     "schema": {"type": "array", "items": {"type": "string"}},
+     "description": "Classifiers whose bootstrap cost band to include (repeatable; default: "
+                    "every scored classifier). Only bands already computed on the Confidence "
+                    "page with these settings are included: a report never starts a bootstrap."},
+    {"name": "replicates", "in": "query", "required": False,
+     "schema": {"type": "integer", "minimum": 1, "default": 1000}},
+    {"name": "seed", "in": "query", "required": False, "schema": {"type": "integer", "default": 0}},
+    {"name": "threshold", "in": "query", "required": False, "schema": {"type": "number"},
+     "description": "The fixed threshold of the bands (default: the whole curve)."},
+    {"name": "level", "in": "query", "required": False,
+     "schema": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1,
+                "default": 0.9}},
+]
 _MANAGED = [{"manageToken": []}]
 _ANALYSIS_ID = _path_parameter("id_or_token", "The analysis's id (not its read-only token).")
 _NO_TOKEN = _error("No or malformed Authorization header: send 'Authorization: Bearer "
@@ -340,11 +355,12 @@ PATHS: dict[str, Any] = {
         "get": {
             "operationId": "getDatasetReport", "tags": ["exports"],
             "summary": "Self-contained HTML report of a data set under a condition",
-            "parameters": [_DATASET_ID, *_CONDITION_QUERY],
+            "parameters": [_DATASET_ID, *_CONDITION_QUERY, *_BAND_QUERY],
             "responses": {
                 "200": {"description": "The report, as an attachment.",
                         "content": {"text/html": {"schema": {"type": "string"}}}},
-                "400": _error("A condition that is not a number or out of range."),
+                "400": _error("A condition or band setting that is not a number or out of "
+                              "range."),
                 "404": _error("No data set with this id."), "503": STORAGE_DOWN,
             },
         },

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from dash import (Dash, Input, Output, State, callback_context, dcc, html, no_update,
                   set_props)
@@ -39,16 +40,17 @@ from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
 from dashboard.cache import Services
 from dashboard.figures.bands import band_figure
+from dashboard.figures.common import graph_config
 from dashboard.figures.bands import level_text as percent
-from dashboard.jobs import DEFAULT_SEED, POLL_INTERVAL_MS, BandCache, band_key
+from dashboard.jobs import (BAND_GRID, DEFAULT_REPLICATES, DEFAULT_SEED, POLL_INTERVAL_MS,
+                           BandCache, cost_band_key)
 from dashboard.storage import DatasetNotFound, valid_id
 from dashboard.viewmodel import hull_from_entry
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LEVEL = 0.9
-DEFAULT_REPLICATES = 1000
-GRID = 201
+GRID = BAND_GRID
 """PC(+) values of a band (``linspace(0, 1, 201)``, the core's and the CLI's default)."""
 
 WHAT_IT_MEASURES = (
@@ -436,14 +438,15 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
                 html.Figure(className="plot", children=[
                     html.Div(className="graph-box", children=dcc.Graph(
                         id="confidence-graph", figure=band_figure(None, name="", index=0),
-                        style={"height": "100%"},
-                        config={"displaylogo": False, "responsive": True})),
+                        style={"height": "100%"}, config=graph_config("confidence-band"))),
                     html.Figcaption("Cost space with a bootstrap confidence band"),
                 ]),
                 html.Div(className="card", children=[
                     html.H3("Band"),
                     html.Div("–", id="confidence-summary", className="summary",
                              **{"aria-live": "polite"}),
+                    html.A("Download report with this band (HTML)", id="confidence-report",
+                           href="#", download="", className="export-link"),
                 ]),
                 html.P(id="confidence-caveat", className="explain caveat"),
                 html.Details(HELP, className="help"),
@@ -480,10 +483,17 @@ def load(services: Services, query: dict | None, current: dict | None) -> Loaded
                   current={"id": r.id, "name": r.view["name"]})
 
 
-def band_request_key(data_id: str, model: str, threshold: float | None, replicates: Any,
-                     seed: int) -> str:
-    return band_key("cost", data=data_id, model=model, threshold=threshold,
-                    replicates=replicates, seed=seed, grid=GRID)
+def report_href(data: dict | None, model: str | None, threshold: Any, replicates: Any,
+                level: Any, seed: int | None) -> str:
+    """The report download with this page's band (included once it has been computed)."""
+    if not data or not data.get("id") or not model:
+        return "#"
+    query = {"band": model, "replicates": as_int(replicates),
+             "seed": DEFAULT_SEED if seed is None else seed,
+             "level": as_float(level) or DEFAULT_LEVEL}
+    if as_float(threshold) is not None:
+        query["threshold"] = as_float(threshold)
+    return f"/api/v1/datasets/{data['id']}/report.html?{urlencode(query)}"
 
 
 def job_key(data: dict | None, model: str | None, threshold: Any, replicates: Any,
@@ -492,7 +502,7 @@ def job_key(data: dict | None, model: str | None, threshold: Any, replicates: An
     or classifier."""
     if not data or not data.get("id") or not model:
         return None
-    return band_request_key(data["id"], model, as_float(threshold), as_int(replicates),
+    return cost_band_key(data["id"], model, as_float(threshold), as_int(replicates),
                             DEFAULT_SEED if seed is None else seed)
 
 
@@ -606,7 +616,7 @@ def render(services: Services, data: dict | None, model: str | None, threshold: 
     except CostdashError as exc:
         return Rendered(figure=empty, summary="–", status=html.Span(str(exc), className="warn"),
                         caveat=caveat)
-    key = band_request_key(data["id"], model, threshold, replicates, seed)
+    key = cost_band_key(data["id"], model, threshold, replicates, seed)
     band = BandCache(services.views.cache).get(key)
     if band is None:
         failed = done and done.get("key") == key and done.get("error")
@@ -657,6 +667,14 @@ def register_callbacks(app: Dash, services: Services) -> None:
     def _render(data, model, threshold, replicates, level, pc, done, seed):
         r = render(services, data, model, threshold, replicates, level, pc, seed, done)
         return r.figure, r.summary, r.status, r.caveat
+
+    @app.callback(
+        Output("confidence-report", "href"),
+        Input("confidence-data", "data"), Input("confidence-model", "value"),
+        Input("confidence-threshold", "value"), Input("confidence-replicates", "value"),
+        Input("confidence-level", "value"), State("confidence-seed", "data"))
+    def _report_link(data, model, threshold, replicates, level, seed):
+        return report_href(data, model, threshold, replicates, level, seed)
 
     params = ["data", "model", "threshold", "level", "replicates", "pc", "seed"]
     app.clientside_callback(

@@ -283,3 +283,29 @@ def test_routes_unknown_ids(client):
             resp = client.get(f"/api/v1/datasets/{dataset_id}/{path}")
             assert resp.status_code == 404, (dataset_id, path)
             assert resp.is_json and "no data set" in resp.get_json()["error"]
+
+
+def test_report_download_includes_bands_computed_on_the_confidence_page(tmp_path,
+                                                                        predictions_csv):
+    from dashboard.factory import create_app
+    from dashboard.pages.confidence import compute_band, report_href
+
+    app = create_app({"data_dir": tmp_path / "d"})
+    services = app.server.extensions["costdash"]
+    record = services.store.put(predictions_csv, "predictions.csv")
+    http = app.server.test_client()
+    url = f"/api/v1/datasets/{record.id}/report.html"
+    assert '<section id="bands">' not in http.get(url).get_data(as_text=True)
+
+    data = {"id": record.id, "name": record.name}
+    done = compute_band(services, data, "beta", None, 150, 4)
+    assert done["key"] and "error" not in done
+    href = report_href(data, "beta", None, 150, 0.8, 4)
+    assert href.startswith(url + "?") and "band=beta" in href and "level=0.8" in href
+    with_band = http.get(href).get_data(as_text=True)
+    section = with_band[with_band.index('<section id="bands">'):]
+    assert "beta" in section and "80%" in section and "150" in section
+    # Without band parameters, the page's defaults: this band had other replicates and seed.
+    assert '<section id="bands">' not in http.get(url).get_data(as_text=True)
+    assert http.get(url + "?level=2").status_code == 400
+    assert http.get(url + "?replicates=x").status_code == 400
