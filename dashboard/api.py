@@ -207,12 +207,12 @@ def make_api(services: Services) -> Blueprint:
             return reply(new_dataset)
         except UploadRejected as rejected:
             return rejected.response
-        except CostdashError as exc:
-            discard(new_dataset)
-            return _error(str(exc), 400)
         except (RequestEntityTooLarge, StorageUnavailable):
             discard(new_dataset)
             raise
+        except CostdashError as exc:
+            discard(new_dataset)
+            return _error(str(exc), 400)
         except Exception:  # noqa: BLE001 - a JSON reply beats an HTML 500 page for the browser
             discard(new_dataset)
             name = getattr(request.files.get("file"), "filename", None)
@@ -293,6 +293,8 @@ def make_api(services: Services) -> Blueprint:
             return _error(str(exc), 401 if exc.missing else 403)
         except AnalysisNotFound as exc:
             return _error(str(exc), 404)
+        except StorageUnavailable:
+            raise
         except CostdashError as exc:
             return _error(str(exc), 400)
         return jsonify({"analysis": {**analysis_summary(record), **links(record)}})

@@ -108,6 +108,10 @@ class ViewModels:
     def full(self, dataset_id: str) -> dict[str, Any]:
         """The view model with every classifier; raises :class:`DatasetNotFound`."""
         text = self.cache.get(self._key(dataset_id))
+        if text is not None and not self.store.exists(dataset_id):
+            # Deleted while the cache could not be told (Redis was down): the data is gone.
+            self.forget(dataset_id)
+            text = None
         if text is None:
             record = self.store.info(dataset_id)
             if record is None:

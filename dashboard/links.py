@@ -173,6 +173,8 @@ def install_links(server: Flask, services: Services) -> None:
                             "<p><a href='/explore'>Back to costdash</a></p>")
         except AnalysisNotFound:
             return not_found_page()
+        except StorageUnavailable:
+            raise
         except CostdashError as exc:
             return page(f"Manage {record.name}",
                         _manage_body(record, _share_url(record), error=str(exc)), 400)

@@ -54,8 +54,11 @@ class DatasetNotFound(CostdashError, KeyError):
         return str(self.args[0]) if self.args else "data set not found"
 
 
-class StorageUnavailable(RuntimeError):
-    """The database cannot be reached (or refused the connection); nothing was changed."""
+class StorageUnavailable(CostdashError):
+    """The database cannot be reached (or refused the connection); nothing was changed.
+
+    A :class:`CostdashError`, so a page callback shows its message; HTTP routes answer 503
+    for it (``dashboard.links``), never the 400 of other such errors."""
 
 
 # --- loader options -------------------------------------------------------------------------------
@@ -569,6 +572,13 @@ class SqlStore(DatasetStore, AnalysisStore):
             n_pos=int(r["n_pos"]), n_neg=int(r["n_neg"]),
             classifiers=tuple(json.loads(r["classifiers"])), size_bytes=int(r["size_bytes"]),
             created_at=float(r["created_at"]))
+
+    def exists(self, dataset_id: str) -> bool:
+        if not valid_id(dataset_id):
+            return False
+        with self._begin() as conn:
+            return conn.execute(sa.select(datasets_table.c.id).where(
+                datasets_table.c.id == dataset_id)).first() is not None
 
     def get(self, dataset_id: str) -> Dataset:
         missing = DatasetNotFound(f"no data set with id '{dataset_id}' is stored here; "

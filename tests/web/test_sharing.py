@@ -356,3 +356,16 @@ def test_multi_megabyte_upload_passes_the_form_limits(tmp_path):
     app = create_app({"data_dir": tmp_path / "d"})
     r = post_analysis(app.server.test_client(), path)
     assert r.status_code == 201, r.get_json()
+
+
+def test_a_cached_view_of_a_deleted_data_set_is_not_served(services, breast_cancer_csv,
+                                                             monkeypatch):
+    """A delete that could not reach the cache (Redis down) must not leave the data viewable."""
+    record = services.store.put(breast_cancer_csv, "b.csv")
+    new = services.sharing.create(record.id, name="x", view={})
+    assert services.views.full(record.id)["name"] == "b.csv"  # cached now
+    monkeypatch.setattr(services.views, "forget", lambda _id: None)  # the cache missed the delete
+    services.sharing.delete(new.record)
+    monkeypatch.undo()
+    with pytest.raises(Exception, match="upload the file again"):
+        services.views.full(record.id)
