@@ -19,7 +19,10 @@ Manager (:func:`background_manager`, passed to ``Dash(background_callback_manage
   when its pool process dies (SIGKILL, the OOM killer) it goes back to the queue and runs again;
   after :data:`MAX_DELIVERIES` starts it fails instead. A job that ends in FAILURE without a
   result (that, or the time limit) reaches the page as a background-callback error, which the
-  page's ``on_error`` shows. Cancel also marks a job revoked that no worker runs any more.
+  page's ``on_error`` shows. A running job keeps a heartbeat key alive; when its whole worker
+  dies (nobody reports that before the broker's visibility timeout), the page's polls find the
+  job started but silent and mark it failed (:class:`JobLost`). Cancel also marks a job revoked
+  that no worker runs any more.
 
 Results: a bootstrap band keeps every replicate curve (B x G float64, 1.6 MB for B = 1000) so that
 a new confidence level needs no new resampling (``band.at_level``). The job puts the band in the
@@ -35,6 +38,7 @@ import hashlib
 import io
 import json
 import math
+import threading
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +89,56 @@ class JobAbandoned(RuntimeError):
     """A job whose worker process died under it :data:`MAX_DELIVERIES` times."""
 
 
+HEARTBEAT_EVERY = 2.0
+"""Seconds between two heartbeats of a running Celery job (a key in the result backend)."""
+
+HEARTBEAT_TTL = 10.0
+"""Seconds a heartbeat lasts: a started job without one for this long has lost its worker
+(the whole worker, or its host, died: nobody else reports that before the visibility
+timeout)."""
+
+LOST_AFTER_POLLS = 3
+"""Polls in a row that must find a started job without a heartbeat before it is reported lost
+(one could fall between the job's start and its first heartbeat)."""
+
+
+class JobLost(RuntimeError):
+    """A started job whose worker stopped sending heartbeats (see :data:`HEARTBEAT_TTL`)."""
+
+
+def _alive_key(task_id: str) -> str:
+    return f"costdash:job-alive:{task_id}"
+
+
+class _Heartbeat:
+    """Keeps ``costdash:job-alive:<task id>`` alive while a job runs (a daemon thread)."""
+
+    def __init__(self, client: Any, task_id: str):
+        self.client, self.key = client, _alive_key(task_id)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True, name="job-heartbeat")
+
+    def _beat(self) -> None:
+        while not self.stop.wait(HEARTBEAT_EVERY):
+            try:
+                self.client.set(self.key, b"1", ex=int(HEARTBEAT_TTL))
+            except Exception:  # noqa: BLE001 - a missed beat is retried; the job goes on
+                pass
+
+    def __enter__(self) -> _Heartbeat:
+        self.client.set(self.key, b"1", ex=int(HEARTBEAT_TTL))
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop.set()
+        self.thread.join(timeout=HEARTBEAT_EVERY)
+        try:
+            self.client.delete(self.key)
+        except Exception:  # noqa: BLE001 - it expires by itself
+            pass
+
+
 def job_failure_message(exc: BaseException | None) -> str:
     """What the page says about a Celery job that ended without a result.
 
@@ -99,7 +153,8 @@ def job_failure_message(exc: BaseException | None) -> str:
         One sentence for the user; the details are in the worker's log.
     """
     name = type(exc).__name__
-    if isinstance(exc, JobAbandoned):
+    # Celery rebuilds an exception from JSON by name, not always as our class.
+    if isinstance(exc, (JobAbandoned, JobLost)) or name in ("JobAbandoned", "JobLost"):
         return str(exc)
     if name in ("TimeLimitExceeded", "SoftTimeLimitExceeded"):
         return (f"The bootstrap job ran longer than the {JOB_TIME_LIMIT} s limit and was "
@@ -138,6 +193,8 @@ def _celery(url: str) -> Any:
                         f"The bootstrap job was stopped: the worker process running it died "
                         f"{starts - 1} times (killed, or out of memory). Try fewer replicates, "
                         "or ask the operator to look at the workers.")
+                with _Heartbeat(client, task_id):
+                    return super().__call__(*args, **kwargs)
             return super().__call__(*args, **kwargs)
 
     app = Celery("costdash", broker=url, backend=url, task_cls=JobTask)
@@ -181,10 +238,30 @@ def _celery_manager(celery_app: Any, expire: int) -> CeleryManager:
             if job and self.get_task(job).state not in states.READY_STATES:
                 self.handle.backend.mark_as_revoked(job, "cancelled from the page")
 
+        def _lost(self, job: Any) -> bool:
+            """Whether a started job's worker stopped sending heartbeats (died whole)."""
+            client = getattr(self.handle.backend, "client", None)
+            if client is None:
+                return False
+            silent_key = f"costdash:job-silent:{job}"
+            if client.exists(_alive_key(job)):
+                client.delete(silent_key)
+                return False
+            silent = client.incr(silent_key)
+            client.expire(silent_key, JOB_EXPIRE)
+            return silent >= LOST_AFTER_POLLS
+
         def get_result(self, key: str, job: Any) -> Any:
             result = super().get_result(key, job)
             if result is self.UNDEFINED and job:
                 task = self.get_task(job)
+                if task is not None and task.status in ("STARTED", "PROGRESS") and \
+                        self._lost(job):
+                    self.handle.backend.mark_as_failure(job, JobLost(
+                        "The bootstrap job was lost: the worker running it stopped answering "
+                        f"(no heartbeat for {HEARTBEAT_TTL:g} s; its host or process may have "
+                        "died). Run it again."))
+                    task = self.get_task(job)
                 if task is not None and task.status == "FAILURE":
                     message = job_failure_message(task.result)
                     task.forget()
