@@ -116,6 +116,20 @@ def check_name_and_expiry(name: str | None, expires_in_days: str | None) -> None
     expiry_from_days(expires_in_days, 0.0)
 
 
+def query_number(key: str, default: Any, kind: type = float) -> Any:
+    """A finite number from the request's query string (``default`` when absent or empty)."""
+    text = request.args.get(key, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise ParameterError(f"{key} must be a number, not '{text[:40]}'") from None
+    if not math.isfinite(value):
+        raise ParameterError(f"{key} must be finite, not {text[:40]}")
+    return int(value) if kind is int else value
+
+
 def safe_filename(name: str) -> str:
     """The file's own name: no directories (``../../x.csv`` is ``x.csv``), no control chars."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
@@ -339,19 +353,9 @@ def make_api(services: Services) -> Blueprint:
 
     def _condition_from_query(prevalence: float):
         from costdash.conditions import OperatingCondition
-        from costdash.errors import ParameterError
 
-        values = {}
-        for key, default in (("p_pos", prevalence), ("cost_fn", 1.0), ("cost_fp", 1.0)):
-            text = request.args.get(key, "").strip()
-            if not text:
-                values[key] = default
-                continue
-            try:
-                values[key] = float(text)
-            except ValueError:
-                raise ParameterError(f"{key} must be a number, not '{text}'") from None
-        return OperatingCondition(values["p_pos"], values["cost_fn"], values["cost_fp"])
+        return OperatingCondition(query_number("p_pos", prevalence),
+                                  query_number("cost_fn", 1.0), query_number("cost_fp", 1.0))
 
     def computed_bands(dataset_id: str, dataset) -> list:
         """Bootstrap bands already computed for this data set (on the Confidence page): those of
@@ -360,24 +364,12 @@ def make_api(services: Services) -> Blueprint:
         starts a bootstrap: a band not computed yet is simply left out."""
         from dashboard.jobs import DEFAULT_REPLICATES, DEFAULT_SEED, BandCache, cost_band_key
 
-        def number(key: str, default, kind=float):
-            text = request.args.get(key, "").strip()
-            if not text:
-                return default
-            try:
-                value = kind(float(text)) if kind is int else kind(text)
-            except ValueError:
-                raise ParameterError(f"{key} must be a number, not '{text[:40]}'") from None
-            if not math.isfinite(value):
-                raise ParameterError(f"{key} must be finite")
-            return value
-
-        level = number("level", 0.9)
+        level = query_number("level", 0.9)
         if not 0 < level < 1:
             raise ParameterError(f"level must lie strictly between 0 and 1, not {level:g}")
-        replicates = number("replicates", DEFAULT_REPLICATES, int)
-        seed = number("seed", DEFAULT_SEED, int)
-        threshold = number("threshold", None)
+        replicates = query_number("replicates", DEFAULT_REPLICATES, int)
+        seed = query_number("seed", DEFAULT_SEED, int)
+        threshold = query_number("threshold", None)
         scored = [c.name for c in dataset.scored]
         wanted = [m for m in request.args.getlist("band") if m in scored] or (
             [] if request.args.getlist("band") else scored)

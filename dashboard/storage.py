@@ -554,9 +554,10 @@ class SqlStore(DatasetStore, AnalysisStore):
     def _row(self, dataset_id: str) -> sa.Row | None:
         if not valid_id(dataset_id):
             return None
+        # The index row without ``meta``: a record needs none of it.
         columns = [c for c in datasets_table.c if c.name != "meta"]
         with self._begin() as conn:
-            return conn.execute(sa.select(*columns, datasets_table.c.meta)
+            return conn.execute(sa.select(*columns)
                                 .where(datasets_table.c.id == dataset_id)).first()
 
     def info(self, dataset_id: str) -> DatasetRecord | None:
