@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from costdash.conditions import OperatingCondition
+from costdash.conditions import OperatingCondition, default_condition
 from costdash.costspace import LowerEnvelope, lower_envelope, operating_range
 from costdash.dataset import Dataset
 from costdash.hull import OptimalVertex, RocHull, classifier_hull, convex_hull, optimal_vertex
@@ -91,7 +91,7 @@ def analyze(dataset: Dataset, condition: OperatingCondition | None = None) -> An
         Defaults to the data's prevalence with unit costs.
     """
     if condition is None:
-        condition = OperatingCondition(p_pos=dataset.prevalence)
+        condition = default_condition(dataset.prevalence)
     summaries = tuple(summarize_classifier(roc_of(c)) for c in (*dataset.scored, *dataset.counted))
     hull = convex_hull([s.roc for s in summaries])
     return Analysis(dataset=dataset, classifiers=summaries, hull=hull,

@@ -97,6 +97,23 @@ class OperatingCondition:
         return cls(p_pos=pc, cost_fn=1.0, cost_fp=1.0)
 
 
+DEFAULT_COST = 1.0
+"""A misclassification cost not given."""
+
+
+def default_condition(prevalence: float, p_pos: float | None = None,
+                      cost_fn: float | None = None, cost_fp: float | None = None
+                      ) -> OperatingCondition:
+    """The conditions meant when some are not given: p(+) is the data's prevalence, costs are 1.
+
+    The one place this rule is written: the CLI, :func:`costdash.analyze`, the view
+    (:meth:`costdash.view.View.condition`), the API, the report and every page use it.
+    """
+    return OperatingCondition(prevalence if p_pos is None else p_pos,
+                              DEFAULT_COST if cost_fn is None else cost_fn,
+                              DEFAULT_COST if cost_fp is None else cost_fp)
+
+
 def pc_from_slope(slope: ArrayLike) -> NDArray[np.float64]:
     """PC(+) = 1 / (1 + m) for iso-performance slopes m >= 0 (inf gives 0)."""
     m = np.asarray(slope, dtype=np.float64)

@@ -29,7 +29,7 @@ import plotly.io as pio
 
 from costdash.analysis import Analysis, analyze
 from costdash.bands import CostBand
-from costdash.conditions import OperatingCondition
+from costdash.conditions import OperatingCondition, default_condition
 from costdash.dataset import Dataset
 from dashboard.figures.bands import band_figure
 from dashboard.figures.cost import cost_figure
@@ -160,7 +160,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None, *,
         The date shown in the header (default: now, UTC).
     """
     if condition is None:
-        condition = OperatingCondition(p_pos=dataset.prevalence)
+        condition = default_condition(dataset.prevalence)
     analysis = analyze(dataset, condition)
     name = name or dataset.source
     title = title or f"costdash report: {name}"

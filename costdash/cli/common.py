@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from costdash.conditions import OperatingCondition
+from costdash.conditions import OperatingCondition, default_condition
 from costdash.dataset import Dataset
 
 
@@ -40,12 +40,11 @@ def add_condition_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("operating conditions")
     group.add_argument("--p-pos", type=float, metavar="P",
                        help="probability of the positive class (default: the data's prevalence)")
-    group.add_argument("--cost-fn", type=float, default=1.0, metavar="C",
+    group.add_argument("--cost-fn", type=float, metavar="C",
                        help="C(-|+): cost of a false negative (default 1)")
-    group.add_argument("--cost-fp", type=float, default=1.0, metavar="C",
+    group.add_argument("--cost-fp", type=float, metavar="C",
                        help="C(+|-): cost of a false positive (default 1)")
 
 
 def condition_from_args(args: argparse.Namespace, dataset: Dataset) -> OperatingCondition:
-    p_pos = dataset.prevalence if args.p_pos is None else args.p_pos
-    return OperatingCondition(p_pos, args.cost_fn, args.cost_fp)
+    return default_condition(dataset.prevalence, args.p_pos, args.cost_fn, args.cost_fp)

@@ -83,9 +83,9 @@ def form_fields(args: argparse.Namespace) -> list[tuple[str, str]]:
     fields += [("models", model) for model in args.models or ()]
     if args.drop_missing:
         fields.append(("drop_missing", "true"))
-    if args.p_pos is not None:  # absent: the server takes the data's prevalence, as analyze does
-        fields.append(("p_pos", repr(args.p_pos)))
-    fields += [("cost_fn", repr(args.cost_fn)), ("cost_fp", repr(args.cost_fp))]
+    # Absent conditions are left to the server's default rule (prevalence, 1, 1), as analyze's.
+    fields += [(key, repr(getattr(args, key))) for key in ("p_pos", "cost_fn", "cost_fp")
+               if getattr(args, key) is not None]
     if args.name is not None:
         fields.append(("name", args.name))
     if args.expires_in_days is not None:

@@ -1,0 +1,303 @@
+/*
+ * viewstate.js -- the browser's one view object and its one writer (window.costdashView).
+ *
+ * The view (costdash/view.py) is every control a user sets. Its schema -- field names, kinds,
+ * bounds, defaults, labels -- comes from the server as an inert JSON script element
+ * (#costdash-view-schema), so this file holds no list of fields of its own. Pages hand it their
+ * controls' committed values (`record`, `set`); it checks each value against the schema with the
+ * same words as the server's parser, keeps the valid ones, and writes from that one object:
+ *   - the address bar (history.replaceState, at most every 150 ms: a slider drag must not flood
+ *     the history),
+ *   - the nav links (each carries the whole view, so another page opens with it and brings it
+ *     back),
+ *   - the export links (report, CSVs: the view in their query, so an export is the screen).
+ * An invalid value never reaches any of them: the last valid value stays.
+ *
+ * It also makes number boxes commit predictably: Enter and leaving the box commit the typed
+ * value at once (the typing debounce applies only while typing), so a button clicked right
+ * after typing reads the typed value.
+ */
+(function () {
+    "use strict";
+
+    let schemaCache = null;
+
+    function schema() {
+        if (schemaCache) return schemaCache;
+        const el = document.getElementById("costdash-view-schema");
+        schemaCache = el ? JSON.parse(el.textContent) : [];
+        return schemaCache;
+    }
+
+    function fieldOf(name) {
+        return schema().find((f) => f.name === name) || null;
+    }
+
+    const isNum = (v) => typeof v === "number" && Number.isFinite(v);
+
+    function inBounds(f, x) {
+        if (!isNum(x)) return false;
+        if (f.low !== null && (f.low_open ? x <= f.low : x < f.low)) return false;
+        if (f.high !== null && (f.high_open ? x >= f.high : x > f.high)) return false;
+        return true;
+    }
+
+    /** "<requirement>; got '<value>'." -- the server's words (costdash.view.ViewField). */
+    function problem(f, raw) {
+        let shown = Array.isArray(raw) ? raw.join(",") : String(raw);
+        if (shown.length > 40) shown = shown.slice(0, 40) + "…";
+        return f.requirement + "; got '" + shown + "'.";
+    }
+
+    function toNumber(raw) {
+        if (typeof raw === "number") return raw;
+        if (typeof raw === "string" && raw.trim() !== "") return Number(raw.trim());
+        return NaN;
+    }
+
+    const blank = (raw) => raw === null || raw === undefined ||
+        (typeof raw === "string" && raw.trim() === "") || (Array.isArray(raw) && raw.length === 0);
+
+    /**
+     * The typed value of `raw` for field `f`: {value} (null = unset) or {error}.
+     * Mirrors ViewField.parse for the kinds a control can produce.
+     */
+    function check(f, raw) {
+        if (blank(raw)) return {value: null};
+        if (f.kind === "float" || f.kind === "int") {
+            const x = toNumber(raw);
+            if (!inBounds(f, x) || (f.kind === "int" && !Number.isInteger(x))) {
+                return {error: problem(f, raw)};
+            }
+            return {value: x};
+        }
+        if (f.kind === "range") {
+            const parts = Array.isArray(raw) ? raw : String(raw).split(",");
+            if (parts.length !== 2 || parts.some(blank)) return {value: null};
+            const lo = toNumber(parts[0]), hi = toNumber(parts[1]);
+            if (!inBounds(f, lo) || !inBounds(f, hi)) return {error: problem(f, parts)};
+            if (lo > hi) {
+                return {error: f.label + ": the low end (" + lo + ") is above the high end (" +
+                    hi + ")."};
+            }
+            return {value: [lo, hi]};
+        }
+        if (f.kind === "flag") {
+            const on = Array.isArray(raw) ? raw.length > 0 : Boolean(raw);
+            return {value: on ? true : null};
+        }
+        if (f.kind === "names") {
+            const names = (Array.isArray(raw) ? raw : String(raw).split(","))
+                .map((s) => String(s).trim()).filter((s) => s);
+            return {value: names.length ? Array.from(new Set(names)) : null};
+        }
+        const text = f.kind === "text" ? String(raw) : String(raw).trim();
+        return {value: text.slice(0, f.max_length)};
+    }
+
+    function numText(x) {
+        return String(x);   // JS's shortest round-trip form, like Python's repr
+    }
+
+    function format(f, v) {
+        if (f.kind === "names") return v.join(",");
+        if (f.kind === "range") return numText(v[0]) + "," + numText(v[1]);
+        if (f.kind === "flag") return v ? "1" : "0";
+        if (f.kind === "float" || f.kind === "int") return numText(v);
+        return String(v);
+    }
+
+    const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+    /** "?..." for a view object, in schema order; unset fields and defaults left out (the
+     * `always` fields -- conditions, volume, unit -- travel even at their defaults). */
+    function search(view, omit) {
+        const q = new URLSearchParams();
+        for (const f of schema()) {
+            const v = view[f.name];
+            if (v === null || v === undefined) continue;
+            if (omit && omit.indexOf(f.name) >= 0) continue;
+            if (!f.always && sameValue(v, f.default)) continue;
+            q.set(f.name, format(f, v));
+        }
+        const text = q.toString().replace(/%2C/g, ",");
+        return text ? "?" + text : "";
+    }
+
+    // --- the one view object ----------------------------------------------------------------------
+
+    let current = {};
+    let problems = {};
+    let loadedPath = null;
+    let recorded = {};      // fields recorded on this page since it was loaded
+
+    const path = () => window.location.pathname.replace(/\/$/, "") || "/";
+    const isShared = () => /\/s\/[^/]+$/.test(path());
+
+    /** The page's view as the server parsed it (the routing callback's `view-state`). */
+    function load(state) {
+        if (!state) return window.dash_clientside.no_update;
+        const samePage = loadedPath === state.path;
+        current = Object.assign({}, state.view || {}, samePage ? recorded : {});
+        if (!samePage) recorded = {};
+        loadedPath = state.path;
+        problems = {};
+        scheduleWrite();
+        return window.dash_clientside.no_update;
+    }
+
+    /**
+     * Set view fields from controls: {name: raw value}. Valid values are kept; invalid ones
+     * are returned as {name: message} and leave the field at its last valid value. Unknown
+     * names are ignored.
+     */
+    function set(values) {
+        const found = {};
+        for (const [name, raw] of Object.entries(values)) {
+            const f = fieldOf(name);
+            if (!f) continue;
+            const r = check(f, raw);
+            if (r.error) {
+                found[name] = r.error;
+                continue;
+            }
+            recorded[name] = r.value;
+            if (r.value === null) delete current[name];
+            else current[name] = r.value;
+        }
+        for (const name of Object.keys(values)) {
+            if (found[name]) problems[name] = found[name];
+            else delete problems[name];
+        }
+        scheduleWrite();
+        return found;
+    }
+
+    /** `set` for a page's clientside callback: values in the order of `names`. */
+    function record(names, values) {
+        const v = {};
+        names.forEach((n, i) => { v[n] = values[i]; });
+        return set(v);
+    }
+
+    const get = () => Object.assign({}, current);
+
+    // --- writing: address bar, nav links, export links ------------------------------------------
+
+    let timer = null;
+    let dirty = false;
+
+    function scheduleWrite() {
+        dirty = true;
+        if (timer !== null) return;
+        flush();
+        timer = setTimeout(() => {
+            timer = null;
+            if (dirty) flush();
+        }, 150);
+    }
+
+    function flush() {
+        dirty = false;
+        const here = path();
+        // A read-only link's address names its analysis; the data set id never goes in it.
+        const own = search(current, isShared() ? ["data"] : null);
+        const target = window.location.pathname + own + window.location.hash;
+        if (target !== window.location.pathname + window.location.search + window.location.hash) {
+            window.history.replaceState(window.history.state, "", target);
+        }
+        writeNavLinks(here);
+        writeExportLinks();
+    }
+
+    function writeNavLinks() {
+        const q = search(current);
+        document.querySelectorAll("a.nav-link[id^='nav-']").forEach((a) => {
+            const base = "/" + a.id.slice(4);
+            const href = base + q;
+            if (a.getAttribute("href") !== href && window.dash_clientside.set_props) {
+                window.dash_clientside.set_props(a.id, {href: href});
+            }
+        });
+    }
+
+    /** The export link of `kind` (report.html, hull.csv, ...) for the view; null without data. */
+    function exportHref(kind, view) {
+        view = view || current;
+        if (!view.data) return null;
+        return "/api/v1/datasets/" + encodeURIComponent(view.data) + "/" + kind +
+            search(view, ["data"]);
+    }
+
+    function writeExportLinks() {
+        document.querySelectorAll("a[data-export]").forEach((a) => {
+            const href = exportHref(a.dataset.export);
+            if (href === null) {
+                a.setAttribute("aria-disabled", "true");
+                a.title = "Open a data set first: the downloads are of the data on screen.";
+                a.removeAttribute("href");
+            } else {
+                a.removeAttribute("aria-disabled");
+                a.title = "";
+                a.setAttribute("href", href);
+            }
+        });
+    }
+
+    // Export links are written on every view change; a click before any write (or with no data)
+    // is stopped here.
+    document.addEventListener("click", (ev) => {
+        const link = ev.target.closest && ev.target.closest("a[data-export]");
+        if (!link) return;
+        const href = exportHref(link.dataset.export);
+        if (href === null) {
+            ev.preventDefault();
+            return;
+        }
+        link.setAttribute("href", href);
+    }, true);
+
+    // --- number boxes commit on Enter and on leaving them ------------------------------------------
+    //
+    // dcc.Input's debounce delays the value until typing pauses; Enter and blur should not wait
+    // (a button clicked right after typing must see the typed value). set_props writes the value
+    // into Dash's store synchronously, before the click's callback reads its States; the
+    // debounce's own later commit of the same value changes nothing.
+
+    function commit(el) {
+        if (!el || !el.id || !window.dash_clientside || !window.dash_clientside.set_props) return;
+        if (el.type === "number") {
+            const text = el.value;
+            let value = null;
+            if (text !== "") {
+                value = Number(text);
+                if (!Number.isFinite(value)) return;
+            } else if (el.validity && el.validity.badInput) {
+                return;     // not a number yet: leave it to the typing path
+            }
+            window.dash_clientside.set_props(el.id, {value: value});
+        } else if (el.type === "text" && el.closest(".dash-input, .text, .unit")) {
+            window.dash_clientside.set_props(el.id, {value: el.value});
+        }
+    }
+
+    const committable = (el) => el && el.tagName === "INPUT" && el.id &&
+        (el.type === "number" || (el.type === "text" && el.classList.contains("text")));
+
+    document.addEventListener("keydown", (ev) => {
+        if (ev.key === "Enter" && committable(ev.target)) commit(ev.target);
+    }, true);
+    document.addEventListener("blur", (ev) => {
+        if (committable(ev.target)) commit(ev.target);
+    }, true);
+    // A pointer press on a button commits the box that has the focus before the click lands.
+    document.addEventListener("pointerdown", (ev) => {
+        const button = ev.target.closest && ev.target.closest("button, a, [role=button]");
+        if (button && committable(document.activeElement)) commit(document.activeElement);
+    }, true);
+
+    window.costdashView = {schema, check: (name, raw) => check(fieldOf(name), raw), search, load,
+        set, record, get, exportHref, problems: () => Object.assign({}, problems), commit};
+    const dc = (window.dash_clientside = window.dash_clientside || {});
+    dc.costdash = Object.assign(dc.costdash || {}, {loadView: load});
+})();

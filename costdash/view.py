@@ -1,0 +1,437 @@
+"""The view: every control a user can set, as one typed object with one parser and one writer.
+
+A view is what a person builds on the dashboard -- the data set, the ticked classifiers, the
+operating conditions, the volume and unit, the sensitivity ranges, the constraints, the band
+settings -- and what every link, page, shared analysis, report, export, API answer and CLI call
+carries. It lives here, in the core, so that the command line and the web layer share one
+definition; nothing in this module knows about Dash or HTTP.
+
+Each field of :data:`VIEW_FIELDS` has a query-string name, a kind, bounds, a default and a label
+in the user's terms. From that one table come:
+
+* :meth:`View.parse` -- strict (the API, the CLI, saved analyses): the first bad value raises a
+  :class:`~costdash.errors.ParameterError` naming the field and its bounds;
+* :meth:`View.parse_lenient` -- for pages: bad values are left at their defaults and returned as
+  messages to show, so a mistyped link still opens;
+* :meth:`View.to_query` / :meth:`View.to_search` and :meth:`View.to_json` -- the writers;
+* :func:`view_schema` -- the same table as JSON, from which the browser's one URL writer and
+  validator (``assets/viewstate.js``) and the OpenAPI document are built.
+
+The one default rule for the conditions is :func:`costdash.conditions.default_condition`: p(+)
+absent means the data's prevalence, costs absent mean 1.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+from urllib.parse import parse_qs, urlencode
+
+from costdash.bands import MAX_REPLICATES
+from costdash.conditions import DEFAULT_COST, OperatingCondition, default_condition
+from costdash.errors import ParameterError
+
+__all__ = ["VIEW_FIELDS", "View", "ViewField", "field_named", "view_schema"]
+
+Kind = Literal["id", "names", "name", "float", "int", "text", "flag", "range"]
+
+MAX_NAME_LENGTH = 200
+MAX_NAMES = 1000
+
+
+@dataclass(frozen=True)
+class ViewField:
+    """One control of the view.
+
+    Attributes
+    ----------
+    name : str
+        The query-string parameter and JSON key (also the :class:`View` attribute).
+    kind : str
+        ``"float"``, ``"int"``, ``"text"``, ``"flag"``, ``"range"`` (two floats, low and high,
+        each within the bounds), ``"names"`` (a comma-separated list), ``"name"`` or ``"id"``.
+    label : str
+        What the user calls it, for messages ("p(+)", "Replicates (B)").
+    default : Any
+        The value when absent; ``None`` means "unset" (for ``p_pos``: the data's prevalence).
+    low, high : float or None
+        Bounds; ``low_open`` / ``high_open`` make them strict.
+    max_length : int
+        Longest text accepted (``text``, ``name``); longer text is cut (``unit``) or refused.
+    always : bool
+        Written to the query string even at its default (the conditions travel with every link).
+    """
+
+    name: str
+    kind: Kind
+    label: str
+    default: Any = None
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    max_length: int = MAX_NAME_LENGTH
+    always: bool = False
+    doc: str = ""
+
+    # --- bounds, in words and as a test -------------------------------------------------------
+
+    def bounds_text(self) -> str:
+        """The bounds in words ("strictly between 0 and 1", "from 1 to 10,000", "above 0")."""
+        def num(x: float) -> str:
+            return f"{x:,.0f}" if float(x).is_integer() else f"{x:g}"
+
+        lo, hi = self.low, self.high
+        if lo is not None and hi is not None:
+            if self.low_open and self.high_open:
+                return f"strictly between {num(lo)} and {num(hi)}"
+            if not self.low_open and not self.high_open:
+                return f"from {num(lo)} to {num(hi)}"
+            return (f"above {num(lo)} and at most {num(hi)}" if self.low_open
+                    else f"at least {num(lo)} and below {num(hi)}")
+        if lo is not None:
+            return f"above {num(lo)}" if self.low_open else f"at least {num(lo)}"
+        if hi is not None:
+            return f"below {num(hi)}" if self.high_open else f"at most {num(hi)}"
+        return ""
+
+    def requirement(self) -> str:
+        """The rule in words, e.g. "p(+) must be a number strictly between 0 and 1"."""
+        what = {"int": "a whole number", "float": "a number",
+                "range": "two numbers (from, to)"}.get(self.kind)
+        if what is None:
+            return {"names": f"{self.label} must be a list of names",
+                    "flag": f"{self.label} must be 1 or 0",
+                    "id": f"{self.label} must be a data set id"}.get(
+                self.kind, f"{self.label} must be text of at most {self.max_length} characters")
+        bounds = self.bounds_text()
+        return f"{self.label} must be {what}" + (f" {bounds}" if bounds else "")
+
+    def in_bounds(self, x: float) -> bool:
+        if not math.isfinite(x):
+            return False
+        if self.low is not None and (x <= self.low if self.low_open else x < self.low):
+            return False
+        if self.high is not None and (x >= self.high if self.high_open else x > self.high):
+            return False
+        return True
+
+    # --- one value ----------------------------------------------------------------------------
+
+    def _problem(self, raw: Any) -> ParameterError:
+        shown = str(raw)
+        shown = shown if len(shown) <= 40 else shown[:40] + "…"
+        return ParameterError(f"{self.requirement()}; got '{shown}'.")
+
+    def _number(self, raw: Any) -> float:
+        if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+            raise self._problem(raw)
+        try:
+            x = float(raw.strip()) if isinstance(raw, str) else float(raw)
+        except ValueError:
+            raise self._problem(raw) from None
+        if not self.in_bounds(x):
+            raise self._problem(raw)
+        return x
+
+    def parse(self, raw: Any) -> Any:
+        """The typed value of ``raw`` (query text or JSON value); ``None`` when blank.
+
+        Raises
+        ------
+        ParameterError
+            Naming the field by its label and stating its bounds.
+        """
+        if raw is None or (isinstance(raw, str) and not raw.strip()) or raw == []:
+            return None
+        if self.kind == "float":
+            return self._number(raw)
+        if self.kind == "int":
+            x = self._number(raw)
+            if not x.is_integer():
+                raise self._problem(raw)
+            return int(x)
+        if self.kind == "flag":
+            if raw in (True, 1, "1", "true", "on", "yes"):
+                return True
+            if raw in (False, 0, "0", "false", "off", "no"):
+                return False
+            raise ParameterError(f"{self.label} must be 1 or 0; got '{str(raw)[:40]}'.")
+        if self.kind == "range":
+            parts = raw.split(",") if isinstance(raw, str) else list(raw) \
+                if isinstance(raw, (list, tuple)) else [raw]
+            if len(parts) != 2:
+                raise self._problem(raw)
+            lo, hi = (self._number(p) for p in parts)
+            if lo > hi:
+                raise ParameterError(f"{self.label}: the low end ({lo:g}) is above the high end "
+                                     f"({hi:g}).")
+            return (lo, hi)
+        if self.kind == "names":
+            items = raw.split(",") if isinstance(raw, str) else raw
+            if not isinstance(items, (list, tuple)):
+                raise ParameterError(f"{self.label} must be a list of names.")
+            names = tuple(str(m).strip() for m in items if str(m).strip())
+            if len(names) > MAX_NAMES or any(len(m) > self.max_length for m in names):
+                raise ParameterError(f"{self.label}: at most {MAX_NAMES} names of at most "
+                                     f"{self.max_length} characters each.")
+            return tuple(dict.fromkeys(names)) or None
+        text = str(raw).strip() if self.kind != "text" else str(raw)
+        if self.kind == "id":
+            if not _ID_PATTERN.match(text):
+                raise ParameterError(f"{self.label} '{text[:40]}' is not a data set id.")
+            return text
+        if len(text) > self.max_length:
+            if self.kind == "text":
+                return text[: self.max_length]
+            raise ParameterError(f"{self.label} is longer than {self.max_length} characters.")
+        return text
+
+    def format(self, value: Any) -> str:
+        """``value`` as query-string text (numbers round-trip exactly)."""
+        if self.kind == "names":
+            return ",".join(value)
+        if self.kind == "range":
+            return f"{_num_text(value[0])},{_num_text(value[1])}"
+        if self.kind == "flag":
+            return "1" if value else "0"
+        if self.kind in ("float", "int"):
+            return _num_text(value)
+        return str(value)
+
+    def to_json_value(self, value: Any) -> Any:
+        if self.kind in ("names", "range"):
+            return list(value)
+        return value
+
+
+def _num_text(x: float | int) -> str:
+    """Shortest text that reads back as the same float (``repr``), integers without ``.0``."""
+    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
+        return str(int(x))
+    return repr(float(x))
+
+
+_ID_PATTERN = re.compile(r"^[0-9a-f]{32}$")
+
+DEFAULT_VOLUME = 1000.0
+DEFAULT_UNIT = "€"
+DEFAULT_LEVEL = 0.9
+DEFAULT_REPLICATES = 1000
+DEFAULT_SEED = 0
+
+_POSITIVE = {"low": 0.0, "low_open": True}
+
+VIEW_FIELDS: tuple[ViewField, ...] = (
+    ViewField("data", "id", "Data set", doc="Id of the stored data set."),
+    ViewField("models", "names", "Classifiers",
+              doc="Ticked classifiers (comma-separated); absent: all of them."),
+    ViewField("p_pos", "float", "p(+)", None, 0.0, 1.0, True, True, always=True,
+              doc="Probability that a case is positive; absent: the data's prevalence."),
+    ViewField("cost_fn", "float", "C(−|+)", DEFAULT_COST, **_POSITIVE, always=True,
+              doc="Cost of a false negative (a missed positive)."),
+    ViewField("cost_fp", "float", "C(+|−)", DEFAULT_COST, **_POSITIVE, always=True,
+              doc="Cost of a false positive (a false alarm)."),
+    ViewField("volume", "float", "Volume", DEFAULT_VOLUME, 0.0, always=True,
+              doc="Cases per period, for the money figures and the capacity constraint."),
+    ViewField("unit", "text", "Unit", DEFAULT_UNIT, max_length=12, always=True,
+              doc="Currency or unit of the costs (at most 12 characters)."),
+    ViewField("lines", "flag", "Every cost line", False,
+              doc="Show every cost line, not just the envelopes."),
+    ViewField("sens_p", "range", "Sensitivity range of p(+)", None, 0.0, 1.0, True, True,
+              doc="p(+) from,to: highlight what is optimal over the range."),
+    ViewField("sens_fn", "range", "Sensitivity range of C(−|+)", None, **_POSITIVE,
+              doc="C(−|+) from,to."),
+    ViewField("sens_fp", "range", "Sensitivity range of C(+|−)", None, **_POSITIVE,
+              doc="C(+|−) from,to."),
+    ViewField("max_fpr", "float", "Neyman–Pearson FPR limit", None, 0.0, 1.0,
+              doc="False positive rate at most this (Neyman–Pearson constraint)."),
+    ViewField("capacity", "float", "Capacity", None, 0.0,
+              doc="Flag at most this many cases per period."),
+    ViewField("model", "name", "Classifier",
+              doc="The classifier of the Confidence and Folds pages."),
+    ViewField("threshold", "float", "Fixed threshold",
+              doc="Confidence: the band of the cost line at this threshold."),
+    ViewField("pc", "float", "PC(+) to read the band at", None, 0.0, 1.0,
+              doc="Confidence: read the band here; absent: the PC(+) of the conditions."),
+    ViewField("a", "name", "Classifier A", doc="Compare: the first classifier."),
+    ViewField("b", "name", "Classifier B", doc="Compare: the second classifier."),
+    ViewField("level", "float", "Confidence level", DEFAULT_LEVEL, 0.0, 1.0, True, True,
+              doc="Level of the bootstrap bands."),
+    ViewField("replicates", "int", "Replicates (B)", DEFAULT_REPLICATES, 1, MAX_REPLICATES,
+              doc="Bootstrap replicates."),
+    ViewField("seed", "int", "Seed", DEFAULT_SEED, 0, 2**32 - 1,
+              doc="Seed of the bootstrap's random numbers."),
+)
+"""Every field of the view, in the order the query string lists them."""
+
+_BY_NAME = {f.name: f for f in VIEW_FIELDS}
+
+CONDITION_FIELDS = ("p_pos", "cost_fn", "cost_fp")
+
+
+def field_named(name: str) -> ViewField:
+    return _BY_NAME[name]
+
+
+def _value_of(source: Mapping[str, Any], name: str) -> Any:
+    """A field's raw value from a mapping whose values may be ``parse_qs`` lists."""
+    value = source.get(name)
+    if not isinstance(value, list) or not value:
+        return value
+    if _BY_NAME[name].kind not in ("names", "range") or isinstance(value[0], str) and \
+            len(value) == 1:
+        return value[0]
+    return value
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything a user has set, typed; a field at ``None`` is unset (see :data:`VIEW_FIELDS`).
+
+    Build one with :meth:`parse` (strict) or :meth:`parse_lenient` (pages), never by hand from
+    strings; change one with :meth:`with_values`, which checks the new values the same way.
+    """
+
+    data: str | None = None
+    models: tuple[str, ...] | None = None
+    p_pos: float | None = None
+    cost_fn: float = DEFAULT_COST
+    cost_fp: float = DEFAULT_COST
+    volume: float = DEFAULT_VOLUME
+    unit: str = DEFAULT_UNIT
+    lines: bool = False
+    sens_p: tuple[float, float] | None = None
+    sens_fn: tuple[float, float] | None = None
+    sens_fp: tuple[float, float] | None = None
+    max_fpr: float | None = None
+    capacity: float | None = None
+    model: str | None = None
+    threshold: float | None = None
+    pc: float | None = None
+    a: str | None = None
+    b: str | None = None
+    level: float = DEFAULT_LEVEL
+    replicates: int = DEFAULT_REPLICATES
+    seed: int = DEFAULT_SEED
+
+    # --- reading ------------------------------------------------------------------------------
+
+    @classmethod
+    def parse(cls, source: Mapping[str, Any] | str | None, *,
+              only: tuple[str, ...] | None = None) -> View:
+        """The view in ``source``: a query string, ``parse_qs`` output, form fields or JSON.
+
+        Parameters
+        ----------
+        source : mapping or str
+            Unknown keys are ignored (links carry others).
+        only : tuple of str, optional
+            Read only these fields (the rest keep their defaults).
+
+        Raises
+        ------
+        ParameterError
+            At the first bad value, naming the field and its bounds.
+        """
+        view, problems = cls._read(source, only)
+        if problems:
+            raise problems[0]
+        return view
+
+    @classmethod
+    def parse_lenient(cls, source: Mapping[str, Any] | str | None, *,
+                      only: tuple[str, ...] | None = None) -> tuple[View, tuple[str, ...]]:
+        """Like :meth:`parse`, but a bad value leaves its field at the default and becomes one
+        of the returned messages (for a page to show; a mistyped link still opens)."""
+        view, problems = cls._read(source, only)
+        return view, tuple(str(p) for p in problems)
+
+    @classmethod
+    def _read(cls, source: Mapping[str, Any] | str | None,
+              only: tuple[str, ...] | None) -> tuple[View, list[ParameterError]]:
+        if isinstance(source, str):
+            source = parse_qs(source.lstrip("?"), keep_blank_values=True)
+        source = source or {}
+        values: dict[str, Any] = {}
+        problems: list[ParameterError] = []
+        for f in VIEW_FIELDS:
+            if only is not None and f.name not in only:
+                continue
+            try:
+                value = f.parse(_value_of(source, f.name))
+            except ParameterError as exc:
+                problems.append(exc)
+                continue
+            if value is not None:
+                values[f.name] = value
+        return cls(**values), problems
+
+    def with_values(self, **changes: Any) -> View:
+        """A copy with ``changes`` (raw or typed values, checked; ``None`` unsets a field)."""
+        typed = {}
+        for name, raw in changes.items():
+            f = _BY_NAME[name]
+            value = f.parse(raw)
+            typed[name] = f.default if value is None else value
+        return replace(self, **typed)
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def _set_fields(self) -> list[tuple[ViewField, Any]]:
+        out = []
+        for f in VIEW_FIELDS:
+            value = getattr(self, f.name)
+            if value is None or (value == f.default and not f.always):
+                continue
+            out.append((f, value))
+        return out
+
+    def to_query(self) -> dict[str, str]:
+        """The view as query parameters, in :data:`VIEW_FIELDS` order; unset fields and
+        defaults are left out, except the conditions, volume and unit, which always travel."""
+        return {f.name: f.format(v) for f, v in self._set_fields()}
+
+    def to_search(self) -> str:
+        """``?`` and the query string (commas in lists and ranges left readable)."""
+        text = urlencode(self.to_query()).replace("%2C", ",")
+        return "?" + text if text else ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The view as JSON (numbers as numbers, lists as lists); unset fields left out."""
+        return {f.name: f.to_json_value(v) for f, v in self._set_fields()}
+
+    def without(self, *names: str) -> View:
+        """A copy with ``names`` back at their defaults."""
+        return replace(self, **{n: _BY_NAME[n].default for n in names})
+
+    # --- meaning ------------------------------------------------------------------------------
+
+    def condition(self, prevalence: float) -> OperatingCondition:
+        """The operating conditions this view means for data of this ``prevalence``."""
+        return default_condition(prevalence, self.p_pos, self.cost_fn, self.cost_fp)
+
+    def effective(self, prevalence: float) -> View:
+        """The view with p(+) filled in (the data's prevalence when unset)."""
+        return replace(self, p_pos=self.condition(prevalence).p_pos)
+
+    def selected(self, names: list[str] | tuple[str, ...]) -> list[str]:
+        """The ticked classifiers among ``names``, in their order (all when none are ticked)."""
+        if not self.models:
+            return list(names)
+        wanted = set(self.models)
+        return [n for n in names if n in wanted]
+
+
+def view_schema() -> list[dict[str, Any]]:
+    """:data:`VIEW_FIELDS` as JSON, for the browser's writer and validator and for OpenAPI."""
+    out = []
+    for f in VIEW_FIELDS:
+        out.append({"name": f.name, "kind": f.kind, "label": f.label, "default": f.default,
+                    "low": f.low, "high": f.high, "low_open": f.low_open,
+                    "high_open": f.high_open, "max_length": f.max_length, "always": f.always,
+                    "requirement": f.requirement(), "doc": f.doc})
+    return out
