@@ -11,6 +11,11 @@
  *   expectedCost           OperatingCondition.expected_cost: NE (p C(-|+) + (1 - p) C(+|-))
  *   optimalIndex           costdash.hull.optimal_vertex: the first hull vertex whose outgoing
  *                          edge is flatter than the iso-performance slope, compared on logs
+ *   trivialCost            OperatingCondition.trivial_normalized_cost: min(PC, 1 - PC)
+ *   saving                 OperatingCondition.saving_vs_trivial: 1 - NE / min(PC, 1 - PC)
+ *   expectedCounts         OperatingCondition.expected_counts: (TP, FN, FP, TN) per volume
+ *   extraCost              expected cost at one ROC point minus at another (a fixed threshold
+ *                          or a constraint against the best choice), per case
  *
  * The hull vertices and the logs of their edge slopes come from the server (view model), computed
  * by the core; +-1e308 stands for an infinite log slope. tests/web/test_e2e_explore.py checks that
@@ -78,7 +83,29 @@
         return k;
     }
 
+    /** The better trivial classifier: flagging nothing costs PC, flagging everything 1 - PC. */
+    function trivialCost(c) {
+        return Math.min(c.pc, c.oneMinusPc);
+    }
+
+    function saving(c, ne) {
+        const t = trivialCost(c);
+        return t === 0 ? 0 : 1 - ne / t;
+    }
+
+    function expectedCounts(c, fpr, tpr, volume) {
+        const pos = c.p * volume, neg = (1 - c.p) * volume;
+        return [tpr * pos, (1 - tpr) * pos, fpr * neg, (1 - fpr) * neg];
+    }
+
+    /** Expected cost per case at (fpr, tpr) minus at (baseFpr, baseTpr). */
+    function extraCost(c, fpr, tpr, baseFpr, baseTpr) {
+        return expectedCost(c, normalizedCost(c, fpr, tpr)) -
+            expectedCost(c, normalizedCost(c, baseFpr, baseTpr));
+    }
+
     window.costdashMath = {
         expitNeg, logSlope, valid, conditions, normalizedCost, expectedCost, optimalIndex,
+        trivialCost, saving, expectedCounts, extraCost,
     };
 })();

@@ -81,6 +81,16 @@
         return t === null || t === undefined ? "none" : fmtNum(t, 6);
     }
 
+    /** A threshold in few digits, but never shown as the fixed threshold it is not (0.499996
+     * must not read "0.5" beside a column "at threshold 0.5"). */
+    function shortThreshold(t, fixed) {
+        for (let digits = 4; digits <= 17; digits++) {
+            const shown = Number(t.toPrecision(digits));
+            if (shown !== fixed || t === fixed) return String(shown);
+        }
+        return String(t);
+    }
+
     function percent(x) {
         const v = 100 * x;
         return (Math.abs(v) >= 10 ? v.toFixed(0) : v.toFixed(1)) + "%";
@@ -195,6 +205,9 @@
      * data set with no p(+) yet: p(+) = the data's prevalence. Returns {p, costFn, costFp, sync}
      * with sync = [pSlider, pBox, fnSlider, fnBox, fpSlider, fpBox] (no_update where unchanged).
      */
+    let openedData = null;        // {id, page}: the data set this page view opened with
+    const pageLoads = () => (window.costdashView ? window.costdashView.loads() : 0);
+
     function resolveConditions(t, view, pB, fnB, fpB) {
         const sync = [NU(), NU(), NU(), NU(), NU(), NU()];
         const values = [];
@@ -213,8 +226,17 @@
         });
         let p = values[0];
         const prevalence = view ? view.prevalence : null;
-        if ((t.has("prevalence-button.n_clicks") || (t.has("view-store.data") && !validP(p))) &&
-                validP(prevalence)) {
+        // Another data set (not the one the page opened with) brings its own prevalence; the
+        // conditions the address carried apply to the data set they came with.
+        const newData = t.has("view-store.data") && view && openedData !== null &&
+            openedData.page === pageLoads() && openedData.id !== view.id;
+        if (view && (openedData === null || openedData.page !== pageLoads())) {
+            openedData = {id: view.id, page: pageLoads()};
+        } else if (newData) {
+            openedData = {id: view.id, page: pageLoads()};
+        }
+        if ((t.has("prevalence-button.n_clicks") || newData ||
+                (t.has("view-store.data") && !validP(p))) && validP(prevalence)) {
             p = prevalence;
             sync[0] = pToSlider(p);
             sync[1] = p;
@@ -348,8 +370,8 @@
         const drawn = render(view, r.p, r.costFn, r.costFp, volume, unit, sens, cons,
                              t.has("view-store.data"));
         const req = constraintRequestOf(maxFpr, capacity, r.p, volume);
-        writeUrl(key, ref, r.p, r.costFn, r.costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo,
-                 fnHi, fpLo, fpHi, maxFpr, capacity);
+        recordView(key, ref, r.p, r.costFn, r.costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo,
+                   fnHi, fpLo, fpHi, maxFpr, capacity);
         return [...drawn, ...r.sync, same(req, request) ? NU() : req];
     }
 
@@ -416,6 +438,27 @@
         {childList: true, subtree: true});
 
     /** Readouts and the moving parts of both figures, for the current conditions. */
+    /** The messages of the conditions that are not valid, in the view schema's words. */
+    function invalidConditions(p, costFn, costFp, volume) {
+        const V = window.costdashView;
+        const out = [];
+        const values = {p_pos: p, cost_fn: costFn, cost_fp: costFp, volume: volume};
+        for (const [name, value] of Object.entries(values)) {
+            const r = V.check(name, value);
+            if (r.error) out.push(r.error);
+            else if (r.value === null && name !== "volume") out.push(V.requirement(name) + ".");
+        }
+        return out;
+    }
+
+    function setStale(on) {
+        const el = document.querySelector(".explore .results");
+        if (el && el.classList.contains("stale") !== on) {
+            el.classList.toggle("stale", on);
+            el.setAttribute("aria-busy", on ? "true" : "false");
+        }
+    }
+
     function render(view, p, costFn, costFp, volume, unit, sens, cons, viewChanged) {
         const texts = {}, htmls = {};
         for (const id of READOUT_IDS) texts[id] = "–";
@@ -430,14 +473,17 @@
             return [NU(), NU()];
         }
         const math = M();
-        if (!math.valid(p, costFn, costFp)) {
-            const problems = [];
-            if (!validP(p)) problems.push("p(+) must lie strictly between 0 and 1");
-            if (!validCost(costFn)) problems.push("C(−|+) must be a positive number");
-            if (!validCost(costFp)) problems.push("C(+|−) must be a positive number");
-            paint({"conditions-error": problems.join("; ") + "."});   // keep the last good view
+        const problems = invalidConditions(p, costFn, costFp, volume);
+        if (problems.length) {
+            // The readouts would be of other conditions than the boxes show: blank them and say
+            // why, rather than leave numbers that no longer answer the question.
+            texts["conditions-error"] = problems.join(" ");
+            texts.sentence = "Fix the value marked above to see the best choice.";
+            paint(texts, htmls);
+            setStale(true);
             return [NU(), NU()];
         }
+        setStale(false);
         unit = (unit || "").trim();
         const vol = isNum(volume) && volume > 0 ? volume : null;
         const c = math.conditions(p, costFn, costFp);
@@ -447,8 +493,7 @@
         const ne = math.normalizedCost(c, f, tp);
         const ec = math.expectedCost(c, ne);
         const trivialNeg = c.pc <= c.oneMinusPc;   // the better trivial classifier
-        const neTrivial = trivialNeg ? c.pc : c.oneMinusPc;
-        const saving = 1 - ne / neTrivial;
+        const saving = math.saving(c, ne);
         const colorOf = {};
         for (const cl of view.classifiers) colorOf[cl.name] = cl.color;
         const color = colorOf[name] || "#1f2328";
@@ -461,11 +506,10 @@
         texts["chosen-fpr"] = fmtNum(f);
         texts["chosen-tpr"] = fmtNum(tp);
         if (vol !== null) {
-            const P = p * vol, Nn = (1 - p) * vol;
-            texts["cm-tp"] = friendly(tp * P);
-            texts["cm-fn"] = friendly((1 - tp) * P);
-            texts["cm-fp"] = friendly(f * Nn);
-            texts["cm-tn"] = friendly((1 - f) * Nn);
+            const counts = math.expectedCounts(c, f, tp, vol);
+            ["cm-tp", "cm-fn", "cm-fp", "cm-tn"].forEach((id, k) => {
+                texts[id] = friendly(counts[k]);
+            });
         }
         texts["normalized-cost"] = fmtNum(ne);
         texts["expected-cost"] = withUnit(fmtNum(ec), unit);
@@ -483,9 +527,9 @@
             const ecOwn = math.expectedCost(c, math.normalizedCost(c, cl.hull.fpr[j], cl.hull.tpr[j]));
             let fixed = ["–", "–", "–"];
             if (cl.at_fixed) {
-                const ecFix = math.expectedCost(c, math.normalizedCost(c, cl.at_fixed.fpr,
-                                                                       cl.at_fixed.tpr));
-                const extra = ecFix - ecOwn;
+                const extra = math.extraCost(c, cl.at_fixed.fpr, cl.at_fixed.tpr, cl.hull.fpr[j],
+                                             cl.hull.tpr[j]);
+                const ecFix = ecOwn + extra;
                 fixed = ["FPR " + fmtNum(cl.at_fixed.fpr, 3) + ", TPR " + fmtNum(cl.at_fixed.tpr, 3),
                     money(ecFix), money(extra) + (ecOwn > 0 ? " (" + percent(extra / ecOwn) + ")" : "")];
             }
@@ -504,7 +548,7 @@
                 ", all of it false alarms.";
         } else {
             const thrText = thr === null ? "" : " with threshold " +
-                Number(thr.toPrecision(4)).toString();
+                shortThreshold(thr, view.fixed_threshold);
             const cmp = saving < 0.0005 ? "about the same as " + trivialLabel
                 : percent(saving) + " less than " + trivialLabel;
             texts.sentence = "At these costs, use " + name + thrText + ": " + moneyText + " " +
@@ -552,7 +596,7 @@
                 return;
             }
             const neC = math.normalizedCost(c, res.fpr, res.tpr);
-            const extra = math.expectedCost(c, neC) - ec;
+            const extra = math.extraCost(c, res.fpr, res.tpr, f, tp);
             pin(R[key], res.fpr, res.tpr);
             place(C[key + "-line"], [0, res.fpr], [1, 1 - res.tpr]);
             pin(C[key], c.pc, neC);
@@ -648,63 +692,43 @@
         return patch.build();
     }
 
-    // --- the address bar -------------------------------------------------------------------------
-    let urlTimer = null;
-    let pendingUrl = null;
+    // --- the view: what this page hands to the one view object (assets/viewstate.js) ----------
 
-    function replaceUrl(search) {
-        // history.replaceState, not pushState: a slider drag must not fill the back button's
-        // history (and browsers throttle floods of history calls), so write at most every 150 ms.
-        pendingUrl = search;
-        if (urlTimer !== null) return;
-        const flush = () => {
-            urlTimer = null;
-            if (pendingUrl === null) return;
-            const target = window.location.pathname + pendingUrl + window.location.hash;
-            pendingUrl = null;
-            if (target !== window.location.pathname + window.location.search + window.location.hash) {
-                window.history.replaceState(window.history.state, "", target);
-            }
-        };
-        flush();
-        urlTimer = setTimeout(flush, 150);
+    /** Explore's fields of the view, as its controls hold them. The view object checks each
+     * value with the schema and keeps the last valid one, so an invalid box never reaches the
+     * address bar, the nav links or the exports. */
+    function recordView(key, ref, p, costFn, costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo,
+                        fnHi, fpLo, fpHi, maxFpr, capacity) {
+        const on = Boolean(sensOn && sensOn.length);
+        const range = (lo, hi) => (on && isNum(lo) && isNum(hi) ? [lo, hi] : null);
+        const data = (key && key.id) || (ref && ref.id) || null;
+        return window.costdashView.set({
+            data: data, models: key ? key.models : (ref && ref.models),
+            p_pos: p, cost_fn: costFn, cost_fp: costFp, volume: volume, unit: unit,
+            lines: Boolean(lines && lines.length),
+            sens_p: range(pLo, pHi), sens_fn: range(fnLo, fnHi), sens_fp: range(fpLo, fpHi),
+            max_fpr: maxFpr, capacity: capacity,
+        });
     }
 
-    function writeUrl(key, ref, p, costFn, costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo,
-                      fnHi, fpLo, fpHi, maxFpr, capacity) {
-        const q = new URLSearchParams();
-        const data = (key && key.id) || (ref && ref.id);
-        if (data) q.set("data", data);
-        if (validP(p)) q.set("p_pos", String(p));
-        if (isNum(costFn)) q.set("cost_fn", String(costFn));
-        if (isNum(costFp)) q.set("cost_fp", String(costFp));
-        if (isNum(volume)) q.set("volume", String(volume));
-        if (unit !== null && unit !== undefined) q.set("unit", unit);
-        const models = key ? key.models : (ref && ref.models);
-        if (models && models.length) q.set("models", models.join(","));
-        if (lines && lines.length) q.set("lines", "1");
-        if (sensOn && sensOn.length) {
-            if (isNum(pLo) && isNum(pHi)) q.set("sens_p", pLo + "," + pHi);
-            if (isNum(fnLo) && isNum(fnHi)) q.set("sens_fn", fnLo + "," + fnHi);
-            if (isNum(fpLo) && isNum(fpHi)) q.set("sens_fp", fpLo + "," + fpHi);
-        }
-        if (isNum(maxFpr)) q.set("max_fpr", String(maxFpr));
-        if (isNum(capacity)) q.set("capacity", String(capacity));
-        const search = "?" + q.toString().replace(/%2C/g, ",");
-        if (window.location.pathname.replace(/\/$/, "").endsWith("/explore")) replaceUrl(search);
-        return search;
-    }
-
-    /** writeUrl, for the callback on the inputs `explore` does not watch (Dash wants Inputs
+    /** recordView, for the callback on the inputs `explore` does not watch (Dash wants Inputs
      * before States, so the arguments come in another order). */
-    function writeUrlFromOthers(key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi, fpLo, fpHi, maxFpr,
-                                capacity, p, costFn, costFp, volume, unit) {
-        return writeUrl(key, ref, p, costFn, costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo,
-                        fnHi, fpLo, fpHi, maxFpr, capacity);
+    function recordViewFromOthers(key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi, fpLo, fpHi, maxFpr,
+                                  capacity, p, costFn, costFp, volume, unit) {
+        recordView(key, ref, p, costFn, costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo, fnHi,
+                   fpLo, fpHi, maxFpr, capacity);
+        return window.costdashView.search(window.costdashView.get());
+    }
+
+    /** The Share button: the whole view as the view object holds it, with the share form's
+     * committed values, read at click time. */
+    function shareRequest(clicks, name, expiry) {
+        if (!clicks) return NU();
+        return {clicks: clicks, view: window.costdashView.get(), name: name, expiry: expiry};
     }
 
     dc.costdash = Object.assign(dc.costdash || {}, {
-        explore, fillSensitivity, constraintRequest, writeUrl, writeUrlFromOthers,
+        explore, fillSensitivity, constraintRequest, recordView, recordViewFromOthers, shareRequest,
         _internals: {pToSlider, sliderToP, costToSlider, sliderToCost, fmtNum, clipLine, clipLinear},
     });
 })();

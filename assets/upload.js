@@ -39,7 +39,25 @@
 
     function option(id) {
         const el = document.getElementById(id);
+        const box = el && el.querySelector ? el.querySelector("input[type=checkbox]") : null;
+        if (box) return box.checked ? "true" : "";
         return el && el.value ? el.value.trim() : "";
+    }
+
+    // The loader's messages name its command-line options; on this page the same choices are
+    // controls under "Reading options", so a message names the control to use.
+    const CONTROLS = [
+        [/--positive LABEL/g, "the “Positive label” box under Reading options"],
+        [/--positive/g, "“Positive label”"],
+        [/use --drop-missing/g, "tick “Drop rows with missing scores” under Reading options"],
+        [/--drop-missing/g, "“Drop rows with missing scores” (Reading options)"],
+        [/with --label-column/g, "in the “Label column” box under Reading options"],
+        [/--label-column/g, "“Label column” (Reading options)"],
+        [/--layout/g, "“Layout” (Reading options)"],
+    ];
+
+    function inBrowserTerms(message) {
+        return CONTROLS.reduce((text, [flag, control]) => text.replace(flag, control), message);
     }
 
     async function upload(file, zone) {
@@ -52,7 +70,7 @@
         const body = new FormData();
         body.append("file", file, file.name);
         const opts = {positive: option("upload-positive"), label_column: option("upload-label-column"),
-            layout: option("upload-layout")};
+            layout: option("upload-layout"), drop_missing: option("upload-drop-missing")};
         for (const [k, v] of Object.entries(opts)) if (v && v !== "auto") body.append(k, v);
         zone.classList.add("busy");
         setProps("upload-status", {children: "Reading " + file.name + " (" + size(file.size) + ")…"});
@@ -71,7 +89,7 @@
             setProps("upload-status", {children: ""});
         }
         if (!resp || !resp.ok || !payload || !payload.id) {
-            const msg = payload && payload.error ? payload.error
+            const msg = payload && payload.error ? inBrowserTerms(payload.error)
                 : "Upload of " + file.name + " failed" + (resp ? " (HTTP " + resp.status + ")." : ".");
             setProps("upload-error", {children: msg});
             return;
@@ -79,6 +97,8 @@
         setProps("upload-error", {children: ""});
         setProps("dataset-ref", {data: {id: payload.id, name: payload.name, models: null}});
     }
+
+    window.costdashUpload = {inBrowserTerms};
 
     const wired = new WeakSet();
 

@@ -130,6 +130,7 @@
     let problems = {};
     let loadedPath = null;
     let recorded = {};      // fields recorded on this page since it was loaded
+    let loadCount = 0;      // pages loaded: a page's scripts tell a new page view by it
 
     const path = () => window.location.pathname.replace(/\/$/, "") || "/";
     const isShared = () => /\/s\/[^/]+$/.test(path());
@@ -141,6 +142,7 @@
         current = Object.assign({}, state.view || {}, samePage ? recorded : {});
         if (!samePage) recorded = {};
         loadedPath = state.path;
+        loadCount += 1;
         problems = {};
         scheduleWrite();
         return window.dash_clientside.no_update;
@@ -297,7 +299,8 @@
     }, true);
 
     window.costdashView = {schema, check: (name, raw) => check(fieldOf(name), raw), search, load,
-        set, record, get, exportHref, problems: () => Object.assign({}, problems), commit};
+        set, record, get, exportHref, problems: () => Object.assign({}, problems), commit,
+        requirement: (name) => fieldOf(name).requirement, loads: () => loadCount};
     const dc = (window.dash_clientside = window.dash_clientside || {});
     dc.costdash = Object.assign(dc.costdash || {}, {loadView: load});
 })();

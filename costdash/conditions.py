@@ -91,6 +91,25 @@ class OperatingCondition:
         """Normalized expected cost of the ROC point (fpr, tpr) under these conditions."""
         return (1.0 - tpr) * self.pc + fpr * self.one_minus_pc
 
+    @property
+    def trivial_normalized_cost(self) -> float:
+        """Normalized cost of the better trivial classifier: min(PC(+), 1 - PC(+)) (flagging
+        nothing costs PC(+), flagging everything 1 - PC(+); paper 000 §2)."""
+        return min(self.pc, self.one_minus_pc)
+
+    def saving_vs_trivial(self, normalized_cost: float) -> float:
+        """Fraction of the better trivial classifier's cost that ``normalized_cost`` saves
+        (0 when a trivial classifier is itself the choice; negative when worse)."""
+        trivial = self.trivial_normalized_cost
+        return 0.0 if trivial == 0.0 else 1.0 - normalized_cost / trivial
+
+    def expected_counts(self, fpr: float, tpr: float, volume: float) -> tuple[float, float,
+                                                                              float, float]:
+        """Expected (TP, FN, FP, TN) among ``volume`` cases at the ROC point (fpr, tpr)."""
+        positives, negatives = self.p_pos * volume, (1.0 - self.p_pos) * volume
+        return (tpr * positives, (1.0 - tpr) * positives, fpr * negatives,
+                (1.0 - fpr) * negatives)
+
     @classmethod
     def from_pc(cls, pc: float) -> OperatingCondition:
         """Equal costs and p(+) = PC(+): the canonical conditions behind a PC(+) value."""

@@ -18,6 +18,7 @@ from dashboard.pages import PAGES, page_module
 from dashboard.sharing import ShareService
 from dashboard.shell import register_routing, shell_layout
 from dashboard.storage import make_store
+from dashboard.viewstate import schema_script
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 STALE_UPLOAD_SECONDS = 24 * 3600
@@ -79,6 +80,9 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
             return redirect(app.get_relative_path(PAGES[0].path) + (f"?{query}" if query else ""))
         return None
 
+    # The view schema rides in every page as inert JSON for assets/viewstate.js.
+    app.index_string = app.index_string.replace("{%app_entry%}",
+                                                "{%app_entry%}\n" + schema_script(), 1)
     app.layout = shell_layout()
     register_routing(app, services)
     for page in PAGES:

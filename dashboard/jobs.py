@@ -45,6 +45,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from costdash.bands import CostBand, DifferenceBand, SignificantInterval
+# The band settings' defaults belong to the view schema (one place for every page, the report and
+# the API); they are re-exported here for the modules that read them from the jobs.
+from costdash.view import DEFAULT_REPLICATES, DEFAULT_SEED
 
 if TYPE_CHECKING:
     from dash import CeleryManager, DiskcacheManager
@@ -52,18 +55,14 @@ if TYPE_CHECKING:
 
     from dashboard.config import Settings
 
-__all__ = ["BAND_TIMEOUT", "DEFAULT_SEED", "BandCache", "JobAbandoned", "background_manager",
-           "band_key", "job_failure_message"]
+__all__ = ["BAND_TIMEOUT", "DEFAULT_REPLICATES", "DEFAULT_SEED", "BandCache", "JobAbandoned",
+           "background_manager", "band_key", "job_failure_message"]
 
 JOB_EXPIRE = 3600
 """Seconds a finished job's return value waits in the manager's store for its poll."""
 
 BAND_TIMEOUT = 24 * 3600
 """Seconds a computed band stays in the result cache (they are large: B x G float64)."""
-
-DEFAULT_SEED = 0
-"""Seed of the bootstrap when the URL gives none: the same page shows the same band (and the
-same band as ``costdash band --seed 0``)."""
 
 POLL_INTERVAL_MS = 500
 """How often the browser asks a running job for progress and its result."""
@@ -313,10 +312,6 @@ def band_key(kind: str, **fields_: Any) -> str:
 
 BAND_GRID = 201
 """PC(+) points of every band the dashboard computes (Confidence and Compare pages, reports)."""
-
-DEFAULT_REPLICATES = 1000
-"""Bootstrap replicates when the page or the report URL gives none."""
-
 
 def cost_band_key(data_id: str, model: str, threshold: float | None, replicates: int,
                   seed: int) -> str:

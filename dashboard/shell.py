@@ -1,16 +1,24 @@
-"""The app shell: top bar with the nav links, ``dcc.Location``, and the routing callback."""
+"""The app shell: top bar with the nav links, ``dcc.Location``, and the routing callback.
+
+The routing callback parses the address's query once into the page's :class:`~costdash.view.View`
+(``dashboard.viewstate.page_view``), builds the page from it, and hands the same view to the
+browser (``view-state``) and to the nav links: each link carries the whole view, so another page
+opens with the user's conditions and selection and brings its own settings back. From then on
+the browser's one view object (``assets/viewstate.js``) keeps the links and the address current.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 from urllib.parse import parse_qs
 
-from dash import Dash, Input, Output, dcc, html
+from dash import ClientsideFunction, Dash, Input, Output, dcc, html
 
 from dashboard.cache import Services
 from dashboard.pages import PAGES, Page, page_for, page_module
 from dashboard.sharing import AnalysisNotFound, view_to_query
 from dashboard.storage import StorageUnavailable
+from dashboard.viewstate import page_view
 
 
 def shell_layout() -> html.Div:
@@ -19,6 +27,8 @@ def shell_layout() -> html.Div:
     return html.Div(className="app", children=[
         dcc.Location(id="url", refresh=False),
         dcc.Store(id="current-data", storage_type="session"),
+        dcc.Store(id="view-state"),
+        dcc.Store(id="view-loaded"),
         html.Header(className="topbar", children=[
             html.A(className="brand", href="/explore", children=[
                 html.Span("costdash", className="brand-name"),
@@ -37,50 +47,72 @@ def not_found(pathname: str) -> html.Div:
     ])
 
 
-def shared_content(token: str, query: dict[str, list[str]], services: Services) -> Any:
-    """The read-only Explore view of a saved analysis (the link's query may vary the view)."""
+def shared_content(token: str, query: dict[str, list[str]], services: Services
+                   ) -> tuple[Any, dict[str, list[str]]]:
+    """The read-only Explore view of a saved analysis, and the query it shows: the saved view,
+    with what the link's own query sets on top (a viewer's what-if)."""
     from dashboard.pages import explore
 
     try:
         record = services.sharing.open(token)
     except AnalysisNotFound as exc:
         return html.Div(className="placeholder-page", children=[
-            html.H1("This link leads nowhere"), html.P(str(exc))])
+            html.H1("This link leads nowhere"), html.P(str(exc))]), {}
     except StorageUnavailable:
         return html.Div(className="placeholder-page", children=[
             html.H1("The database is not reachable right now"),
-            html.P("Nothing was lost; the link will work again once it is back.")])
-    return explore.layout({**view_to_query(record.view), **query}, services, shared=record)
+            html.P("Nothing was lost; the link will work again once it is back.")]), {}
+    merged = {**view_to_query(record.view), **query}
+    return explore.layout(merged, services, shared=record), merged
+
+
+def routed(pathname: str | None, search: str | None, services: Services
+           ) -> tuple[Any, list[str], dict[str, list[str]]]:
+    """The page content for a location, the nav links' classes (the current one marked) and
+    the query the page shows (a shared link's saved view under its own query)."""
+    query = parse_qs((search or "").lstrip("?"), keep_blank_values=True)
+    if pathname and pathname.startswith("/s/"):
+        content, shown = shared_content(pathname[3:].rstrip("/"), query, services)
+        return content, ["nav-link" for _ in PAGES], shown
+    page: Page | None = page_for(pathname)
+    classes = ["nav-link" + (" active" if page is p else "") for p in PAGES]
+    if page is None:
+        return not_found(pathname or ""), classes, query
+    return page_module(page).layout(query, services, page=page), classes, query
 
 
 def route(pathname: str | None, search: str | None, services: Services) -> tuple[Any, list[str]]:
     """The page content for a location, and the nav links' classes (the current one marked)."""
-    query = parse_qs((search or "").lstrip("?"))
-    if pathname and pathname.startswith("/s/"):
-        return shared_content(pathname[3:].rstrip("/"), query, services), \
-            ["nav-link" for _ in PAGES]
-    page: Page | None = page_for(pathname)
-    classes = ["nav-link" + (" active" if page is p else "") for p in PAGES]
-    if page is None:
-        return not_found(pathname or ""), classes
-    return page_module(page).layout(query, services, page=page), classes
+    content, classes, _ = routed(pathname, search, services)
+    return content, classes
+
+
+def view_state(pathname: str, query: dict[str, list[str]]) -> dict[str, Any]:
+    """What the browser's view object starts from on this page: the page's view, parsed once
+    (``problems`` are the values it had to leave out; the page shows them)."""
+    view, problems = page_view(query)
+    return {"path": pathname, "view": view.to_json(), "problems": list(problems)}
+
+
+def nav_hrefs(query: dict[str, list[str]]) -> list[str]:
+    """Every nav link with the whole view of the page (the browser keeps them current)."""
+    view, _ = page_view(query)
+    return [p.path + view.to_search() for p in PAGES]
 
 
 def register_routing(app: Dash, services: Services) -> None:
     @app.callback(Output("page-content", "children"),
                   [Output(f"nav-{p.slug}", "className") for p in PAGES],
+                  [Output(f"nav-{p.slug}", "href") for p in PAGES],
+                  Output("view-state", "data"),
                   Input("url", "pathname"), Input("url", "search"))
     def _route(pathname, search):
         path = "/" + (app.strip_relative_path(pathname or "/") or "")
-        content, classes = route(path, search, services)
-        return content, *classes
+        content, classes, query = routed(path, search, services)
+        return content, *classes, *nav_hrefs(query), view_state(path, query)
 
-    # Nav links keep the data set open on any page (?data=<id>).
+    # The browser's view object starts from the page's view; it then writes the address bar,
+    # the nav links and the export links (assets/viewstate.js).
     app.clientside_callback(
-        """function (current) {
-            const q = current && current.id ? "?data=" + encodeURIComponent(current.id) : "";
-            return PAGES.map(p => p + q);
-        }""".replace("PAGES", str([p.path for p in PAGES])),
-        [Output(f"nav-{p.slug}", "href") for p in PAGES],
-        Input("current-data", "data"),
-    )
+        ClientsideFunction(namespace="costdash", function_name="loadView"),
+        Output("view-loaded", "data"), Input("view-state", "data"))

@@ -15,13 +15,15 @@ Element ids used by users' automation and the acceptance checks (a stable contra
 ``normalized-cost``, ``expected-cost``, ``roc-graph``, ``cost-graph``, ``upload-error``.
 
 URL: ``/explore?data=<id>&p_pos=&cost_fn=&cost_fp=&volume=&unit=&models=a,b`` plus, when used,
-``lines=1``, ``sens_p=lo,hi``, ``sens_fn=lo,hi``, ``sens_fp=lo,hi``, ``max_fpr=``, ``capacity=``.
+``lines=1``, ``sens_p=lo,hi``, ``sens_fn=lo,hi``, ``sens_fp=lo,hi``, ``max_fpr=``, ``capacity=``:
+fields of the one view (:class:`costdash.view.View`), parsed once by the shell's routing and
+written back only by ``assets/viewstate.js``; the other pages' fields ride along untouched.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 import flask
@@ -32,13 +34,14 @@ from costdash.conditions import OperatingCondition
 from costdash.criteria import MixedOperatingPoint, neyman_pearson, sensitivity, workforce
 from costdash.demo import DEMOS
 from costdash.errors import CostdashError
+from costdash.view import View
 from dashboard.cache import Services
 from dashboard.figures import classifier_colors, cost_figure, roc_figure
 from dashboard.figures.common import graph_config
 from dashboard.storage import AnalysisRecord, DatasetNotFound, valid_id
+from dashboard.viewstate import page_view, problems_note
 from dashboard.viewmodel import client_model
 
-DEFAULTS = {"cost_fn": 1.0, "cost_fp": 1.0, "volume": 1000.0, "unit": "€"}
 P_SLIDER = (-6.0, 6.0)
 COST_SLIDER = (-3.0, 6.0)
 P_MARKS = {-6: "10⁻⁶", -4: "10⁻⁴", -2: "0.01", 0: "0.5", 2: "0.99", 4: "0.9999",
@@ -67,81 +70,15 @@ def cost_to_slider(c: float) -> float:
     return min(max(math.log10(c), COST_SLIDER[0]), COST_SLIDER[1])
 
 
-# --- reading the query string -----------------------------------------------------------------
-
-def _first(query: dict[str, list[str]], key: str) -> str | None:
-    values = query.get(key)
-    return values[0] if values else None
-
-
-def _float(query: dict[str, list[str]], key: str) -> float | None:
-    text = _first(query, key)
-    try:
-        value = float(text) if text is not None else None
-    except ValueError:
-        return None
-    return value if value is not None and math.isfinite(value) else None
-
-
-def _pair(query: dict[str, list[str]], key: str) -> tuple[float | None, float | None]:
-    text = _first(query, key)
-    if not text:
-        return None, None
-    parts = text.split(",")
-    try:
-        lo, hi = (float(parts[0]), float(parts[1])) if len(parts) == 2 else (None, None)
-    except ValueError:
-        return None, None
-    return lo, hi
-
-
-@dataclass
-class PageState:
-    """The view described by a URL query (missing parameters take their defaults)."""
-
-    data: str | None = None
-    models: list[str] | None = None
-    p_pos: float | None = None
-    cost_fn: float = DEFAULTS["cost_fn"]
-    cost_fp: float = DEFAULTS["cost_fp"]
-    volume: float = DEFAULTS["volume"]
-    unit: str = DEFAULTS["unit"]
-    lines: bool = False
-    sens: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
-    max_fpr: float | None = None
-    capacity: float | None = None
-
-    @classmethod
-    def from_query(cls, query: dict[str, list[str]]) -> PageState:
-        s = cls()
-        data = _first(query, "data")
-        s.data = data if valid_id(data) else None
-        models = _first(query, "models")
-        s.models = [m for m in models.split(",") if m] if models else None
-        p = _float(query, "p_pos")
-        s.p_pos = p if p is not None and 0 < p < 1 else None
-        for key in ("cost_fn", "cost_fp"):
-            v = _float(query, key)
-            if v is not None and v > 0:
-                setattr(s, key, v)
-        v = _float(query, "volume")
-        if v is not None and v >= 0:
-            s.volume = v
-        unit = _first(query, "unit")
-        if unit is not None:
-            s.unit = unit[:12]
-        s.lines = _first(query, "lines") == "1"
-        s.sens = {k: _pair(query, f"sens_{k}") for k in ("p", "fn", "fp")
-                  if _first(query, f"sens_{k}")}
-        s.max_fpr = _float(query, "max_fpr")
-        s.capacity = _float(query, "capacity")
-        return s
-
-
 # --- layout ----------------------------------------------------------------------------------
 
 def _number(id_: str, value: Any, **kwargs: Any) -> dcc.Input:
-    """A number box; label it with an enclosing ``html.Label`` or ``htmlFor``."""
+    """A number box; label it with an enclosing ``html.Label`` or ``htmlFor``.
+
+    No ``min``/``max``: Dash turns a value outside them into ``None``, which would lose what was
+    typed; the view schema checks bounds and says them (assets/viewstate.js). The debounce holds
+    only while typing: Enter and leaving the box commit at once (also viewstate.js).
+    """
     return dcc.Input(id=id_, type="number", value=value, step="any", debounce=0.25,
                      className="num", **kwargs)
 
@@ -173,12 +110,15 @@ def _upload_zone(services: Services) -> html.Div:
                                                        placeholder="auto", className="text")]),
                 html.Label(["Layout ", html.Select(id="upload-layout", children=[
                     html.Option(v, value=v) for v in ("auto", "wide", "long", "counts")])]),
+                dcc.Checklist(id="upload-drop-missing", className="toggle",
+                              options=[{"label": " Drop rows with missing scores",
+                                        "value": "drop"}], value=[]),
             ]),
         ]),
     ])
 
 
-def _conditions_panel(s: PageState) -> html.Section:
+def _conditions_panel(s: View) -> html.Section:
     p_slider = p_to_slider(s.p_pos) if s.p_pos is not None else -2.0
     return html.Section(className="panel conditions", children=[
         html.H2("Operating conditions"),
@@ -223,8 +163,7 @@ def _conditions_panel(s: PageState) -> html.Section:
         ]),
         html.Div(className="field-row", children=[
             html.Label(["Volume (cases per period) ",
-                        _number("volume-input", s.volume,
-                                min=0)]),
+                        _number("volume-input", s.volume)]),
             html.Label(["Currency / unit ",
                         dcc.Input(id="unit-input", type="text", value=s.unit, maxLength=12,
                                   debounce=0.25, className="text unit")]),
@@ -233,12 +172,12 @@ def _conditions_panel(s: PageState) -> html.Section:
     ])
 
 
-def _classifiers_panel(s: PageState) -> html.Section:
+def _classifiers_panel(s: View) -> html.Section:
     return html.Section(className="panel", children=[
         html.H2("Classifiers"),
         dcc.Checklist(id="models-input", options=[{"label": m, "value": m}
                                                   for m in (s.models or [])],
-                      value=s.models or [], className="models", inputClassName="check"),
+                      value=list(s.models or []), className="models", inputClassName="check"),
         dcc.Checklist(id="cost-lines-toggle",
                       options=[{"label": " show every cost line (not just the envelopes)",
                                 "value": "lines"}],
@@ -258,17 +197,18 @@ def _range_inputs(key: str, label: str, values: tuple[float | None, float | None
     ])
 
 
-def _analysis_panel(s: PageState) -> html.Section:
-    sens_on = bool(s.sens)
+def _analysis_panel(s: View) -> html.Section:
+    ranges = {"p": s.sens_p, "fn": s.sens_fn, "fp": s.sens_fp}
+    sens_on = any(r is not None for r in ranges.values())
     return html.Section(className="panel", children=[
         html.Details(open=sens_on, className="tool", children=[
             html.Summary("Sensitivity: ranges of conditions"),
             dcc.Checklist(id="sens-on", options=[{"label": " highlight what is optimal over "
                                                            "these ranges", "value": "on"}],
                           value=["on"] if sens_on else [], className="toggle"),
-            _range_inputs("p", "p(+)", s.sens.get("p", (None, None))),
-            _range_inputs("fn", "C(−|+)", s.sens.get("fn", (None, None))),
-            _range_inputs("fp", "C(+|−)", s.sens.get("fp", (None, None))),
+            _range_inputs("p", "p(+)", ranges["p"] or (None, None)),
+            _range_inputs("fn", "C(−|+)", ranges["fn"] or (None, None)),
+            _range_inputs("fp", "C(+|−)", ranges["fp"] or (None, None)),
             html.Div(id="sensitivity-readout", className="note"),
         ]),
         html.Details(open=s.max_fpr is not None or s.capacity is not None, className="tool",
@@ -276,10 +216,10 @@ def _analysis_panel(s: PageState) -> html.Section:
             html.Summary("Constraints"),
             html.Label(["Neyman–Pearson: false positive rate at most ",
                         _number("np-max-fpr-input", s.max_fpr,
-                                placeholder="e.g. 0.05", min=0, max=1)]),
+                                placeholder="e.g. 0.05")]),
             html.Label(["Capacity: flag at most ",
                         _number("capacity-input", s.capacity,
-                                placeholder="cases", min=0),
+                                placeholder="cases"),
                         " cases per period"]),
             html.Div(id="constraint-readout", className="note"),
         ]),
@@ -381,8 +321,7 @@ def _share_panel() -> html.Section:
         html.Label(["Name ", dcc.Input(id="share-name", type="text", maxLength=200,
                                        placeholder="e.g. Q3 fraud model review",
                                        className="text")]),
-        html.Label(["Expires in days ", _number("share-expiry", None, min=0,
-                                                placeholder="never")]),
+        html.Label(["Expires in days ", _number("share-expiry", None, placeholder="never")]),
         html.Button("Create share link", id="share-button", n_clicks=0, className="demo-button"),
         html.Div(id="share-result", className="share-result", **{"aria-live": "polite"}),
     ])
@@ -404,10 +343,10 @@ def layout(query: dict[str, list[str]], services: Services, *,
     With ``shared`` (a saved analysis opened by its read-only link) the data comes from the
     analysis, the upload and share controls are hidden and a banner says it is read-only.
     """
-    s = PageState.from_query(query)
+    s, problems = page_view(query)
     if shared is not None:
-        s.data = shared.dataset_id
-    ref = {"id": s.data, "models": s.models} if s.data else None
+        s = replace(s, data=shared.dataset_id)
+    ref = {"id": s.data, "models": list(s.models) if s.models else None} if s.data else None
     demos = [html.Button(d.title, id=f"demo-{name}", n_clicks=0, className="demo-button",
                          title=d.description) for name, d in DEMOS.items()]
     hidden = {"display": "none"} if shared is not None else None
@@ -419,6 +358,7 @@ def layout(query: dict[str, list[str]], services: Services, *,
         dcc.Store(id="constraint-request"),
         dcc.Store(id="constraint-store"),
         dcc.Store(id="url-state"),
+        dcc.Store(id="share-request"),
         *([_shared_banner(shared)] if shared is not None else []),
         html.Section(className="data-bar", children=[
             html.Div(_upload_zone(services), style=hidden),
@@ -427,6 +367,7 @@ def layout(query: dict[str, list[str]], services: Services, *,
             html.Div(id="upload-status", className="status", **{"aria-live": "polite"}),
             html.Div(id="upload-error", className="error", role="alert"),
             html.Div(id="dataset-info", className="dataset-info"),
+            problems_note(problems),
         ]),
         html.Div(className="explore-grid", children=[
             html.Aside(className="controls", children=[
@@ -589,18 +530,21 @@ def constraint_result(services: Services, key: dict[str, Any] | None,
     return out or None
 
 
-def share_view(services: Services, key: dict[str, Any] | None, view: dict[str, Any],
-               name: str | None, expires_in_days: Any, root_url: str) -> Any:
-    """Save the open data set and ``view`` as an analysis; the links to show, or an error."""
-    if not key or not key.get("id"):
+def share_view(services: Services, view: dict[str, Any], name: str | None,
+               expires_in_days: Any, root_url: str) -> Any:
+    """Save the open data set and the ``view`` (the browser's view object, JSON) as an
+    analysis; the links to show, or an error."""
+    data = view.get("data")
+    if not data:
         return html.P("Open a data set first.", className="error")
     try:
-        record = services.store.info(key["id"])
+        record = services.store.info(data) if valid_id(data) else None
         if record is None:
             raise DatasetNotFound("the data set is no longer stored; upload it again")
+        saved = {k: v for k, v in view.items() if k != "data"}
         new = services.sharing.create(
-            key["id"], name=(name or "").strip() or record.name,
-            view={**view, "models": key.get("models")}, expires_in_days=expires_in_days)
+            data, name=(name or "").strip() or record.name, view=saved,
+            expires_in_days=expires_in_days)
     except CostdashError as exc:
         return html.P(str(exc), className="error", role="alert")
     root = root_url.rstrip("/")
@@ -695,25 +639,20 @@ def register_callbacks(app: Dash, services: Services) -> None:
         State("sens-fn-lo", "value"), State("sens-fn-hi", "value"),
         State("sens-fp-lo", "value"), State("sens-fp-hi", "value"),
         prevent_initial_call=True)
-    @app.callback(
-        Output("share-result", "children"), Input("share-button", "n_clicks"),
-        State("view-key", "data"), State("share-name", "value"), State("share-expiry", "value"),
-        State("p-pos-input", "value"), State("cost-fn-input", "value"),
-        State("cost-fp-input", "value"), State("volume-input", "value"),
-        State("unit-input", "value"), State("cost-lines-toggle", "value"),
-        State("sens-on", "value"), State("sens-p-lo", "value"), State("sens-p-hi", "value"),
-        State("sens-fn-lo", "value"), State("sens-fn-hi", "value"),
-        State("sens-fp-lo", "value"), State("sens-fp-hi", "value"),
-        State("np-max-fpr-input", "value"), State("capacity-input", "value"),
-        prevent_initial_call=True)
-    def _share(_clicks, key, name, expiry, p_pos, cost_fn, cost_fp, volume, unit, lines,
-               sens_on, p_lo, p_hi, fn_lo, fn_hi, fp_lo, fp_hi, max_fpr, capacity):
-        ranges = ({"sens_p": [p_lo, p_hi], "sens_fn": [fn_lo, fn_hi], "sens_fp": [fp_lo, fp_hi]}
-                  if sens_on else {})
-        view = {"p_pos": p_pos, "cost_fn": cost_fn, "cost_fp": cost_fp, "volume": volume,
-                "unit": unit, "lines": bool(lines), "max_fpr": max_fpr, "capacity": capacity,
-                **{k: v for k, v in ranges.items() if None not in v}}
-        return share_view(services, key, view, name, expiry, flask.request.url_root)
+    # Share reads the view object at click time (viewstate.js commits a box being typed in
+    # before the click lands), then the server saves it.
+    app.clientside_callback(
+        _cs("shareRequest"), Output("share-request", "data"),
+        Input("share-button", "n_clicks"), State("share-name", "value"),
+        State("share-expiry", "value"), prevent_initial_call=True)
+
+    @app.callback(Output("share-result", "children"), Input("share-request", "data"),
+                  prevent_initial_call=True)
+    def _share(request):
+        if not request:
+            return no_update
+        return share_view(services, request.get("view") or {}, request.get("name"),
+                          request.get("expiry"), flask.request.url_root)
 
     app.clientside_callback(
         _cs("constraintRequest"),
@@ -723,7 +662,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
         State("constraint-request", "data"))
     # The address bar for the inputs `explore` does not watch (it writes it for the others).
     app.clientside_callback(
-        _cs("writeUrlFromOthers"),
+        _cs("recordViewFromOthers"),
         Output("url-state", "data"),
         Input("view-key", "data"), Input("dataset-ref", "data"),
         Input("cost-lines-toggle", "value"),
