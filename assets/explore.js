@@ -422,13 +422,32 @@
         }
     }
 
+    // A screen reader reads a slider in the user's terms (p(+) = 0.03), not as the slider's
+    // own log-scale position (-1.52).
+    const SLIDER_TERMS = {
+        "p-pos-slider": ["p(+): probability that a case is positive", "p(+)", sliderToP],
+        "cost-fn-slider": ["C(−|+): cost of a false negative", "C(−|+)", sliderToCost],
+        "cost-fp-slider": ["C(+|−): cost of a false positive", "C(+|−)", sliderToCost],
+    };
+
+    function describeSlider(id, thumb) {
+        const [label, short, fromSlider] = SLIDER_TERMS[id];
+        if (thumb.getAttribute("aria-label") !== label) thumb.setAttribute("aria-label", label);
+        const v = Number(thumb.getAttribute("aria-valuenow"));
+        if (!Number.isFinite(v)) return;
+        const text = short + " = " + friendly(fromSlider(v));
+        if (thumb.getAttribute("aria-valuetext") !== text) thumb.setAttribute("aria-valuetext", text);
+    }
+
     function watchSliders() {
         for (const [id, [key, boxId]] of Object.entries(SLIDERS)) {
             const thumb = document.querySelector("#" + id + " [role=slider]");
             if (!thumb || watched.has(thumb)) continue;
             watched.add(thumb);
+            describeSlider(id, thumb);
             new MutationObserver(() => {
                 const v = Number(thumb.getAttribute("aria-valuenow"));
+                describeSlider(id, thumb);
                 if (Number.isFinite(v)) onSliderStep(key, boxId, v);
             }).observe(thumb, {attributes: true, attributeFilter: ["aria-valuenow"]});
         }
@@ -437,7 +456,6 @@
     new MutationObserver(watchSliders).observe(document.documentElement,
         {childList: true, subtree: true});
 
-    /** Readouts and the moving parts of both figures, for the current conditions. */
     /** The messages of the conditions that are not valid, in the view schema's words. */
     function invalidConditions(p, costFn, costFp, volume) {
         const V = window.costdashView;
@@ -459,6 +477,7 @@
         }
     }
 
+    /** Readouts and the moving parts of both figures, for the current conditions. */
     function render(view, p, costFn, costFp, volume, unit, sens, cons, viewChanged) {
         const texts = {}, htmls = {};
         for (const id of READOUT_IDS) texts[id] = "–";

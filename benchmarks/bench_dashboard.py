@@ -14,7 +14,14 @@ Two measurements, each against a real ``python app.py`` on a free port with a te
    ``MessageChannel`` task, which runs after the paint), and the PC(+) readout has changed too
    (the end is detected with MutationObservers on the figures' shapes layers and the readout).
 
-2. **Upload -> first plot.** A fresh ``--upload-rows`` x ``--upload-classifiers`` CSV (new
+2. **Typed value + Enter -> repainted readouts and plots**, on the same page: ``--samples``
+   times a new C(-|+) is put in its number box (``fill``: an ``input`` event, no key) and Enter is
+   pressed; each sample runs from the Enter ``keydown`` to the same end as above. The baseline
+   measured in the same run is the typing path alone (the same values, no Enter: from the
+   ``input`` event until the box's 250 ms typing debounce commits it), and the slider path of 1.
+   is measured in the same run too; the script prints both ratios.
+
+3. **Upload -> first plot.** A fresh ``--upload-rows`` x ``--upload-classifiers`` CSV (new
    content each repetition, so nothing is de-duplicated or cached) is chosen in the page's file
    input; the time runs from the input's ``change`` event to the paint after both figures show
    the new data set and the readouts are filled in. The server's share (``POST
@@ -64,9 +71,11 @@ INSTRUMENT = """() => {
         ch.port1.onmessage = fn;
         ch.port2.postMessage(null);
     });
-    document.addEventListener('keydown', () => {
+    const start = () => {
         pending = {t0: performance.now(), roc: false, cost: false, readout: false};
-    }, true);
+    };
+    document.addEventListener('keydown', start, true);
+    document.addEventListener('input', start, true);
     const mark = (which) => {
         if (!pending || pending[which]) return;
         pending[which] = true;
@@ -201,6 +210,18 @@ def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: i
             page.wait_for_function(f"window.__lat.length > {before}", timeout=10_000)
             page.wait_for_timeout(args_pause_ms)
         lat = page.evaluate("window.__lat")[5:]          # the first few warm up the JIT
+        typed = {}
+        for mode in ("debounce", "enter"):
+            page.evaluate("window.__lat = []")
+            for i in range(samples + 5):
+                value = f"{10 + (i % 7) * 1.5:g}" if mode == "enter" else f"{11 + (i % 7):g}"
+                before = page.evaluate("window.__lat.length")
+                page.fill("#cost-fn-input", value)
+                if mode == "enter":
+                    page.press("#cost-fn-input", "Enter")
+                page.wait_for_function(f"window.__lat.length > {before}", timeout=10_000)
+                page.wait_for_timeout(args_pause_ms + 300)    # past the debounce's own commit
+            typed[mode] = page.evaluate("window.__lat")[5:]
         sizes = page.evaluate("""() => ({
             roc_points: document.querySelector('#roc-graph .js-plotly-plot')._fullData
                 .reduce((n, t) => n + (t._length || 0), 0),
@@ -211,10 +232,18 @@ def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: i
         page.close()
     finally:
         server.stop()
+    enter, debounce = typed["enter"], typed["debounce"]
     return {"classifiers": n_classifiers, "rows": n_rows, "samples": len(lat),
             "first_open_s": round(first_open, 2), "reopen_s": round(reopen, 2),
             "median_ms": round(statistics.median(lat), 1), "p95_ms": round(percentile(lat, 95), 1),
-            "max_ms": round(max(lat), 1), **sizes}
+            "max_ms": round(max(lat), 1),
+            "enter_median_ms": round(statistics.median(enter), 1),
+            "enter_p95_ms": round(percentile(enter, 95), 1),
+            "typing_median_ms": round(statistics.median(debounce), 1),
+            "typing_p95_ms": round(percentile(debounce, 95), 1),
+            "enter_vs_typing_p95": round(percentile(enter, 95) / percentile(debounce, 95), 3),
+            "enter_vs_slider_p95": round(percentile(enter, 95) / percentile(lat, 95), 3),
+            **sizes}
 
 
 def bench_upload(browser, tmp: Path, n_rows: int, n_classifiers: int, reps: int) -> dict:
@@ -283,6 +312,10 @@ def main(argv: list[str] | None = None) -> int:
             s = out["slider"]
             print(f"[slider] {s['samples']} key presses: median {s['median_ms']} ms, "
                   f"p95 {s['p95_ms']} ms, max {s['max_ms']} ms", flush=True)
+            print(f"[enter] typed value + Enter: median {s['enter_median_ms']} ms, p95 "
+                  f"{s['enter_p95_ms']} ms; typing alone (debounce, baseline): p95 "
+                  f"{s['typing_p95_ms']} ms; ratio {s['enter_vs_typing_p95']}x the typing path, "
+                  f"{s['enter_vs_slider_p95']}x the slider path", flush=True)
         if not args.skip_upload:
             out["upload"] = bench_upload(browser, tmp, args.upload_rows, args.upload_classifiers,
                                          args.reps)

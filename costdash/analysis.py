@@ -7,13 +7,15 @@ is the stable JSON contract documented in the README.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from costdash.conditions import OperatingCondition, default_condition
 from costdash.costspace import LowerEnvelope, lower_envelope, operating_range
 from costdash.dataset import Dataset
+from costdash.errors import ParameterError
 from costdash.hull import OptimalVertex, RocHull, classifier_hull, convex_hull, optimal_vertex
 from costdash.roc import RocCurve, roc_of, thin_indices
 
@@ -80,22 +82,81 @@ def choose(hull: RocHull, condition: OperatingCondition) -> OperatingPoint:
     return OperatingPoint(condition, vertex, condition.normalized_cost(vertex.fpr, vertex.tpr))
 
 
-def analyze(dataset: Dataset, condition: OperatingCondition | None = None) -> Analysis:
-    """Analyse every classifier of ``dataset`` and choose under ``condition``.
+def select_classifiers(dataset: Dataset, models: Sequence[str] | None) -> Dataset:
+    """``dataset`` with only the classifiers named in ``models``, in the data set's order.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    models : sequence of str or None
+        Exact names (the ticked classifiers of a view); None or empty keeps every classifier.
+
+    Returns
+    -------
+    Dataset
+        The same arrays (nothing is copied); ``dataset`` itself when all are kept.
+
+    Raises
+    ------
+    ParameterError
+        Naming every name the data set does not have, and the names it has.
+    """
+    if not models:
+        return dataset
+    wanted = set(models)
+    unknown = [m for m in dict.fromkeys(models) if m not in set(dataset.names)]
+    if unknown:
+        raise ParameterError(
+            f"{dataset.source}: no classifier named {', '.join(repr(m) for m in unknown)}; "
+            f"it has {', '.join(repr(n) for n in dataset.names)}")
+    if wanted >= set(dataset.names):
+        return dataset
+    return replace(dataset, scored=tuple(c for c in dataset.scored if c.name in wanted),
+                   counted=tuple(c for c in dataset.counted if c.name in wanted))
+
+
+def analyze(dataset: Dataset, condition: OperatingCondition | None = None, *,
+            models: Sequence[str] | None = None) -> Analysis:
+    """Analyse the classifiers of ``dataset`` and choose under ``condition``.
 
     Parameters
     ----------
     dataset : Dataset
         A loaded predictions file (see :func:`costdash.load_predictions`).
     condition : OperatingCondition, optional
-        Defaults to the data's prevalence with unit costs.
+        Defaults to the data's prevalence with unit costs
+        (:func:`costdash.conditions.default_condition`).
+    models : sequence of str, optional
+        Analyse only these classifiers (exact names; all when None): the hull, the envelope and
+        the choice are theirs alone, as on the dashboard when others are unticked. The default
+        condition is still the prevalence of the whole data set.
+
+    Raises
+    ------
+    ParameterError
+        ``models`` names a classifier the data set does not have.
     """
     if condition is None:
         condition = default_condition(dataset.prevalence)
+    dataset = select_classifiers(dataset, models)
     summaries = tuple(summarize_classifier(roc_of(c)) for c in (*dataset.scored, *dataset.counted))
     hull = convex_hull([s.roc for s in summaries])
     return Analysis(dataset=dataset, classifiers=summaries, hull=hull,
                     envelope=lower_envelope(hull), operating_point=choose(hull, condition))
+
+
+def threshold_text(value: float | None, digits: int = 6) -> str:
+    """A score threshold as text: ``digits`` significant digits when they read back as the
+    same number, else the shortest text that does (``repr``).
+
+    Thresholds are compared with scores, so a text that rounds ``0.499996`` to ``0.5`` would
+    name another classifier than the one chosen; "none" for the trivial classifiers.
+    """
+    if value is None or not math.isfinite(float(value)):
+        return "none"
+    value = float(value)
+    short = f"{value:.{digits}g}"
+    return short if float(short) == value else repr(value)
 
 
 def _num(value: float) -> float | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -122,7 +123,11 @@ class ViewField:
     # --- one value ----------------------------------------------------------------------------
 
     def _problem(self, raw: Any) -> ParameterError:
-        shown = str(raw)
+        def text(x: Any) -> str:
+            return _num_text(x) if isinstance(x, (int, float)) and not isinstance(x, bool) \
+                and math.isfinite(x) else str(x)
+
+        shown = ",".join(map(text, raw)) if isinstance(raw, (list, tuple)) else text(raw)
         shown = shown if len(shown) <= 40 else shown[:40] + "…"
         return ParameterError(f"{self.requirement()}; got '{shown}'.")
 
@@ -165,7 +170,10 @@ class ViewField:
                 if isinstance(raw, (list, tuple)) else [raw]
             if len(parts) != 2:
                 raise self._problem(raw)
-            lo, hi = (self._number(p) for p in parts)
+            try:
+                lo, hi = (self._number(p) for p in parts)
+            except ParameterError:
+                raise self._problem(raw) from None
             if lo > hi:
                 raise ParameterError(f"{self.label}: the low end ({lo:g}) is above the high end "
                                      f"({hi:g}).")
@@ -209,10 +217,27 @@ class ViewField:
 
 
 def _num_text(x: float | int) -> str:
-    """Shortest text that reads back as the same float (``repr``), integers without ``.0``."""
-    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
-        return str(int(x))
-    return repr(float(x))
+    """The shortest text that reads back as the same number, written as JavaScript's
+    ``Number.prototype.toString`` writes it (so the browser's writer, assets/viewstate.js, and
+    this one give the same address): plain digits for 1e-7 < |x| < 1e21, else an exponent."""
+    x = float(x)
+    if x == 0:
+        return "0"
+    sign, digits, exponent = Decimal(repr(abs(x))).as_tuple()
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    exponent += len(digits) - len(text)             # trailing zeros moved into the exponent
+    k, n = len(text), len(text) + exponent          # x = 0.<text> * 10**n
+    if k <= n <= 21:
+        out = text + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = text[:n] + "." + text[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * -n + text
+    else:
+        e = n - 1
+        out = text[0] + ("." + text[1:] if k > 1 else "") + "e" + ("+" if e >= 0 else "-") \
+            + str(abs(e))
+    return ("-" if x < 0 else "") + out
 
 
 _ID_PATTERN = re.compile(r"^[0-9a-f]{32}$")

@@ -7,6 +7,11 @@ named like the command line's (``positive``, ``layout``, ``label_column`` or ``l
 
 Replies: ``200 {"id", "name", "n", "classifiers"}``; ``400 {"error": message}`` for a file or
 option the loader rejects (its message as it is); ``413 {"error": message}`` above the size limit.
+
+Every view a route reads -- the form of ``POST /api/v1/analyses``, the query of the report and
+CSV exports, a saved analysis -- is read by the one parser, :class:`costdash.view.View`: a bad
+value is a 400 naming the field and its bounds, and conditions left out mean what they mean
+everywhere (:meth:`~costdash.view.View.condition`).
 """
 
 from __future__ import annotations
@@ -14,11 +19,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import os
 import re
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -26,9 +29,11 @@ from flask import Blueprint, Flask, Request, current_app, jsonify, request
 from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from costdash.errors import CostdashError, ParameterError
+from costdash.errors import CostdashError
+from costdash.view import View
 from dashboard.cache import Services
-from dashboard.sharing import AnalysisNotFound, NotAuthorized, analysis_summary, iso, normalise_view
+from dashboard.sharing import (VIEW_KEYS, AnalysisNotFound, NotAuthorized, analysis_summary, iso,
+                               saved_view)
 from dashboard.storage import (AnalysisRecord, DatasetNotFound, DatasetRecord, LoaderOptions,
                                StorageUnavailable, valid_id)
 
@@ -102,9 +107,10 @@ class UploadRejected(Exception):
         self.response = response
 
 
-CONDITION_FIELDS = ("p_pos", "cost_fn", "cost_fp")
-ANALYSIS_FIELDS = (*CONDITION_FIELDS, "name", "expires_in_days")
-"""Form fields of ``POST /api/v1/analyses`` that are not loader options."""
+ANALYSIS_FIELDS = (*(k for k in VIEW_KEYS if k != "models"), "name", "expires_in_days")
+"""Form fields of ``POST /api/v1/analyses`` that are not loader options: the view (but
+``models``, which is both: the loader keeps those classifiers and the view ticks them), the name
+and the expiry."""
 
 
 def check_name_and_expiry(name: str | None, expires_in_days: str | None) -> None:
@@ -116,20 +122,6 @@ def check_name_and_expiry(name: str | None, expires_in_days: str | None) -> None
     expiry_from_days(expires_in_days, 0.0)
 
 
-def query_number(key: str, default: Any, kind: type = float) -> Any:
-    """A finite number from the request's query string (``default`` when absent or empty)."""
-    text = request.args.get(key, "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        raise ParameterError(f"{key} must be a number, not '{text[:40]}'") from None
-    if not math.isfinite(value):
-        raise ParameterError(f"{key} must be finite, not {text[:40]}")
-    return int(value) if kind is int else value
-
-
 def safe_filename(name: str) -> str:
     """The file's own name: no directories (``../../x.csv`` is ``x.csv``), no control chars."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
@@ -137,20 +129,29 @@ def safe_filename(name: str) -> str:
     return base[:200] or "upload"
 
 
-_OPERATING_POINT = re.compile(r'"operating_point":\{"p_pos":([^,]+),"cost_fn":([^,]+),'
-                              r'"cost_fp":([^,]+),')
+def prevalence_of(record: DatasetRecord) -> float:
+    """The data's prevalence from its stored record, exactly as :attr:`Dataset.prevalence`
+    computes it from the data (``n_pos / n``), without loading the data."""
+    return record.n_pos / (record.n_pos + record.n_neg)
 
 
-def effective_view(view: Mapping[str, Any], analysis_text: str) -> dict[str, Any]:
-    """The saved view with the condition actually analysed (p(+) defaults to the prevalence),
-    read from the analysis's compact JSON text."""
-    found = _OPERATING_POINT.search(analysis_text)
-    if found is None:  # a layout change of analysis_to_dict: parse it, slower but right
-        chosen = json.loads(analysis_text)["operating_point"]
-        values = [chosen[k] for k in CONDITION_FIELDS]
-    else:
-        values = [float(v) for v in found.groups()]
-    return {**view, **dict(zip(CONDITION_FIELDS, values))}
+def effective_view(view: View, prevalence: float) -> dict[str, Any]:
+    """A saved view as the API shows it: its JSON with the conditions actually analysed (p(+)
+    unset is the data's prevalence)."""
+    return view.effective(prevalence).to_json()
+
+
+def query_view(dataset_id: str) -> View:
+    """The view in the request's query string (strict; unknown parameters ignored), of the
+    data set the path names (a ``data`` in the query is not this route's business).
+
+    Raises
+    ------
+    ParameterError
+        A bad value, naming the field and its bounds.
+    """
+    view = View.parse(request.args.to_dict(flat=False), only=VIEW_KEYS)
+    return view.with_values(data=dataset_id)
 
 
 def make_api(services: Services) -> Blueprint:
@@ -255,12 +256,15 @@ def make_api(services: Services) -> Blueprint:
         def reply(new_dataset: list[str]):
             loader_fields = MultiDict([(k, v) for k, v in request.form.items(multi=True)
                                        if k not in ANALYSIS_FIELDS])
-            view = normalise_view({k: request.form.get(k) for k in CONDITION_FIELDS})
+            # Checked before anything is stored.
+            view = View.parse(request.form.to_dict(flat=False), only=VIEW_KEYS)
             check_name_and_expiry(request.form.get("name"), request.form.get("expires_in_days"))
             record = receive_upload(loader_fields, new_dataset)
+            if view.models:  # the loader matched the names its way: tick what it kept
+                view = view.with_values(models=list(record.classifiers))
             # This upload's own file name: the stored record may carry another uploader's.
             name = request.form.get("name") or safe_filename(request.files["file"].filename)
-            new = services.sharing.create(record.id, name=name, view=view,
+            new = services.sharing.create(record.id, name=name, view=view.to_json(),
                                           expires_in_days=request.form.get("expires_in_days"))
             body = {"id": new.record.id, **links(new.record, new.manage_token),
                     "manage_token": new.manage_token, "name": new.record.name,
@@ -274,11 +278,15 @@ def make_api(services: Services) -> Blueprint:
             record = services.sharing.open(token)
         except AnalysisNotFound as exc:
             return _error(str(exc), 404)
+        view = saved_view(record.view)
+        stored = services.store.info(record.dataset_id)
         try:
-            text = services.views.analysis_json_text(record.dataset_id, record.view)
+            if stored is None:
+                raise DatasetNotFound(f"no data set with id '{record.dataset_id}' is stored here")
+            text = services.views.analysis_json_text(record.dataset_id, view)
         except DatasetNotFound as exc:
             return _error(str(exc), 404)
-        extra = {"view": effective_view(record.view, text),
+        extra = {"view": effective_view(view, prevalence_of(stored)),
                  "analysis": {**analysis_summary(record), **links(record)}}
         # The analysis is a JSON object without these two keys: append them to its text.
         body = text[:-1] + "," + json.dumps(extra, separators=(",", ":"))[1:]
@@ -351,39 +359,35 @@ def make_api(services: Services) -> Blueprint:
         except DatasetNotFound:
             return None
 
-    def _condition_from_query(prevalence: float):
-        from costdash.conditions import OperatingCondition
+    def computed_bands(dataset_id: str, dataset, view: View) -> list:
+        """Bootstrap bands already computed for this data set (on the Confidence page), of the
+        ticked classifiers only: those of the ``band`` parameters (repeatable), else of the
+        view's ``model``, else of every scored classifier; at the view's ``threshold``,
+        ``replicates`` and ``seed``, read at its ``level``. A report never starts a
+        bootstrap: a band not computed yet is simply left out."""
+        from dashboard.jobs import BandCache, cost_band_key
 
-        return OperatingCondition(query_number("p_pos", prevalence),
-                                  query_number("cost_fn", 1.0), query_number("cost_fp", 1.0))
-
-    def computed_bands(dataset_id: str, dataset) -> list:
-        """Bootstrap bands already computed for this data set (on the Confidence page): those of
-        the ``band`` parameters, or of every scored classifier, at ``replicates``, ``seed`` and
-        ``threshold`` (the page's defaults when absent), read at ``level``. A report never
-        starts a bootstrap: a band not computed yet is simply left out."""
-        from dashboard.jobs import DEFAULT_REPLICATES, DEFAULT_SEED, BandCache, cost_band_key
-
-        level = query_number("level", 0.9)
-        if not 0 < level < 1:
-            raise ParameterError(f"level must lie strictly between 0 and 1, not {level:g}")
-        replicates = query_number("replicates", DEFAULT_REPLICATES, int)
-        seed = query_number("seed", DEFAULT_SEED, int)
-        threshold = query_number("threshold", None)
         scored = [c.name for c in dataset.scored]
-        wanted = [m for m in request.args.getlist("band") if m in scored] or (
-            [] if request.args.getlist("band") else scored)
+        ticked = set(view.selected(list(dataset.names)))
+        asked = request.args.getlist("band")
+        if asked:
+            wanted = list(dict.fromkeys(asked))
+        elif view.model is not None:
+            wanted = [view.model]
+        else:
+            wanted = scored
         cache = BandCache(services.views.cache)
         bands = []
         for model in wanted:
-            band = cache.get(cost_band_key(dataset_id, model, threshold, replicates, seed))
+            if model not in scored or model not in ticked:
+                continue
+            band = cache.get(cost_band_key(dataset_id, model, view.threshold, view.replicates,
+                                           view.seed))
             if band is not None:
-                bands.append(band.at_level(level))
+                bands.append(band.at_level(view.level))
         return bands
 
     def _download_name(record_name: str, suffix: str) -> str:
-        import re
-
         stem = re.sub(r"[^A-Za-z0-9._-]+", "_", record_name.rsplit(".", 1)[0]).strip("._")
         return f"{stem or 'costdash'}-{suffix}"
 
@@ -396,14 +400,13 @@ def make_api(services: Services) -> Blueprint:
             return _error(f"no data set with id '{dataset_id}'", 404)
         record, dataset = stored
         try:
-            condition = _condition_from_query(dataset.prevalence)
-        except CostdashError as exc:
+            view = query_view(dataset_id)
+            bands = computed_bands(dataset_id, dataset, view)
+            html = build_report(dataset, view=view, name=record.name, bands=bands or None)
+        except StorageUnavailable:
+            raise
+        except CostdashError as exc:  # a bad value, or a ticked classifier the data lacks
             return _error(str(exc), 400)
-        try:
-            bands = computed_bands(dataset_id, dataset)
-        except CostdashError as exc:
-            return _error(str(exc), 400)
-        html = build_report(dataset, condition, name=record.name, bands=bands or None)
         response = current_app.response_class(html, mimetype="text/html")
         response.headers["Content-Disposition"] = (
             f'attachment; filename="{_download_name(record.name, "report.html")}"')
@@ -422,7 +425,16 @@ def make_api(services: Services) -> Blueprint:
             return _error(f"no export named '{name}.csv'; exports: "
                           + ", ".join(f"{n}.csv" for n in CSV_NAMES), 404)
         record, dataset = stored
-        text = csv_exports(analyze(dataset))[f"{name}.csv"]
+        try:
+            view = query_view(dataset_id)
+            # The tables of the ticked classifiers (their overall hull and envelope), as on
+            # the page; the conditions do not change them, but a bad one is still refused.
+            analysis = analyze(dataset, view.condition(dataset.prevalence), models=view.models)
+        except StorageUnavailable:
+            raise
+        except CostdashError as exc:
+            return _error(str(exc), 400)
+        text = csv_exports(analysis)[f"{name}.csv"]
         response = current_app.response_class(text, mimetype="text/csv")
         response.headers["Content-Disposition"] = (
             f'attachment; filename="{_download_name(record.name, name + ".csv")}"')

@@ -21,9 +21,9 @@ from flask import Flask
 from flask_caching import Cache
 
 from costdash.analysis import analysis_to_dict, analyze
-from costdash.conditions import OperatingCondition
 from costdash.demo import DEMOS
 from costdash.hull import RocHull
+from costdash.view import CONDITION_FIELDS, View
 from dashboard.config import Settings
 from dashboard.sharing import ShareService
 from dashboard.storage import (DatasetNotFound, DatasetRecord, DatasetStore, LoaderOptions,
@@ -127,22 +127,24 @@ class ViewModels:
         self.cache.delete(f"keys:{dataset_id}")
         self.cache.delete(self._key(dataset_id))
 
-    def analysis_json_text(self, dataset_id: str, view: Mapping[str, Any]) -> str:
-        """``costdash analyze --json`` of a stored data set under a saved view's condition, as
-        JSON text (a link view sends it on without parsing 100s of kB per request).
+    def analysis_json_text(self, dataset_id: str, view: Mapping[str, Any] | View) -> str:
+        """``costdash analyze --json`` of a stored data set under a view's conditions, as JSON
+        text (a link view sends it on without parsing 100s of kB per request).
 
-        Cached by data set and condition (several links may share both); raises
-        :class:`DatasetNotFound`.
+        ``view`` is a :class:`~costdash.view.View` or a saved view (its JSON); its conditions
+        mean what they mean everywhere (:meth:`~costdash.view.View.condition`: p(+) unset is
+        the data's prevalence, costs unset are 1). Cached by data set and conditions (several
+        links may share both); raises :class:`DatasetNotFound`.
         """
-        condition = {k: view.get(k) for k in ("p_pos", "cost_fn", "cost_fp")}
+        if not isinstance(view, View):
+            view, _ = View.parse_lenient(view, only=CONDITION_FIELDS)  # checked when saved
+        condition = {k: getattr(view, k) for k in CONDITION_FIELDS}
         key = (f"analysis:v1:{dataset_id}:"
                + hashlib.sha256(json.dumps(condition, sort_keys=True).encode()).hexdigest()[:24])
         text = self.cache.get(key)
         if text is None:
             dataset = self.store.get(dataset_id)
-            p_pos = condition["p_pos"] if condition["p_pos"] is not None else dataset.prevalence
-            result = analyze(dataset, OperatingCondition(
-                p_pos, condition["cost_fn"] or 1.0, condition["cost_fp"] or 1.0))
+            result = analyze(dataset, view.condition(dataset.prevalence))
             text = json.dumps(analysis_to_dict(result), allow_nan=False, separators=(",", ":"))
             self.cache.set(key, text)
             self._remember(dataset_id, key)

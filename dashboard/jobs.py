@@ -45,9 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from costdash.bands import CostBand, DifferenceBand, SignificantInterval
-# The band settings' defaults belong to the view schema (one place for every page, the report and
-# the API); they are re-exported here for the modules that read them from the jobs.
-from costdash.view import DEFAULT_REPLICATES, DEFAULT_SEED
+from costdash.view import DEFAULT_REPLICATES, DEFAULT_SEED  # re-exported: defined by the view
 
 if TYPE_CHECKING:
     from dash import CeleryManager, DiskcacheManager

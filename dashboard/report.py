@@ -1,4 +1,10 @@
-"""A static, self-contained HTML report of one analysis, and CSV exports of its tables.
+"""A static, self-contained HTML report of one view of a data set, and CSV exports of its tables.
+
+Exports are the screen: :func:`build_report` takes the whole :class:`costdash.view.View` and
+reports what the Explore page shows for it -- only the ticked classifiers, the choice and the
+money figures under its conditions, volume and unit (written as the page writes them), its
+sensitivity ranges and constraints, the bands with their settings -- plus a "View" section
+listing every setting and a link that opens the same view in the dashboard.
 
 :func:`build_report` returns ONE HTML file: plotly.js is embedded inline once (with the first
 figure), there is no CDN link and no external CSS or JS, so the file opens offline and can be
@@ -19,6 +25,7 @@ import csv
 import datetime as _dt
 import io
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
@@ -27,16 +34,21 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from costdash.analysis import Analysis, analyze
+from costdash.analysis import Analysis, analyze, threshold_text
 from costdash.bands import CostBand
-from costdash.conditions import OperatingCondition, default_condition
+from costdash.conditions import OperatingCondition
+from costdash.criteria import MixedOperatingPoint, neyman_pearson, sensitivity, workforce
 from costdash.dataset import Dataset
+from costdash.errors import CostdashError
+from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE
+from costdash.view import VIEW_FIELDS, View, ViewField
 from dashboard.figures.bands import band_figure
 from dashboard.figures.cost import cost_figure
 from dashboard.figures.roc import roc_figure
-from dashboard.viewmodel import build_view_model
+from dashboard.viewmodel import build_view_model, restrict_view_model
 
-__all__ = ["build_report", "csv_exports", "CSV_NAMES", "safe_cell"]
+__all__ = ["build_report", "csv_exports", "CSV_NAMES", "constraint_points", "report_view",
+           "safe_cell", "view_rows"]
 
 CSV_NAMES = ("hull", "envelope", "operating_ranges")
 """Names (without ``.csv``) of the files :func:`csv_exports` returns."""
@@ -66,6 +78,9 @@ footer{margin-top:2em;color:#888;font-size:.85em}
 
 
 # --- formatting -----------------------------------------------------------------------------------
+#
+# The readouts are written as the Explore page writes them (assets/explore.js: fmtNum, friendly,
+# percent), so the report and the screen show the same text for the same view.
 
 def _e(value: object) -> str:
     return escape(str(value), quote=True)
@@ -83,7 +98,48 @@ def _num(value: float | None, digits: int = 4) -> str:
 
 
 def _threshold(value: float | None) -> str:
-    return _num(value, 6)
+    """A threshold that never reads as another one (``0.499996`` is not ``0.5``)."""
+    return threshold_text(value)
+
+
+def readout(value: float | None, sig: int = 4) -> str:
+    """A number as the Explore page's readouts show it: at least ``sig`` significant digits,
+    fixed point from 1e-4 to 1e15, else an exponent (``0.09091``, ``10.00``, ``1.000e-6``)."""
+    if value is None or math.isnan(value):
+        return "–"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == 0:
+        return f"{0:.{sig - 1}f}"
+    magnitude = abs(value)
+    if 1e-4 <= magnitude < 1e15:
+        decimals = min(max(sig - 1 - math.floor(math.log10(magnitude)), 0), 100)
+        return f"{value:.{decimals}f}"
+    # JavaScript's toExponential: no "+0" padding of the exponent ("1.000e-6", "1.000e+20").
+    return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.{sig - 1}e}")
+
+
+def friendly(value: float | None) -> str:
+    """A count or sum for sentences: 3 significant digits with thousands separators."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    if value != 0 and abs(value) < 0.001:
+        return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.2e}")
+    rounded = float(f"{value:.3g}")
+    return f"{int(rounded):,}" if rounded.is_integer() else f"{rounded:,}"
+
+
+def percent(fraction: float) -> str:
+    value = 100 * fraction
+    return (f"{value:.0f}" if abs(value) >= 10 else f"{value:.1f}") + "%"
+
+
+def _with_unit(text: str, unit: str) -> str:
+    return f"{text} {unit}" if unit else text
+
+
+def _vertex_name(name: str) -> str:
+    return {ALL_NEGATIVE: "flag nothing", ALL_POSITIVE: "flag everything"}.get(name, name)
 
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, name_cols: int = 1,
@@ -99,13 +155,25 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, name_cols: 
     return f"<table{cls}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _meta(items: Iterable[tuple[str, str]], css_class: str = "meta") -> str:
+    """A definition list; keys and values must already be escaped HTML."""
+    return (f'<dl class="{css_class}">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
+            + "</dl>")
+
+
 # --- figures --------------------------------------------------------------------------------------
 
-def _report_figures(dataset: Dataset, analysis: Analysis, name: str) -> tuple[go.Figure, go.Figure]:
-    """The dashboard's ROC and cost figures with the chosen operating point drawn in."""
-    view = build_view_model(dataset, dataset_id="report", name=name,
-                            max_points=REPORT_MAX_POINTS)
-    roc, cost = roc_figure(view), cost_figure(view)
+def _report_figures(dataset: Dataset, analysis: Analysis, name: str,
+                    view: View) -> tuple[go.Figure, go.Figure]:
+    """The dashboard's ROC and cost figures of the ticked classifiers, as Explore draws them,
+    with the chosen operating point drawn in."""
+    model = build_view_model(dataset, dataset_id="report", name=name,
+                             max_points=REPORT_MAX_POINTS)
+    selected = [c.name for c in analysis.classifiers]
+    if selected != [c["name"] for c in model["classifiers"]]:
+        # The overall hull of the ticked classifiers, from the same packed hulls as the page's.
+        model = restrict_view_model(model, selected)
+    roc, cost = roc_figure(model), cost_figure(model, lines=view.lines)
     op = analysis.operating_point
     v, cond = op.vertex, op.condition
     roc.add_trace(go.Scatter(
@@ -138,36 +206,269 @@ def _bands_list(bands: Any) -> list[CostBand]:
     return list(bands)
 
 
+# --- the view -------------------------------------------------------------------------------------
+
+CLASSIFIER_FIELDS = ("model", "a", "b")
+"""View fields naming one classifier (the Confidence, Folds and Compare pages' choices)."""
+
+
+def report_view(view: View, names: Sequence[str]) -> View:
+    """The view a report of these ticked classifiers shows and links to.
+
+    Another page's choice of a classifier that is not ticked (``model``, ``a``, ``b``) is left
+    out: the report holds nothing of unticked classifiers, not even their names.
+    """
+    ticked = set(view.selected(list(names)))
+    dropped = [f for f in CLASSIFIER_FIELDS
+               if getattr(view, f) is not None and getattr(view, f) not in ticked]
+    return view.without(*dropped) if dropped else view
+
+
+def _field_text(f: ViewField, value: Any) -> str:
+    """A view field's value in the user's terms (numbers exactly as the link carries them)."""
+    if f.kind == "names":
+        return ", ".join(value)
+    if f.kind == "range":
+        low, high = f.format(value).split(",")
+        return f"{low} to {high}"
+    if f.kind == "flag":
+        return "yes" if value else "no"
+    return f.format(value)
+
+
+def view_rows(view: View, prevalence: float) -> list[tuple[str, str]]:
+    """Every set field of ``view`` as (label, value) in the user's terms; p(+) is always there
+    (the data's prevalence when the view leaves it unset)."""
+    rows = []
+    query = view.to_query()
+    for f in VIEW_FIELDS:
+        if f.name == "p_pos" and view.p_pos is None:
+            rows.append((f.label, f"{f.format(prevalence)} (the data's prevalence)"))
+        elif f.name in query:
+            rows.append((f.label, _field_text(f, getattr(view, f.name))))
+    return rows
+
+
+def _view_section(view: View, prevalence: float) -> str:
+    href = "/explore" + view.to_search()
+    return ('<section id="view"><h2>View</h2>'
+            '<p>Everything set on the dashboard for this report; the figures below follow '
+            'from it.</p>'
+            + _meta(((_e(k), _e(v)) for k, v in view_rows(view, prevalence)), "meta view")
+            + f'<p><a id="open-view" href="{_e(href)}">Open this view in the dashboard</a></p>'
+            "</section>")
+
+
+# --- the Explore page's readouts ------------------------------------------------------------------
+
+def _money_section(analysis: Analysis, view: View) -> str:
+    """Expected cost per case and per period, the saving against the trivial classifiers and
+    the expected counts per period: the Explore page's readouts for this view."""
+    op = analysis.operating_point
+    cond, v = op.condition, op.vertex
+    unit = view.unit.strip()
+    volume = view.volume if view.volume > 0 else None   # as the page: no volume, no period
+    per_case = op.expected_cost
+    trivial_chosen = v.classifier in (ALL_NEGATIVE, ALL_POSITIVE)
+    trivial_label = "flagging nothing" if cond.pc <= cond.one_minus_pc else "flagging everything"
+    saving = ("0% (a trivial choice is best)" if trivial_chosen
+              else f"{percent(cond.saving_vs_trivial(op.normalized_cost))} less than "
+                   f"{trivial_label}")
+    rows = [
+        ("expected cost per case", "expected-cost", _with_unit(readout(per_case), unit)),
+        (f"cost per period ({friendly(volume) if volume else '–'} cases)", "period-cost",
+         "–" if volume is None else _with_unit(readout(per_case * volume), unit)),
+        ("saving vs the best trivial choice", "saving-trivial", saving),
+    ]
+    parts = ['<section id="money"><h2>What it costs</h2>', '<table class="money"><tbody>']
+    parts += [f'<tr><th class="name">{_e(label)}</th><td id="{key}">{_e(text)}</td></tr>'
+              for label, key, text in rows]
+    parts.append("</tbody></table>")
+    if volume is None:
+        counts = ("–",) * 4
+    else:
+        counts = tuple(friendly(x) for x in cond.expected_counts(v.fpr, v.tpr, volume))
+    tp, fn, fp, tn = counts
+    parts.append("<h3>Expected counts per period</h3>" + (
+        '<table class="confusion"><thead><tr><th class="name"></th>'
+        "<th>flagged (predicted +)</th><th>not flagged (predicted −)</th></tr></thead><tbody>"
+        f'<tr><th class="name">positive cases</th><td id="cm-tp" title="TP">{tp}</td>'
+        f'<td id="cm-fn" title="FN (missed)">{fn}</td></tr>'
+        f'<tr><th class="name">negative cases</th><td id="cm-fp" title="FP (false alarms)">'
+        f'{fp}</td><td id="cm-tn" title="TN">{tn}</td></tr></tbody></table>'))
+    money = friendly(per_case if volume is None else per_case * volume) + (
+        f" {unit}" if unit else "")
+    per = "per case" if volume is None else f"per {friendly(volume)} cases"
+    parts.append(f'<p id="sentence">{_e(_sentence(v, money, per, saving, trivial_label))}</p>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _sentence(v: Any, money: str, per: str, saving: str, trivial_label: str) -> str:
+    if v.classifier == ALL_NEGATIVE:
+        return (f"At these costs no classifier beats flagging nothing: {money} {per}, all of it "
+                "missed positives.")
+    if v.classifier == ALL_POSITIVE:
+        return f"At these costs, flag everything: {money} {per}, all of it false alarms."
+    return (f"At these costs, use {v.classifier} with threshold {_threshold(v.threshold)}: "
+            f"{money} {per}, {saving}.")
+
+
+def _point_ranges(view: View, cond: OperatingCondition) -> tuple[tuple[float, float], ...]:
+    """The sensitivity ranges of p(+), C(−|+), C(+|−); one left unset is the point value."""
+    return (view.sens_p or (cond.p_pos,) * 2, view.sens_fn or (cond.cost_fn,) * 2,
+            view.sens_fp or (cond.cost_fp,) * 2)
+
+
+def _sensitivity_section(analysis: Analysis, view: View) -> str:
+    if view.sens_p is None and view.sens_fn is None and view.sens_fp is None:
+        return ""
+    cond = analysis.operating_point.condition
+    p, fn, fp = _point_ranges(view, cond)
+    result = sensitivity(analysis.hull, p, fn, fp)
+    ranges = [("p(+)", p, view.sens_p), ("C(−|+)", fn, view.sens_fn),
+              ("C(+|−)", fp, view.sens_fp)]
+    items = [(label, f"{_num(lo)} to {_num(hi)}" if given else f"{_num(lo)} (fixed)")
+             for label, (lo, hi), given in ranges]
+    hull = analysis.hull
+    rows = [[_e(_vertex_name(hull.classifier[i])), _e(_threshold(hull.threshold[i])),
+             _num(hull.fpr[i]), _num(hull.tpr[i])] for i in result.vertices]
+    return ('<section id="sensitivity"><h2>Sensitivity</h2>'
+            + _meta([*((_e(k), _e(val)) for k, val in items),
+                     ("PC(+) range", f'<span id="sensitivity-pc">{readout(result.pc_range[0])}'
+                                     f" to {readout(result.pc_range[1])}</span>")])
+            + '<p id="sensitivity-readout">'
+            + _e(f"Over these ranges PC(+) runs from {readout(result.pc_range[0])} to "
+                 f"{readout(result.pc_range[1])}; optimal somewhere in them: "
+                 + ", ".join(_vertex_name(n) for n in result.classifiers) + ".")
+            + "</p>"
+            + _table(["optimal hull vertex", "threshold", "FPR", "TPR"], rows,
+                     css_class="sensitivity")
+            + "</section>")
+
+
+def _describe_mixed(point: MixedOperatingPoint) -> str:
+    """A constrained operating point in words, as the page says it."""
+    def one(name: str, threshold: float) -> str:
+        return _vertex_name(name) + ("" if not math.isfinite(threshold)
+                                     else f" (score ≥ {_threshold(threshold)})")
+
+    if point.left == point.right or point.weight == 0:
+        return one(point.left_classifier, point.left_threshold)
+    return (f"mix {one(point.right_classifier, point.right_threshold)} with probability "
+            f"{readout(point.weight, 3)} and {one(point.left_classifier, point.left_threshold)} "
+            "otherwise")
+
+
+def constraint_points(analysis: Analysis, view: View
+                      ) -> list[tuple[str, str, MixedOperatingPoint | None, str]]:
+    """(key, label, point or None, message) of each constraint the view sets: Neyman-Pearson
+    (``max_fpr``) and capacity (``capacity`` with the volume and p(+)), over the hull of the
+    ticked classifiers, as the Explore page asks the core for them."""
+    hull, cond = analysis.hull, analysis.operating_point.condition
+    out: list[tuple[str, str, MixedOperatingPoint | None, str]] = []
+    if view.max_fpr is not None:
+        label = f"Neyman–Pearson (FPR ≤ {readout(view.max_fpr, 3)})"
+        try:
+            out.append(("np", label, neyman_pearson(hull, view.max_fpr), ""))
+        except CostdashError as exc:
+            out.append(("np", label, None, str(exc)))
+    if view.capacity is not None:
+        label = f"Capacity (at most {friendly(view.capacity)} flagged)"
+        if not view.volume > 0:
+            out.append(("capacity", label, None,
+                        "set a positive volume (cases per period) to use a capacity"))
+        else:
+            n_pos = cond.p_pos * view.volume
+            try:
+                point = workforce(hull, n_pos=n_pos, n_neg=(1.0 - cond.p_pos) * view.volume,
+                                  capacity=view.capacity)
+                out.append(("capacity", label, point, ""))
+            except CostdashError as exc:
+                out.append(("capacity", label, None, str(exc)))
+    return out
+
+
+def _constraints_section(analysis: Analysis, view: View) -> str:
+    points = constraint_points(analysis, view)
+    if not points:
+        return ""
+    op = analysis.operating_point
+    cond, best = op.condition, op.expected_cost
+    unit = view.unit.strip()
+    volume = view.volume if view.volume > 0 else None
+    parts = ['<section id="constraints"><h2>Constraints</h2>']
+    for key, label, point, message in points:
+        if point is None:
+            parts.append(f'<p class="constraint" id="constraint-{key}">{_e(label)}: '
+                         f"{_e(message)}</p>")
+            continue
+        cost = cond.expected_cost(cond.normalized_cost(point.fpr, point.tpr))
+        extra = cost - best
+        extra_text = (_with_unit(readout(extra), unit) + " per case" if volume is None
+                      else _with_unit(readout(extra * volume), unit) + " per period")
+        share = f" ({percent(extra / best)})" if best > 0 else ""
+        parts.append(f'<p class="constraint" id="constraint-{key}">' + _e(
+            f"{label}: {_describe_mixed(point)} (FPR {readout(point.fpr, 3)}, TPR "
+            f"{readout(point.tpr, 3)}); obeying it costs {extra_text} more than the best "
+            f"choice{share}.") + "</p>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
 # --- the report -----------------------------------------------------------------------------------
 
-def build_report(dataset: Dataset, condition: OperatingCondition | None, *,
-                 title: str | None = None, bands: Any = None, name: str | None = None,
-                 generated: _dt.datetime | None = None) -> str:
-    """One self-contained HTML file reporting the analysis of ``dataset`` under ``condition``.
+def build_report(dataset: Dataset, condition: OperatingCondition | None = None, *,
+                 view: View | None = None, title: str | None = None, bands: Any = None,
+                 name: str | None = None, generated: _dt.datetime | None = None) -> str:
+    """One self-contained HTML file reporting ``dataset`` as the Explore page shows it.
 
     Parameters
     ----------
     dataset : Dataset
     condition : OperatingCondition or None
-        The operating conditions; None means the data's prevalence with unit costs.
+        The operating conditions, for a report of every classifier with the view's other
+        defaults; None means the data's prevalence with unit costs. Give either this or
+        ``view``.
+    view : View, optional
+        The whole view (:class:`costdash.view.View`): its ticked classifiers (the report holds
+        no other), conditions, volume and unit (the money figures), sensitivity ranges,
+        constraints and band settings. Its conditions mean what they mean on the page
+        (:meth:`~costdash.view.View.condition` with the whole data set's prevalence).
     title : str, optional
         The page title (default: "costdash report: <name>").
     bands : CostBand, sequence or mapping of CostBand, optional
-        Bootstrap cost bands (:func:`costdash.bands.cost_band`) to show, one figure each.
+        Bootstrap cost bands (:func:`costdash.bands.cost_band`) to show, one figure each; with
+        a ``view``, they are taken to be computed with its seed and threshold.
     name : str, optional
         The data set's display name (default ``dataset.source``), e.g. the uploaded file's name.
     generated : datetime, optional
         The date shown in the header (default: now, UTC).
+
+    Raises
+    ------
+    ParameterError
+        The view ticks a classifier the data set does not have (naming it).
     """
-    if condition is None:
-        condition = default_condition(dataset.prevalence)
-    analysis = analyze(dataset, condition)
+    band_settings_known = view is not None
+    if view is not None and condition is not None:
+        raise TypeError("give the conditions in the view or as condition, not both")
+    if view is None:
+        view = View()
+        if condition is not None:
+            view = view.with_values(p_pos=condition.p_pos, cost_fn=condition.cost_fn,
+                                    cost_fp=condition.cost_fp)
+    prevalence = dataset.prevalence
+    analysis = analyze(dataset, view.condition(prevalence), models=view.models)
+    selected = [c.name for c in analysis.classifiers]
+    view = report_view(view, selected)
     name = name or dataset.source
     title = title or f"costdash report: {name}"
     when = (generated or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M %Z").strip()
     op = analysis.operating_point
     cond, v = op.condition, op.vertex
     on_hull = set(analysis.hull.classifier)
+    n_all = len(dataset.names)
 
     parts: list[str] = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -180,9 +481,10 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None, *,
         ("Data set", _e(name)),
         ("Examples (n)", f"{dataset.n:,}"),
         ("Positives", f"{dataset.n_pos:,} (label {_e(dataset.positive_label)}; prevalence "
-                      f"{_num(dataset.prevalence)})"),
+                      f"{_num(prevalence)})"),
         ("Negatives", f"{dataset.n_neg:,}"),
-        ("Classifiers", f"{len(analysis.classifiers)}"),
+        ("Classifiers", f"{len(selected)}" if len(selected) == n_all
+         else f"{len(selected)} of {n_all} (the ticked ones)"),
         ("Generated", _e(when)),
         ("p(+)", _num(cond.p_pos)),
         ("C(−|+) (false negative)", _num(cond.cost_fn)),
@@ -190,8 +492,8 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None, *,
         ("PC(+)", _num(cond.pc)),
         ("Iso-performance slope", _num(cond.slope)),
     ]
-    parts.append('<section id="header"><dl class="meta">'
-                 + "".join(f"<dt>{k}</dt><dd>{val}</dd>" for k, val in meta) + "</dl></section>")
+    parts.append('<section id="header">' + _meta(meta) + "</section>")
+    parts.append(_view_section(view, prevalence))
 
     parts.append('<section id="operating-point"><h2>Chosen operating point</h2>'
                  f'<p class="chosen">Use <b class="chosen-classifier">{_e(v.classifier)}</b> at '
@@ -202,8 +504,11 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None, *,
         [[_e(v.classifier), _e(_threshold(v.threshold)), _num(v.fpr), _num(v.tpr),
           _num(op.normalized_cost), _num(op.expected_cost)]], css_class="operating-point"))
     parts.append("</section>")
+    parts.append(_money_section(analysis, view))
+    parts.append(_sensitivity_section(analysis, view))
+    parts.append(_constraints_section(analysis, view))
 
-    roc, cost = _report_figures(dataset, analysis, name)
+    roc, cost = _report_figures(dataset, analysis, name, view)
     parts.append('<section id="figures"><h2>ROC space and cost space</h2><div class="figs">'
                  f'<div class="fig">{_figure_html(roc, True, "roc-figure")}</div>'
                  f'<div class="fig">{_figure_html(cost, False, "cost-figure")}</div>'
@@ -228,27 +533,39 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None, *,
                                                   hull.threshold)], css_class="hull")
                  + "</section>")
 
-    band_list = _bands_list(bands)
+    # Bands of unticked classifiers are not this view's (nor the report's) business.
+    band_list = [b for b in _bands_list(bands) if b.name in set(selected)]
     if band_list:
-        index = {c.name: i for i, c in enumerate(analysis.classifiers)}
-        parts.append('<section id="bands"><h2>Bootstrap cost bands</h2>')
-        parts.append(_table(
-            ["classifier", "kind", "threshold", "level", "replicates"],
-            [[_e(b.name), _e(b.kind), _e(_threshold(b.threshold)), _num(b.level),
-              f"{b.replicates:,}"] for b in band_list], css_class="bands"))
-        parts.append('<div class="figs">')
-        for j, b in enumerate(band_list):
-            envelope = (analysis.classifier(b.name).envelope if b.name in index else None)
-            fig = band_figure(b, name=b.name, index=index.get(b.name, j), envelope=envelope,
-                              pc=cond.pc)
-            fig.update_layout(autosize=False, width=FIGURE_SIZE[0], height=FIGURE_SIZE[1])
-            parts.append(f'<div class="fig">{_figure_html(fig, False, f"band-figure-{j}")}</div>')
-        parts.append("</div></section>")
+        parts.append(_bands_section(band_list, analysis, dataset.names,
+                                    view if band_settings_known else None))
 
     parts.append("<footer>Made with costdash. Operating ranges and cost areas are in PC(+) "
                  "(probability × cost); cost area is the expected normalized cost for PC(+) "
                  "uniform on [0, 1].</footer></body></html>")
-    return "\n".join(parts)
+    return "\n".join(p for p in parts if p)
+
+
+def _bands_section(band_list: list[CostBand], analysis: Analysis, names: Sequence[str],
+                   view: View | None) -> str:
+    """The bands' settings and figures (``view``: the seed they were computed with)."""
+    index = {n: i for i, n in enumerate(names)}   # colours by position in the whole data set
+    headers = ["classifier", "kind", "threshold", "level", "replicates"]
+    rows = [[_e(b.name), _e(b.kind),
+             "whole curve" if b.threshold is None else _e(_threshold(b.threshold)),
+             _num(b.level), f"{b.replicates:,}"] for b in band_list]
+    if view is not None:
+        headers.append("seed")
+        rows = [[*row, f"{view.seed}"] for row in rows]
+    pc = analysis.operating_point.condition.pc if view is None or view.pc is None else view.pc
+    parts = ['<section id="bands"><h2>Bootstrap cost bands</h2>',
+             _table(headers, rows, css_class="bands"), '<div class="figs">']
+    for j, b in enumerate(band_list):
+        fig = band_figure(b, name=b.name, index=index.get(b.name, j),
+                          envelope=analysis.classifier(b.name).envelope, pc=pc)
+        fig.update_layout(autosize=False, width=FIGURE_SIZE[0], height=FIGURE_SIZE[1])
+        parts.append(f'<div class="fig">{_figure_html(fig, False, f"band-figure-{j}")}</div>')
+    parts.append("</div></section>")
+    return "".join(parts)
 
 
 # --- CSV exports ----------------------------------------------------------------------------------

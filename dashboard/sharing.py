@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from costdash.errors import CostdashError, ParameterError
+from costdash.view import VIEW_FIELDS, View
 from dashboard.storage import AnalysisRecord, SqlStore
 
-__all__ = ["AnalysisNotFound", "NotAuthorized", "NewAnalysis", "ShareService", "normalise_view",
-           "token_key", "view_to_query"]
+__all__ = ["AnalysisNotFound", "NotAuthorized", "NewAnalysis", "ShareService", "VIEW_KEYS",
+           "normalise_view", "saved_view", "token_key", "view_to_query"]
 
 TOKEN_BYTES = 24
 """192 bits: far beyond the issue's 128-bit floor, and 32 URL-safe characters."""
@@ -73,88 +74,42 @@ def looks_like_token(value: object) -> bool:
 
 
 # --- the saved view ----------------------------------------------------------------------------
+#
+# One view schema (costdash.view): a saved view is View.to_json() without the data set (the
+# analysis has its own), so it keeps whatever the page had set (other pages' fields too).
 
-_FLOAT_KEYS = ("p_pos", "cost_fn", "cost_fp", "volume", "max_fpr", "capacity")
-_RANGE_KEYS = ("sens_p", "sens_fn", "sens_fp")
-VIEW_KEYS = (*_FLOAT_KEYS, "unit", "models", "lines", *_RANGE_KEYS)
-"""The Explore page's URL parameters a saved view keeps (everything but the data set)."""
-
-
-def _number(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise ParameterError(f"{key} must be a number, not {type(value).__name__}")
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{key} must be a number, not '{str(value)[:40]}'") from None
-    if not math.isfinite(x):
-        raise ParameterError(f"{key} must be finite, not {value}")
-    return x
+VIEW_KEYS = tuple(f.name for f in VIEW_FIELDS if f.name != "data")
+"""The view fields a saved view keeps: every field but the data set."""
 
 
 def normalise_view(raw: Mapping[str, Any]) -> dict[str, Any]:
     """A saved view from form fields, query parameters or JSON: checked, typed, nothing extra.
 
-    Numbers may come as text. ``p_pos`` must lie in (0, 1), the costs be positive; ``models``
-    may be a list or comma-separated text. Unknown keys are dropped (a URL carries others).
+    :meth:`costdash.view.View.parse` (strict) of every field but ``data``, written back with
+    :meth:`~costdash.view.View.to_json`: numbers may come as text, ``models`` as a list or
+    comma-separated text; unknown keys are dropped (a URL carries others).
 
     Raises
     ------
     ParameterError
-        A value out of range or not a number, naming the parameter.
+        A value out of its bounds or not a number, naming the field and its bounds.
     """
-    view: dict[str, Any] = {}
-    for key in _FLOAT_KEYS:
-        value = raw.get(key)
-        if value is None or (isinstance(value, str) and not value.strip()):
-            continue
-        view[key] = _number(key, value)
-    if "p_pos" in view and not 0.0 < view["p_pos"] < 1.0:
-        raise ParameterError(f"p_pos must lie strictly between 0 and 1, not {view['p_pos']:g}")
-    for key in ("cost_fn", "cost_fp"):
-        if key in view and view[key] <= 0:
-            raise ParameterError(f"{key} must be positive, not {view[key]:g}")
-    for key in ("volume", "capacity"):
-        if key in view and view[key] < 0:
-            raise ParameterError(f"{key} must not be negative, not {view[key]:g}")
-    if "max_fpr" in view and not 0.0 <= view["max_fpr"] <= 1.0:
-        raise ParameterError(f"max_fpr must lie between 0 and 1, not {view['max_fpr']:g}")
-    if raw.get("unit") is not None:
-        view["unit"] = str(raw["unit"])[:12]
-    models = raw.get("models")
-    if isinstance(models, str):
-        models = [m.strip() for m in models.split(",") if m.strip()]
-    if models:
-        view["models"] = [str(m) for m in models]
-    lines = raw.get("lines")
-    if lines in (True, "1", "true", "on"):
-        view["lines"] = True
-    for key in _RANGE_KEYS:
-        value = raw.get(key)
-        if value is None or value == "":
-            continue
-        parts = value.split(",") if isinstance(value, str) else list(value)
-        if len(parts) != 2:
-            raise ParameterError(f"{key} must be two numbers, low and high")
-        view[key] = [_number(key, parts[0]), _number(key, parts[1])]
+    return View.parse(raw, only=VIEW_KEYS).to_json()
+
+
+def saved_view(saved: Mapping[str, Any]) -> View:
+    """The :class:`~costdash.view.View` of a stored view.
+
+    Lenient on purpose: it was checked when it was saved, and a link saved before a bound was
+    tightened must still open (a value now out of bounds is left at its default).
+    """
+    view, _problems = View.parse_lenient(saved, only=VIEW_KEYS)
     return view
 
 
 def view_to_query(view: Mapping[str, Any]) -> dict[str, list[str]]:
     """The saved view as Explore's URL query (the shape ``parse_qs`` gives)."""
-    query: dict[str, list[str]] = {}
-    for key, value in view.items():
-        if key == "models":
-            query[key] = [",".join(value)]
-        elif key == "lines":
-            query[key] = ["1"] if value else []
-        elif key in _RANGE_KEYS:
-            query[key] = [f"{value[0]!r},{value[1]!r}"]
-        elif isinstance(value, float):
-            query[key] = [repr(value)]
-        else:
-            query[key] = [str(value)]
-    return {k: v for k, v in query.items() if v}
+    return {key: [text] for key, text in saved_view(view).to_query().items()}
 
 
 # --- the service -------------------------------------------------------------------------------
@@ -165,6 +120,19 @@ class NewAnalysis:
 
     record: AnalysisRecord
     manage_token: str
+
+
+def _number(key: str, value: Any) -> float:
+    """A finite number from text or JSON (the expiry: not a view field, so not the view's)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ParameterError(f"{key} must be a number, not {type(value).__name__}")
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{key} must be a number, not '{str(value)[:40]}'") from None
+    if not math.isfinite(x):
+        raise ParameterError(f"{key} must be finite, not {value}")
+    return x
 
 
 def expiry_from_days(days: Any, now: float) -> float | None:

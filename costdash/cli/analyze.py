@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from costdash.analysis import Analysis, analysis_to_dict, analyze
+from costdash.analysis import Analysis, analysis_to_dict, analyze, threshold_text
 from costdash.cli import print_json
 from costdash.cli.common import (
     add_condition_options,
     add_loader_options,
-    condition_from_args,
     load_from_args,
+    view_from_args,
 )
 
 JSON_HELP = """\
@@ -36,8 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    view = view_from_args(args)  # a bad condition is refused before the file is read
     dataset = load_from_args(args)
-    result = analyze(dataset, condition_from_args(args, dataset))
+    result = analyze(dataset, view.condition(dataset.prevalence))
     if args.json:
         print_json(analysis_to_dict(result, max_points=args.max_points))
     else:
@@ -49,6 +50,10 @@ def _fmt(value: float | None, digits: int = 4) -> str:
     if value is None or value != value:
         return "-"
     return f"{value:.{digits}g}"
+
+
+def _threshold(value: float | None) -> str:
+    return "-" if value is None or value != value else threshold_text(value)
 
 
 def format_summary(result: Analysis) -> str:
@@ -68,10 +73,10 @@ def format_summary(result: Analysis) -> str:
               f"{'FPR':>8} {'TPR':>8}  {'classifier':<24} threshold"]
     for f, t, name, thr in zip(result.hull.fpr, result.hull.tpr, result.hull.classifier,
                                result.hull.threshold):
-        lines.append(f"{f:>8.4f} {t:>8.4f}  {name:<24} {_fmt(thr, 6)}")
+        lines.append(f"{f:>8.4f} {t:>8.4f}  {name:<24} {_threshold(thr)}")
     lines += ["", f"Operating conditions: p(+) = {_fmt(cond.p_pos)}, C(-|+) = {_fmt(cond.cost_fn)}, "
               f"C(+|-) = {_fmt(cond.cost_fp)}  ->  PC(+) = {_fmt(cond.pc)}, slope = {_fmt(cond.slope)}",
-              f"Best: {op.vertex.classifier} at threshold {_fmt(op.vertex.threshold, 6)} "
+              f"Best: {op.vertex.classifier} at threshold {_threshold(op.vertex.threshold)} "
               f"(FPR {op.vertex.fpr:.4f}, TPR {op.vertex.tpr:.4f}); normalized expected cost "
               f"{op.normalized_cost:.4g}, expected cost per example {op.expected_cost:.4g}"]
     return "\n".join(lines)

@@ -1,11 +1,22 @@
-"""Options shared by the sub-commands that read a predictions file."""
+"""Options shared by the sub-commands that read a predictions file.
+
+The operating conditions and the other view options are read into one
+:class:`costdash.view.View`, with the bounds and messages of the dashboard and the HTTP API
+(``p(+) must be a number strictly between 0 and 1; got '1.5'.``), and mean what they mean there:
+:meth:`~costdash.view.View.condition` is the one default rule (p(+) absent: the data's
+prevalence; costs absent: 1).
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from costdash.conditions import OperatingCondition, default_condition
+from costdash.conditions import DEFAULT_COST, OperatingCondition
 from costdash.dataset import Dataset
+from costdash.view import CONDITION_FIELDS, DEFAULT_UNIT, DEFAULT_VOLUME, View
+
+MONEY_FIELDS = ("volume", "unit")
+"""View fields set by :func:`add_view_options` besides the conditions."""
 
 
 def add_loader_options(parser: argparse.ArgumentParser) -> None:
@@ -36,15 +47,49 @@ def load_from_args(args: argparse.Namespace) -> Dataset:
 
 
 def add_condition_options(parser: argparse.ArgumentParser) -> None:
-    """``--p-pos``, ``--cost-fn`` and ``--cost-fp``: the operating conditions."""
+    """``--p-pos``, ``--cost-fn`` and ``--cost-fp``: the operating conditions.
+
+    Left at None when not given, so that "not given" reaches the one default rule (and a
+    ``--view`` query, where there is one, is not overridden by a default).
+    """
     group = parser.add_argument_group("operating conditions")
     group.add_argument("--p-pos", type=float, metavar="P",
                        help="probability of the positive class (default: the data's prevalence)")
     group.add_argument("--cost-fn", type=float, metavar="C",
-                       help="C(-|+): cost of a false negative (default 1)")
+                       help=f"C(-|+): cost of a false negative (default {DEFAULT_COST:g})")
     group.add_argument("--cost-fp", type=float, metavar="C",
-                       help="C(+|-): cost of a false positive (default 1)")
+                       help=f"C(+|-): cost of a false positive (default {DEFAULT_COST:g})")
+
+
+def add_view_options(parser: argparse.ArgumentParser) -> None:
+    """``--volume``, ``--unit`` and ``--view``: the money figures and the rest of a view."""
+    group = parser.add_argument_group("the view (as on the dashboard)")
+    group.add_argument("--volume", type=float, metavar="N",
+                       help=f"cases per period, for the money figures (default "
+                            f"{DEFAULT_VOLUME:g})")
+    group.add_argument("--unit", metavar="TEXT",
+                       help=f"currency or unit of the costs (default {DEFAULT_UNIT})")
+    group.add_argument("--view", metavar="QUERY", default="",
+                       help="a dashboard view as its query string, e.g. copied from the address "
+                            "bar: 'p_pos=0.01&cost_fn=50&models=gbm,logreg&max_fpr=0.1'; the "
+                            "options above override it")
+
+
+def view_from_args(args: argparse.Namespace) -> View:
+    """The view the options describe: ``--view`` (if the command has it), then each condition
+    and view option given on top of it, all checked with the view's bounds.
+
+    Raises
+    ------
+    ParameterError
+        A value out of its bounds, in the dashboard's words.
+    """
+    view = View.parse(getattr(args, "view", "") or "")
+    given = {name: getattr(args, name) for name in (*CONDITION_FIELDS, *MONEY_FIELDS)
+             if getattr(args, name, None) is not None}
+    return view.with_values(**given) if given else view
 
 
 def condition_from_args(args: argparse.Namespace, dataset: Dataset) -> OperatingCondition:
-    return default_condition(dataset.prevalence, args.p_pos, args.cost_fn, args.cost_fp)
+    """The operating conditions of the options for this data set (see :func:`view_from_args`)."""
+    return view_from_args(args).condition(dataset.prevalence)

@@ -1,7 +1,9 @@
 """``costdash push FILE --server URL``: save an analysis on a costdash server, print its links.
 
-The file goes to the server's ``POST /api/v1/analyses`` with the loader options and the operating
-condition as form fields. The ``multipart/form-data`` body is written here and streamed from disk
+The file goes to the server's ``POST /api/v1/analyses`` with the loader options and the view (the
+operating condition, volume, unit, and with ``--view`` any other field) as form fields. The view
+is checked here first, with the server's own parser (:class:`costdash.view.View`), so a bad value
+is refused before the upload, in the words the server would use. The ``multipart/form-data`` body is written here and streamed from disk
 with the standard library's :mod:`urllib`, so the ``costdash`` package needs neither an HTTP
 library nor the dashboard.
 
@@ -25,7 +27,12 @@ from urllib.parse import quote, urlsplit
 
 import costdash
 from costdash.cli import print_json
-from costdash.cli.common import add_condition_options, add_loader_options
+from costdash.cli.common import (
+    add_condition_options,
+    add_loader_options,
+    add_view_options,
+    view_from_args,
+)
 from costdash.errors import InputFileError, ParameterError
 
 EXIT_REFUSED = 2
@@ -60,6 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--server", required=True, metavar="URL",
                         help="the costdash server, e.g. http://127.0.0.1:8050")
     add_condition_options(parser)
+    add_view_options(parser)
     add_loader_options(parser)
     group = parser.add_argument_group("the saved analysis")
     group.add_argument("--name", help="its name (default: the file's name)")
@@ -74,7 +82,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def form_fields(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """The text fields of the upload: the options given (the server's defaults are the CLI's)."""
+    """The text fields of the upload: the options given (the server's defaults are the CLI's).
+
+    Raises
+    ------
+    ParameterError
+        A view value out of its bounds (checked before anything is sent).
+    """
+    view = view_from_args(args)
     fields: list[tuple[str, str]] = []
     if args.layout != "auto":
         fields.append(("layout", args.layout))
@@ -83,9 +98,11 @@ def form_fields(args: argparse.Namespace) -> list[tuple[str, str]]:
     fields += [("models", model) for model in args.models or ()]
     if args.drop_missing:
         fields.append(("drop_missing", "true"))
-    # Absent conditions are left to the server's default rule (prevalence, 1, 1), as analyze's.
-    fields += [(key, repr(getattr(args, key))) for key in ("p_pos", "cost_fn", "cost_fp")
-               if getattr(args, key) is not None]
+    # The view as its query text (the one writer). An unset p(+) stays absent, for the server's
+    # default rule (the prevalence), as analyze's; the data set is the file, not a view's id;
+    # --models went with the loader options (the server ticks what the loader keeps).
+    skip = {"data", "models"} if args.models else {"data"}
+    fields += [(key, text) for key, text in view.to_query().items() if key not in skip]
     if args.name is not None:
         fields.append(("name", args.name))
     if args.expires_in_days is not None:

@@ -1,6 +1,10 @@
 """``costdash report FILE -o report.html [--band MODEL ...]``: a self-contained HTML report
 (figures and tables, and bootstrap bands when asked for).
 
+The options build one :class:`costdash.view.View` (``--view`` takes a dashboard view's query
+string, the other options override it), so the file is the report the dashboard's download gives
+for the same view: the same classifiers, choice, money figures, sensitivity and constraints.
+
 The report is built by :mod:`dashboard.report` (plotly), imported only when the command runs, so
 the core never imports plotly; without the dashboard's dependencies the command says so.
 """
@@ -14,10 +18,14 @@ from costdash.bands import cost_band
 from costdash.cli.common import (
     add_condition_options,
     add_loader_options,
-    condition_from_args,
+    add_view_options,
     load_from_args,
+    view_from_args,
 )
 from costdash.errors import CostdashError
+from costdash.view import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED, View
+
+BAND_FIELDS = ("level", "replicates", "seed")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,14 +41,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--title", help="the report's title (default: from the file name)")
     bands = parser.add_argument_group("bootstrap confidence bands (optional)")
     bands.add_argument("--band", action="append", metavar="MODEL", default=[],
-                       help="add a bootstrap band on this classifier's cost curve (repeatable)")
-    bands.add_argument("--level", type=float, default=0.9, metavar="L",
-                       help="pointwise confidence level of the bands (default 0.9)")
-    bands.add_argument("--replicates", type=int, default=1000, metavar="B",
-                       help="bootstrap replicates per band (default 1000)")
-    bands.add_argument("--seed", type=int, default=0,
-                       help="random seed, for a reproducible report (default 0)")
+                       help="add a bootstrap band on this classifier's cost curve (repeatable; "
+                            "default: the view's model=, if any)")
+    bands.add_argument("--level", type=float, metavar="L",
+                       help=f"pointwise confidence level of the bands (default {DEFAULT_LEVEL})")
+    bands.add_argument("--replicates", type=int, metavar="B",
+                       help=f"bootstrap replicates per band (default {DEFAULT_REPLICATES})")
+    bands.add_argument("--seed", type=int,
+                       help=f"random seed, for a reproducible report (default {DEFAULT_SEED})")
     add_condition_options(parser)
+    add_view_options(parser)
     add_loader_options(parser)
     parser.set_defaults(func=run)
 
@@ -57,19 +67,37 @@ def _build_report():
     return build_report
 
 
+def report_view_from_args(args: argparse.Namespace) -> View:
+    """The view of the options: :func:`~costdash.cli.common.view_from_args` and the band
+    settings, checked with the view's bounds."""
+    view = view_from_args(args)
+    given = {k: getattr(args, k) for k in BAND_FIELDS if getattr(args, k) is not None}
+    return view.with_values(**given) if given else view
+
+
 def run(args: argparse.Namespace) -> int:
     build_report = _build_report()
+    view = report_view_from_args(args)  # a bad option is refused before the file is read
     dataset = load_from_args(args)
-    condition = condition_from_args(args, dataset)
+    if args.models:
+        # The loader kept these (matching names as it does); the view ticks what it kept.
+        view = view.with_values(models=list(dataset.names))
+    ticked = set(view.selected(list(dataset.names)))
     scored = {c.name: c for c in dataset.scored}
-    bands = []
-    for model in dict.fromkeys(args.band):  # each once, in the order given
+    for model in args.band:
         if model not in scored:
             raise CostdashError(f"--band {model}: no scored classifier of that name; the file "
                                 f"has {', '.join(scored) or 'none'}")
-        bands.append(cost_band(scored[model], level=args.level, replicates=args.replicates,
-                               rng=args.seed, name=model))
-    html = build_report(dataset, condition, title=args.title, name=Path(args.file).name,
+        if model not in ticked:
+            raise CostdashError(f"--band {model}: not among the view's classifiers "
+                                f"({', '.join(view.models or ())})")
+    # Without --band, the view's own classifier (the Confidence page's), as the download does.
+    wanted = args.band or [m for m in (view.model,) if m in ticked and m in scored]
+    bands = []
+    for model in dict.fromkeys(wanted):  # each once, in the order given
+        bands.append(cost_band(scored[model], threshold=view.threshold, level=view.level,
+                               replicates=view.replicates, rng=view.seed, name=model))
+    html = build_report(dataset, view=view, title=args.title, name=Path(args.file).name,
                         bands=bands or None)
     out = Path(args.output)
     try:

@@ -15,13 +15,16 @@ Element ids (a stable contract): ``compare-a``, ``compare-b``, ``compare-replica
 ``compare-envelopes``, ``compare-difference``, ``compare-crossovers``, ``compare-better``,
 ``compare-significant``, ``compare-status``, ``compare-dataset``, ``compare-error``.
 
-URL: ``/compare?data=<id>&a=NAME&b=NAME&level=0.9&replicates=1000&seed=0``.
+The page opens with the whole view (:class:`costdash.view.View`): its own fields ``a``, ``b``,
+``level``, ``replicates`` and ``seed``, and Explore's ticked classifiers, whose first two are the
+pair when ``a`` and ``b`` are absent (with none ticked: the two best). It hands its controls to
+the browser's one view object (``assets/viewstate.js``), which writes the address bar.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,17 +34,17 @@ from costdash.bands import DifferenceBand, confidence_ranks, difference_band
 from costdash.costspace import DifferenceCurve, envelope_difference
 from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
+from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
 from dashboard.cache import Services
+from dashboard.components import (GRID, NO_DATA, background_options, check_fields, dataset_line,
+                                  envelope_of, fmt_range, job_controls, progress_reporter,
+                                  resolve, run_disabled, warn)
 from dashboard.figures.bands import band_figure
+from dashboard.figures.bands import level_text as percent
 from dashboard.figures.common import graph_config
 from dashboard.figures.compare import difference_figure, envelopes_figure
-from dashboard.jobs import DEFAULT_SEED, BandCache, band_key
-from dashboard.pages.confidence import (DEFAULT_LEVEL, GRID, NO_DATA, as_float, as_int,
-                                        background_options, dataset_line, envelope_of, first,
-                                        fmt_range, job_controls, percent, progress_reporter,
-                                        query_level, query_replicates, query_seed, resolve,
-                                        url_writer)
-from dashboard.storage import valid_id
+from dashboard.jobs import BandCache, band_key
+from dashboard.viewstate import page_view, problems_note, record_view_js
 
 HELP = [
     html.Summary("What am I looking at?"),
@@ -67,17 +70,36 @@ HELP = [
 ]
 
 
-def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Div:
-    """The Compare page, initialised from the URL query."""
-    data = first(query, "data")
+def band_settings(replicates: Any, level: Any) -> tuple[dict[str, Any], list[str]]:
+    """The band's settings as the controls send them, typed by the view schema, and a message
+    for each invalid one (its label and bounds; also a level the replicates cannot resolve)."""
+    typed, problems = check_fields({"replicates": replicates, "level": level},
+                                   required=("replicates", "level"))
+    if not problems:
+        try:
+            confidence_ranks(typed["level"], typed["replicates"])
+        except CostdashError as exc:
+            problems.append(str(exc))
+    return typed, problems
+
+
+def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
+    """The Compare page, initialised from the view in the URL query."""
+    view, problems = page_view(query)
+    # Until the load callback knows the data set's classifiers, the dropdowns hold the view's
+    # pair (or its first two ticked classifiers), so the page starts recording the same view.
+    a, b = view.a, view.b
+    if view.models and a is None and b is None:
+        a, b = (list(view.models) + [None, None])[:2]
     return html.Div(className="bands-page compare", children=[
-        dcc.Store(id="compare-query", data={"id": data if valid_id(data) else None,
-                                            "a": first(query, "a"), "b": first(query, "b")}),
+        dcc.Store(id="compare-query", data=view.to_json()),
         dcc.Store(id="compare-data"),
-        dcc.Store(id="compare-seed", data=query_seed(query)),
+        dcc.Store(id="compare-data-id", data=view.data),
+        dcc.Store(id="compare-seed", data=view.seed),
         dcc.Store(id="compare-done"),
         dcc.Store(id="compare-url"),
         html.Section(className="data-bar", children=[
+            problems_note(problems),
             html.Div(id="compare-dataset", className="dataset-info"),
             html.Div(id="compare-error", className="error", role="alert"),
         ]),
@@ -87,13 +109,13 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
                     html.H2("Compare two classifiers"),
                     html.Div(className="field", children=[
                         html.Label("a", htmlFor="compare-a"),
-                        dcc.Dropdown(id="compare-a", options=[], value=None, clearable=False,
-                                     searchable=False),
+                        dcc.Dropdown(id="compare-a", options=[a] if a else [], value=a,
+                                     clearable=False, searchable=False),
                     ]),
                     html.Div(className="field", children=[
                         html.Label("b", htmlFor="compare-b"),
-                        dcc.Dropdown(id="compare-b", options=[], value=None, clearable=False,
-                                     searchable=False),
+                        dcc.Dropdown(id="compare-b", options=[b] if b else [], value=b,
+                                     clearable=False, searchable=False),
                     ]),
                 ]),
                 html.Section(className="panel", children=[
@@ -101,7 +123,7 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
                     html.P(className="explain", children=[
                         "A paired bootstrap of the test set: where its band of a − b excludes "
                         "0, one classifier is significantly better (pointwise)."]),
-                    *job_controls("compare", query_replicates(query), query_level(query)),
+                    *job_controls("compare", view.replicates, view.level),
                 ]),
             ]),
             html.Div(className="results", children=[
@@ -146,16 +168,17 @@ class Loaded:
     a: Any = no_update
     b: Any = no_update
     data: Any = no_update
+    data_id: Any = no_update
     info: Any = no_update
     error: Any = no_update
     current: Any = no_update
 
     def as_tuple(self) -> tuple:
-        return (self.options, self.options, self.a, self.b, self.data, self.info, self.error,
-                self.current)
+        return (self.options, self.options, self.a, self.b, self.data, self.data_id, self.info,
+                self.error, self.current)
 
 
-def default_pair(view: dict[str, Any]) -> tuple[str, str]:
+def best_pair(view: dict[str, Any]) -> tuple[str, str]:
     """The two classifiers with the lowest area under their cost curve (the two best on
     average over PC(+)), in that order."""
     ranked = sorted(view["classifiers"], key=lambda c: (c["cost_area"], c["index"]))
@@ -163,23 +186,45 @@ def default_pair(view: dict[str, Any]) -> tuple[str, str]:
     return names[0], names[1] if len(names) > 1 else names[0]
 
 
-def load(services: Services, query: dict | None, current: dict | None) -> Loaded:
-    """Resolve the data set and fill both dropdowns (the URL's pair, else the two best)."""
-    query = query or {}
-    r = resolve(services, query.get("id"), current)
+def default_pair(view: View, model: dict[str, Any]) -> tuple[str, str]:
+    """The pair the page starts with: the view's ``a`` and ``b``; where absent, the first two
+    classifiers ticked on Explore; where those run out, the two best (:func:`best_pair`).
+
+    Parameters
+    ----------
+    view : View
+        The page's view.
+    model : dict
+        The data set's view model (its classifiers).
+    """
+    names = [c["name"] for c in model["classifiers"]]
+    ticked = [n for n in view.models or () if n in names]
+    given = [n for n in (view.a, view.b) if n in names]
+    # Candidates in order of preference; the first two distinct fill the missing places.
+    fill = [n for n in [*ticked, *best_pair(model), *names] if n not in given]
+    a = view.a if view.a in names else (fill.pop(0) if fill else names[0])
+    b = view.b if view.b in names else next((n for n in fill if n != a), a)
+    return a, b
+
+
+def load(services: Services, query: View | Mapping[str, Any] | None,
+         current: dict | None) -> Loaded:
+    """Resolve the data set (the view's, else the one last opened) and fill both dropdowns
+    (every classifier; the pair of :func:`default_pair`)."""
+    view = query if isinstance(query, View) else page_view(query)[0]
+    r = resolve(services, view.data, current)
     if not r.ok:
-        return Loaded(options=[], a=None, b=None, data=None, info="", error=r.error)
-    names = r.names
-    best = default_pair(r.view)
-    a = query.get("a") if query.get("a") in names else best[0]
-    b = query.get("b") if query.get("b") in names else next(
-        (n for n in best + tuple(names) if n != a), a)
-    return Loaded(options=[{"label": n, "value": n} for n in names], a=a, b=b,
-                  data={"id": r.id, "name": r.view["name"]}, info=dataset_line(r.view), error="",
+        return Loaded(options=[], a=None, b=None, data=None, data_id=None, info="",
+                      error=r.error)
+    a, b = default_pair(view, r.view)
+    return Loaded(options=[{"label": n, "value": n} for n in r.names], a=a, b=b,
+                  data={"id": r.id, "name": r.view["name"]}, data_id=r.id,
+                  info=dataset_line(r.view), error="",
                   current={"id": r.id, "name": r.view["name"]})
 
 
-def band_request_key(data_id: str, a: str, b: str, replicates: Any, seed: int) -> str:
+def band_request_key(data_id: str, a: str, b: str, replicates: int, seed: int) -> str:
+    """Cache key of the paired band of ``a - b``."""
     return band_key("difference", data=data_id, a=a, b=b, replicates=replicates, seed=seed,
                     grid=GRID)
 
@@ -198,8 +243,12 @@ def failed_job_reply(message: str) -> dict[str, Any] | None:
     a, b = states.get("compare-a.value"), states.get("compare-b.value")
     if not data or not data.get("id") or not a or not b:
         return None
+    typed, problems = check_fields({"replicates": states.get("compare-replicates.value")},
+                                   required=("replicates",))
+    if problems:
+        return None
     seed = states.get("compare-seed.data")
-    key = band_request_key(data["id"], a, b, as_int(states.get("compare-replicates.value")),
+    key = band_request_key(data["id"], a, b, typed["replicates"],
                            DEFAULT_SEED if seed is None else seed)
     return {"key": key, "error": message}
 
@@ -209,12 +258,17 @@ def compute_difference(services: Services, data: dict | None, a: str | None, b: 
                        progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """The background job: the paired band of a - b (unless cached), kept in the result cache.
 
-    Returns ``{"key", "seconds"}`` or ``{"key", "error"}``.
+    Returns ``{"key", "seconds"}`` or ``{"key", "error"}`` (``key`` None when the number
+    of replicates is invalid: nothing is resampled then).
     """
     seed = DEFAULT_SEED if seed is None else seed
     if not data or not data.get("id") or not a or not b:
         return {"key": None, "error": NO_DATA}
-    replicates = as_int(replicates)
+    # Run is disabled while a setting is invalid; this guards a click that raced the check.
+    typed, problems = check_fields({"replicates": replicates}, required=("replicates",))
+    if problems:
+        return {"key": None, "error": " ".join(problems)}
+    replicates = typed["replicates"]
     key = band_request_key(data["id"], a, b, replicates, seed)
     bands = BandCache(services.views.cache)
     if bands.has(key):
@@ -301,10 +355,18 @@ def _blank(message: Any) -> Rendered:
 def render(services: Services, data: dict | None, a: str | None, b: str | None,
            replicates: Any, level: Any, seed: int | None, done: dict | None) -> Rendered:
     """Both figures and the readouts: exact curves always, the band when it was computed for
-    these settings (read from the cache, at the requested level)."""
+    these settings (read from the cache, at the requested level).
+
+    A band setting out of its bounds changes only the status line, which says what the bounds
+    are; the figures and readouts keep what was drawn.
+    """
     seed = DEFAULT_SEED if seed is None else seed
     if not data or not data.get("id"):
         return _blank(NO_DATA)
+    typed, problems = band_settings(replicates, level)
+    if problems:
+        return Rendered(status=warn(problems))
+    replicates, level = typed["replicates"], typed["level"]
     r = resolve(services, data["id"], None)
     ea, eb = r.entry(a), r.entry(b)
     if ea is None or eb is None:
@@ -324,20 +386,15 @@ def render(services: Services, data: dict | None, a: str | None, b: str | None,
     if unpaired:
         out.significant = html.P(unpaired_message(unpaired), className="warn")
         return out
-    try:
-        confidence_ranks(as_float(level) if level is not None else level, as_int(replicates))
-    except CostdashError as exc:
-        out.significant = html.P(str(exc), className="warn")
-        return out
-    key = band_request_key(data["id"], a, b, as_int(replicates), seed)
+    key = band_request_key(data["id"], a, b, replicates, seed)
     band = BandCache(services.views.cache).get(key)
     if band is None:
         failed = done and done.get("key") == key and done.get("error")
         out.significant = (html.P(done["error"], className="warn") if failed else
                            html.P(f"Press Run bootstrap for the paired band of {a} − {b} "
-                                  f"({as_int(replicates):,} replicates).", className="muted"))
+                                  f"({replicates:,} replicates).", className="muted"))
         return out
-    band = band.at_level(float(level))
+    band = band.at_level(level)
     out.difference = difference_figure(d, indices=indices, band=band)
     out.significant = significant_text(band)
     just_run = done and done.get("key") == key and done.get("seconds") is not None
@@ -347,14 +404,18 @@ def render(services: Services, data: dict | None, a: str | None, b: str | None,
     return out
 
 
+VIEW_FIELDS = ["data", "a", "b", "level", "replicates"]
+"""The view fields this page's controls set (in the order of the recording callback's inputs)."""
+
+
 # --- callbacks -------------------------------------------------------------------------------------
 
 def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(
         Output("compare-a", "options"), Output("compare-b", "options"),
         Output("compare-a", "value"), Output("compare-b", "value"),
-        Output("compare-data", "data"), Output("compare-dataset", "children"),
-        Output("compare-error", "children"),
+        Output("compare-data", "data"), Output("compare-data-id", "data"),
+        Output("compare-dataset", "children"), Output("compare-error", "children"),
         Output("current-data", "data", allow_duplicate=True),
         Input("compare-query", "data"), State("current-data", "data"),
         prevent_initial_call="initial_duplicate")
@@ -372,6 +433,13 @@ def register_callbacks(app: Dash, services: Services) -> None:
                                   progress_reporter(set_progress))
 
     @app.callback(
+        Output("compare-run", "disabled"),
+        Input("compare-replicates", "value"), Input("compare-level", "value"),
+        Input("compare-job", "className"))
+    def _gate(replicates, level, job_class):
+        return run_disabled(job_class, band_settings(replicates, level)[1])
+
+    @app.callback(
         Output("compare-envelopes", "figure"), Output("compare-difference", "figure"),
         Output("compare-crossovers", "children"), Output("compare-better", "children"),
         Output("compare-significant", "children"), Output("compare-status", "children"),
@@ -381,10 +449,8 @@ def register_callbacks(app: Dash, services: Services) -> None:
     def _render(data, a, b, replicates, level, done, seed):
         return render(services, data, a, b, replicates, level, seed, done).as_tuple()
 
-    params = ["data", "a", "b", "level", "replicates", "seed"]
     app.clientside_callback(
-        url_writer("/compare", params),
-        Output("compare-url", "data"),
-        Input("compare-data", "data"), Input("compare-a", "value"), Input("compare-b", "value"),
-        Input("compare-level", "value"), Input("compare-replicates", "value"),
-        Input("compare-seed", "data"))
+        record_view_js(VIEW_FIELDS), Output("compare-url", "data"),
+        Input("compare-data-id", "data"), Input("compare-a", "value"),
+        Input("compare-b", "value"), Input("compare-level", "value"),
+        Input("compare-replicates", "value"))

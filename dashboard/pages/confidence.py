@@ -11,47 +11,42 @@ Element ids (a stable contract): ``confidence-model``, ``confidence-threshold``,
 ``confidence-cancel``, ``confidence-progress``, ``confidence-graph``, ``confidence-summary``,
 ``confidence-status``, ``confidence-dataset``, ``confidence-error``.
 
-URL: ``/confidence?data=<id>&model=NAME&level=0.9&replicates=1000`` plus, when used,
-``threshold=T`` (band of the classifier at that fixed threshold), ``pc=X`` (the PC(+) to read the
-band at; or ``p_pos``, ``cost_fn``, ``cost_fp`` as on the Explore page) and ``seed=S``.
-
-The helpers above the callbacks (query parsing, resolving the data set, the job controls) are
-shared with the Compare page.
+The page opens with the whole view (:class:`costdash.view.View`): its own fields ``model``,
+``threshold``, ``pc``, ``level``, ``replicates`` and ``seed``, and Explore's conditions and
+ticked classifiers. The classifier is ``model``, else the first ticked one; the band is read at
+``pc``, else at the PC(+) of the conditions (p(+) absent: the data's prevalence). The page hands
+its controls to the browser's one view object (``assets/viewstate.js``), which writes the
+address bar; a PC(+) equal to the conditions' is left out of it, so the page keeps following
+Explore's conditions.
 """
 
 from __future__ import annotations
 
-import logging
-import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from dash import (Dash, Input, Output, State, callback_context, dcc, html, no_update,
-                  set_props)
-from dash.exceptions import BackgroundCallbackError
+from dash import Dash, Input, Output, State, callback_context, dcc, html, no_update
 
-from costdash.bands import MAX_REPLICATES, CostBand, confidence_ranks, cost_band
-from costdash.conditions import OperatingCondition
-from costdash.costspace import LowerEnvelope, lower_envelope
+from costdash.bands import CostBand, confidence_ranks, cost_band
 from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
+from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
 from dashboard.cache import Services
+from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, UNSET_WHEN_IMPLIED_JS,
+                                  background_options, check_fields, conditions_pc, dataset_line,
+                                  default_model, envelope_of, job_controls, number_box,
+                                  prevalence_of, progress_reporter, resolve, run_disabled, warn)
 from dashboard.figures.bands import band_figure
-from dashboard.figures.common import graph_config
 from dashboard.figures.bands import level_text as percent
-from dashboard.jobs import (BAND_GRID, DEFAULT_REPLICATES, DEFAULT_SEED, POLL_INTERVAL_MS,
-                           BandCache, cost_band_key)
-from dashboard.storage import DatasetNotFound, valid_id
-from dashboard.viewmodel import hull_from_entry
+from dashboard.figures.common import graph_config
+from dashboard.jobs import BandCache, cost_band_key
+from dashboard.viewstate import page_view, problems_note, record_view_js
 
-log = logging.getLogger(__name__)
-
-DEFAULT_LEVEL = 0.9
-GRID = BAND_GRID
-"""PC(+) values of a band (``linspace(0, 1, 201)``, the core's and the CLI's default)."""
+__all__ = ["CACHE_DOWN", "CAVEAT_CURVE", "CAVEAT_LINE", "compute_band", "layout", "load",
+           "register_callbacks", "render", "report_href"]
 
 WHAT_IT_MEASURES = (
     "The band shows how much this cost curve would move if the same, already trained model were "
@@ -73,134 +68,21 @@ CAVEAT_LINE = (
     "threshold was not chosen by looking at this same test set.")
 
 
-# --- reading the query string (shared with the Compare page) -----------------------------------
+# --- reading the controls ----------------------------------------------------------------------
 
-def first(query: dict[str, list[str]], key: str) -> str | None:
-    values = query.get(key)
-    return values[0] if values else None
-
-
-def query_float(query: dict[str, list[str]], key: str) -> float | None:
-    text = first(query, key)
-    try:
-        value = float(text) if text is not None else None
-    except ValueError:
-        return None
-    return value if value is not None and math.isfinite(value) else None
-
-
-def query_int(query: dict[str, list[str]], key: str) -> int | None:
-    value = query_float(query, key)
-    return int(value) if value is not None and value.is_integer() else None
-
-
-def query_level(query: dict[str, list[str]]) -> float:
-    level = query_float(query, "level")
-    return level if level is not None and 0.0 < level < 1.0 else DEFAULT_LEVEL
-
-
-def query_replicates(query: dict[str, list[str]]) -> int:
-    b = query_int(query, "replicates")
-    return b if b is not None and 1 <= b <= MAX_REPLICATES else DEFAULT_REPLICATES
-
-
-def query_seed(query: dict[str, list[str]]) -> int:
-    seed = query_int(query, "seed")
-    return seed if seed is not None and seed >= 0 else DEFAULT_SEED
-
-
-def query_pc(query: dict[str, list[str]]) -> float | None:
-    """``pc``, else the PC(+) of ``p_pos``, ``cost_fn``, ``cost_fp`` (the Explore page's names)."""
-    pc = query_float(query, "pc")
-    if pc is not None:
-        return pc if 0.0 <= pc <= 1.0 else None
-    p = query_float(query, "p_pos")
-    if p is None:
-        return None
-    try:
-        return OperatingCondition(p, query_float(query, "cost_fn") or 1.0,
-                                  query_float(query, "cost_fp") or 1.0).pc
-    except CostdashError:
-        return None
-
-
-def as_int(value: Any) -> Any:
-    """A whole number typed in a number box (it may arrive as 1000.0) as an int."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-def as_float(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def fmt_range(lo: float, hi: float) -> str:
-    return f"{lo:.3g}" if lo == hi else f"{lo:.3g}–{hi:.3g}"
-
-
-CACHE_DOWN = ("The band was computed, but the result cache did not keep it (the cache server "
-              "is unreachable), so it cannot be shown. Try again when the cache is back.")
-
-
-# --- the data set ---------------------------------------------------------------------------------
-
-NO_DATA = "No data set is open. Upload a predictions file or open a demo on the Explore page."
-
-
-def no_data(message: str = NO_DATA) -> list:
-    return [message + " ", dcc.Link("Go to Explore", href="/explore")]
-
-
-@dataclass
-class Resolved:
-    """The data set a page shows: its id and cached view model, or why there is none."""
-
-    id: str | None = None
-    view: dict[str, Any] | None = None
-    error: Any = None
-
-    @property
-    def ok(self) -> bool:
-        return self.view is not None
-
-    def entry(self, name: str | None) -> dict[str, Any] | None:
-        for c in (self.view or {}).get("classifiers", []):
-            if c["name"] == name:
-                return c
-        return None
-
-    @property
-    def names(self) -> list[str]:
-        return [c["name"] for c in (self.view or {}).get("classifiers", [])]
-
-
-def resolve(services: Services, query_id: str | None, current: dict | None) -> Resolved:
-    """The data set of the URL, else the one last opened on any page (``current-data``)."""
-    data_id = query_id if valid_id(query_id) else None
-    if data_id is None and current and valid_id(current.get("id")):
-        data_id = current["id"]
-    if data_id is None:
-        return Resolved(error=no_data())
-    try:
-        return Resolved(id=data_id, view=services.views.full(data_id))
-    except (DatasetNotFound, CostdashError) as exc:
-        return Resolved(id=data_id, error=no_data(str(exc) + "."))
-
-
-def dataset_line(view: dict[str, Any]) -> str:
-    n_cls = len(view["classifiers"])
-    folds = (f"; {view['n_folds']} folds, pooled into one test set for the bootstrap"
-             if view.get("n_folds") else "")
-    return (f"{view['name']}: {view['n']:,} cases, {view['n_pos']:,} positive, {n_cls} "
-            f"classifier{'s' if n_cls != 1 else ''}{folds}")
-
-
-def envelope_of(entry: dict[str, Any]) -> LowerEnvelope:
-    """A classifier's exact lower envelope, from its hull kept in the view model."""
-    return lower_envelope(hull_from_entry(entry["hull"]))
+def band_settings(threshold: Any, replicates: Any, level: Any = DEFAULT_LEVEL,
+                  pc: Any = None) -> tuple[dict[str, Any], list[str]]:
+    """The band's settings as the controls send them, typed by the view schema, and a message
+    for each invalid one (its label and bounds; also a level the replicates cannot resolve)."""
+    typed, problems = check_fields({"threshold": threshold, "replicates": replicates,
+                                    "level": level, "pc": pc},
+                                   required=("replicates", "level"))
+    if not problems:
+        try:
+            confidence_ranks(typed["level"], typed["replicates"])
+        except CostdashError as exc:
+            problems.append(str(exc))
+    return typed, problems
 
 
 def counted_message(name: str) -> str:
@@ -216,153 +98,6 @@ def counted_problem(entry: dict[str, Any], threshold: float | None) -> str | Non
     # Its ROC curve is its matrices framed by (0, 0) and (1, 1): more than 3 points means more
     # than one matrix, and a band is for one matrix.
     return counted_message(entry["name"]) if entry["roc_size"] > 3 else None
-
-
-# --- job controls (shared with the Compare page) ---------------------------------------------------
-
-def number_box(id_: str, value: Any, **kwargs: Any) -> dcc.Input:
-    return dcc.Input(id=id_, type="number", value=value, step="any", debounce=0.4,
-                     className="num", **kwargs)
-
-
-def job_controls(prefix: str, replicates: int, level: float) -> list:
-    return [
-        html.Div(className="field-row", children=[
-            html.Label(["Replicates (B) ",
-                        number_box(f"{prefix}-replicates", replicates, min=1,
-                                   max=MAX_REPLICATES)]),
-            html.Label(["Confidence level ",
-                        number_box(f"{prefix}-level", level, min=0.01, max=0.999)]),
-        ]),
-        html.Div(className="job-buttons", children=[
-            html.Button("Run bootstrap", id=f"{prefix}-run", n_clicks=0, className="run-button"),
-            html.Button("Cancel", id=f"{prefix}-cancel", n_clicks=0, disabled=True,
-                        className="cancel-button"),
-        ]),
-        html.Div(id=f"{prefix}-job", className="job", children=[
-            html.Progress(id=f"{prefix}-progress", max="1", **{"aria-label": "job progress"}),
-            html.Span(id=f"{prefix}-progress-text", className="job-text"),
-        ]),
-        html.Div(id=f"{prefix}-status", className="note job-status", **{"aria-live": "polite"}),
-    ]
-
-
-def progress_reporter(set_progress: Callable[[tuple], None] | None
-                      ) -> Callable[[int, int], None] | None:
-    """The core's ``progress(done, total)`` as the values of the progress bar and its text."""
-    if set_progress is None:
-        return None
-
-    def report(done: int, total: int) -> None:
-        set_progress((done, total, f"{done:,} of {total:,} replicates"))
-    return report
-
-
-JOB_ERROR_PREFIX = "An error occurred inside a background callback: "
-
-
-def job_error_text(err: Exception) -> str:
-    """The sentence the page shows for a bootstrap job that failed or could not start.
-
-    Parameters
-    ----------
-    err : Exception
-        What Dash gave the callback's ``on_error``: a ``BackgroundCallbackError`` (the job
-        raised, or its worker died: see :func:`dashboard.jobs.job_failure_message`), or the
-        error of starting the job (e.g. the job queue is unreachable).
-
-    Returns
-    -------
-    str
-    """
-    if isinstance(err, BackgroundCallbackError):
-        text = str(err).removeprefix(JOB_ERROR_PREFIX).strip()
-        first_line = text.split("\n", 1)[0].strip()
-        if first_line.startswith("The bootstrap job"):
-            return first_line
-        return f"The bootstrap job failed ({first_line}). The details are in the server's log."
-    return (f"The bootstrap job could not be started or followed ({type(err).__name__}: "
-            f"{err}). Try again in a moment; if it keeps failing, the job queue is unreachable.")
-
-
-def job_error_handler(prefix: str, error_reply: Callable[[str], Any] | None = None
-                      ) -> Callable[[Exception], Any]:
-    """``on_error`` of a page's bootstrap job: the page says why the job failed.
-
-    Parameters
-    ----------
-    prefix : str
-        The page's id prefix: ``{prefix}-status`` gets the message through ``set_props``.
-        Dash applies that to a failure seen while polling the job, but not when the job could
-        not even be queued (a background callback's side updates are only sent with its polls).
-    error_reply : callable, optional
-        ``error_reply(message)``: the job callback's output for a failure, which the page's
-        render callback shows (the Confidence page's ``{"key", "error"}``), or None when it
-        cannot tell. This is what reaches the page when the job could not be queued: only
-        that request carries the callback's state (the polls send it empty).
-
-    Returns
-    -------
-    callable
-        Dash ends the job either way: Run is enabled again and Cancel disabled.
-    """
-    def on_error(err: Exception) -> Any:
-        message = job_error_text(err)
-        # Details are for the operator, not the page. A job's error already carries the job's
-        # traceback (from the worker); a failure to enqueue needs this process's.
-        if isinstance(err, BackgroundCallbackError):
-            log.error("%s bootstrap job: %s", prefix, err)
-        else:
-            log.error("%s bootstrap job could not start or be followed", prefix, exc_info=err)
-        set_props(f"{prefix}-status", {"children": html.Span(message, className="warn")})
-        reply = error_reply(message) if error_reply is not None else None
-        return no_update if reply is None else reply
-    return on_error
-
-
-def background_options(prefix: str, error_reply: Callable[[str], Any] | None = None
-                       ) -> dict[str, Any]:
-    """``running``, ``cancel``, ``progress`` and ``on_error`` of a page's bootstrap job
-    (``error_reply``: see :func:`job_error_handler`)."""
-    return dict(
-        background=True, prevent_initial_call=True, interval=POLL_INTERVAL_MS,
-        on_error=job_error_handler(prefix, error_reply),
-        running=[(Output(f"{prefix}-run", "disabled"), True, False),
-                 (Output(f"{prefix}-cancel", "disabled"), False, True),
-                 (Output(f"{prefix}-job", "className"), "job running", "job"),
-                 (Output(f"{prefix}-status", "className"), "note job-status hidden",
-                  "note job-status")],
-        cancel=[Input(f"{prefix}-cancel", "n_clicks")],
-        progress=[Output(f"{prefix}-progress", "value"), Output(f"{prefix}-progress", "max"),
-                  Output(f"{prefix}-progress-text", "children")],
-        progress_default=[None, 1, "starting…"],
-    )
-
-
-def url_writer(path: str, params: list[str]) -> str:
-    """Clientside function writing the page's state to the address bar (replaceState: no history
-    flood, no re-routing). Its arguments are the values of ``params``, in order; ``data`` is the
-    resolved ``{"id", "name"}``; empty values are left out."""
-    names = ", ".join(p.replace("-", "_") for p in params)
-    sets = "\n".join(
-        f'        put("{p}", {p.replace("-", "_")});' for p in params if p != "data")
-    return f"""function ({names}) {{
-        const q = new URLSearchParams();
-        const put = (k, v) => {{
-            if (v === null || v === undefined || v === "") return;
-            if (typeof v === "number" && !isFinite(v)) return;
-            q.set(k, String(v));
-        }};
-        if (data && data.id) q.set("data", data.id);
-{sets}
-        const search = "?" + q.toString();
-        const here = window.location.pathname.replace(/\\/$/, "");
-        if (here.endsWith("{path}") && search !== window.location.search) {{
-            window.history.replaceState(window.history.state, "",
-                                        window.location.pathname + search + window.location.hash);
-        }}
-        return search;
-    }}"""
 
 
 # --- layout ----------------------------------------------------------------------------------------
@@ -389,20 +124,25 @@ HELP = [
 ]
 
 
-def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Div:
-    """The Confidence page, initialised from the URL query."""
-    data = first(query, "data")
-    model = first(query, "model")
-    threshold = query_float(query, "threshold")
-    level, replicates = query_level(query), query_replicates(query)
+def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
+    """The Confidence page, initialised from the view in the URL query."""
+    view, problems = page_view(query)
+    # The band is read at the PC(+) of Explore's conditions unless the view names one; both
+    # need the data's prevalence, known here when the link names the data set (else the load
+    # callback fills them in once it has resolved the data set).
+    implied = conditions_pc(view, prevalence_of(services, view.data))
+    pc = view.pc if view.pc is not None else implied
     return html.Div(className="bands-page confidence", children=[
-        dcc.Store(id="confidence-query", data={"id": data if valid_id(data) else None,
-                                               "model": model}),
+        dcc.Store(id="confidence-query", data=view.to_json()),
         dcc.Store(id="confidence-data"),
-        dcc.Store(id="confidence-seed", data=query_seed(query)),
+        dcc.Store(id="confidence-data-id", data=view.data),
+        dcc.Store(id="confidence-pc-implied", data=implied),
+        dcc.Store(id="confidence-pc-view"),
+        dcc.Store(id="confidence-seed", data=view.seed),
         dcc.Store(id="confidence-done"),
         dcc.Store(id="confidence-url"),
         html.Section(className="data-bar", children=[
+            problems_note(problems),
             html.Div(id="confidence-dataset", className="dataset-info"),
             html.Div(id="confidence-error", className="error", role="alert"),
         ]),
@@ -412,12 +152,13 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
                     html.H2("Confidence band"),
                     html.Div(className="field", children=[
                         html.Label("Classifier", htmlFor="confidence-model"),
-                        dcc.Dropdown(id="confidence-model", options=[], value=None,
-                                     clearable=False, searchable=False),
+                        dcc.Dropdown(id="confidence-model",
+                                     options=[view.model] if view.model else [],
+                                     value=view.model, clearable=False, searchable=False),
                     ]),
                     html.Div(className="field", children=[
                         html.Label("Fixed threshold (optional)", htmlFor="confidence-threshold"),
-                        number_box("confidence-threshold", threshold,
+                        number_box("confidence-threshold", view.threshold,
                                    placeholder="none: the whole curve"),
                         html.P(className="explain", children=[
                             "Leave empty for the band of the whole curve (the best threshold at "
@@ -427,10 +168,12 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
                     ]),
                     html.Div(className="field", children=[
                         html.Label("Read the band at PC(+) (optional)", htmlFor="confidence-pc"),
-                        number_box("confidence-pc", query_pc(query), min=0, max=1,
+                        number_box("confidence-pc", pc,
                                    placeholder="your operating point, e.g. 0.3"),
+                        html.P(className="explain", children=[
+                            "Starts at the PC(+) of your conditions on Explore."]),
                     ]),
-                    *job_controls("confidence", replicates, level),
+                    *job_controls("confidence", view.replicates, view.level),
                 ]),
             ]),
             html.Div(className="results", children=[
@@ -462,48 +205,66 @@ class Loaded:
     options: Any = no_update
     model: Any = no_update
     data: Any = no_update
+    data_id: Any = no_update
     info: Any = no_update
     error: Any = no_update
     current: Any = no_update
+    pc: Any = no_update
+    pc_implied: Any = no_update
 
     def as_tuple(self) -> tuple:
-        return self.options, self.model, self.data, self.info, self.error, self.current
+        return (self.options, self.model, self.data, self.data_id, self.info, self.error,
+                self.current, self.pc, self.pc_implied)
 
 
-def load(services: Services, query: dict | None, current: dict | None) -> Loaded:
-    """Resolve the data set and fill the classifier dropdown."""
-    query = query or {}
-    r = resolve(services, query.get("id"), current)
+def _view_of(query: View | Mapping[str, Any] | None) -> View:
+    """The page's view from its query store (the view's JSON) or a :class:`View`."""
+    return query if isinstance(query, View) else page_view(query)[0]
+
+
+def load(services: Services, query: View | Mapping[str, Any] | None,
+         current: dict | None) -> Loaded:
+    """Resolve the data set (the view's, else the one last opened) and fill the classifier
+    dropdown (the view's ``model``, else the first ticked classifier) and, unless the view
+    names a PC(+), the PC(+) box with that of the conditions."""
+    view = _view_of(query)
+    r = resolve(services, view.data, current)
     if not r.ok:
-        return Loaded(options=[], model=None, data=None, info="", error=r.error)
+        return Loaded(options=[], model=None, data=None, data_id=None, info="", error=r.error)
     names = r.names
-    model = query.get("model") if query.get("model") in names else names[0]
-    return Loaded(options=[{"label": n, "value": n} for n in names], model=model,
-                  data={"id": r.id, "name": r.view["name"]}, info=dataset_line(r.view), error="",
-                  current={"id": r.id, "name": r.view["name"]})
+    implied = conditions_pc(view, r.view["prevalence"])
+    return Loaded(options=[{"label": n, "value": n} for n in names],
+                  model=default_model(view, names),
+                  data={"id": r.id, "name": r.view["name"]}, data_id=r.id,
+                  info=dataset_line(r.view), error="",
+                  current={"id": r.id, "name": r.view["name"]},
+                  pc=implied if view.pc is None else no_update, pc_implied=implied)
 
 
 def report_href(data: dict | None, model: str | None, threshold: Any, replicates: Any,
                 level: Any, seed: int | None) -> str:
-    """The report download with this page's band (included once it has been computed)."""
-    if not data or not data.get("id") or not model:
+    """The report download with this page's band (included once it has been computed); ``#``
+    without a data set or classifier, or while a setting is invalid (the page says which)."""
+    typed, problems = band_settings(threshold, replicates, level)
+    if not data or not data.get("id") or not model or problems:
         return "#"
-    query = {"band": model, "replicates": as_int(replicates),
-             "seed": DEFAULT_SEED if seed is None else seed,
-             "level": as_float(level) or DEFAULT_LEVEL}
-    if as_float(threshold) is not None:
-        query["threshold"] = as_float(threshold)
+    query = {"band": model, "replicates": typed["replicates"],
+             "seed": DEFAULT_SEED if seed is None else seed, "level": typed["level"]}
+    if typed["threshold"] is not None:
+        query["threshold"] = typed["threshold"]
     return f"/api/v1/datasets/{data['id']}/report.html?{urlencode(query)}"
 
 
 def job_key(data: dict | None, model: str | None, threshold: Any, replicates: Any,
             seed: int | None) -> str | None:
-    """The band key of a job's inputs (as the controls send them); None without a data set
-    or classifier."""
-    if not data or not data.get("id") or not model:
+    """The band key of a job's inputs (as the controls send them); None without a data set or
+    classifier, or with an invalid threshold or number of replicates."""
+    typed, problems = check_fields({"threshold": threshold, "replicates": replicates},
+                                   required=("replicates",))
+    if not data or not data.get("id") or not model or problems:
         return None
-    return cost_band_key(data["id"], model, as_float(threshold), as_int(replicates),
-                            DEFAULT_SEED if seed is None else seed)
+    return cost_band_key(data["id"], model, typed["threshold"], typed["replicates"],
+                         DEFAULT_SEED if seed is None else seed)
 
 
 def failed_job_reply(message: str) -> dict[str, Any] | None:
@@ -522,13 +283,19 @@ def compute_band(services: Services, data: dict | None, model: str | None, thres
                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """The background job: compute the band (unless cached) and keep it in the result cache.
 
-    Returns the small reply the browser keeps: ``{"key", "seconds"}``, or ``{"key", "error"}``.
+    Returns the small reply the browser keeps: ``{"key", "seconds"}``, or ``{"key", "error"}``
+    (``key`` None when the settings are invalid: nothing is resampled then).
     """
-    key = job_key(data, model, threshold, replicates, seed)
-    if key is None:
+    if not data or not data.get("id") or not model:
         return {"key": None, "error": NO_DATA}
+    # Run is disabled while a setting is invalid; this guards a click that raced the check.
+    typed, problems = check_fields({"threshold": threshold, "replicates": replicates},
+                                   required=("replicates",))
+    if problems:
+        return {"key": None, "error": " ".join(problems)}
     seed = DEFAULT_SEED if seed is None else seed
-    threshold, replicates = as_float(threshold), as_int(replicates)
+    threshold, replicates = typed["threshold"], typed["replicates"]
+    key = cost_band_key(data["id"], model, threshold, replicates, seed)
     bands = BandCache(services.views.cache)
     if bands.has(key):
         return {"key": key, "seconds": None}
@@ -591,39 +358,39 @@ def render(services: Services, data: dict | None, model: str | None, threshold: 
            replicates: Any, level: Any, pc: Any, seed: int | None,
            done: dict | None) -> Rendered:
     """The figure and readouts for the controls: the band from the cache when it was computed
-    (at the requested level, with ``at_level``), else the exact curve and a hint to run."""
+    (at the requested level, with ``at_level``), else the exact curve and a hint to run.
+
+    A setting out of its bounds changes only the status line, which says what the bounds are;
+    the figure and the readouts keep what was drawn.
+    """
     seed = DEFAULT_SEED if seed is None else seed
     if not data or not data.get("id"):
         return Rendered(figure=band_figure(None, name="", index=0), summary="–", status="",
                         caveat="")
+    typed, problems = band_settings(threshold, replicates, level, pc)
+    if problems:
+        return Rendered(status=warn(problems))
+    threshold, replicates, level, pc = (typed["threshold"], typed["replicates"], typed["level"],
+                                        typed["pc"])
     r = resolve(services, data["id"], None)
     entry = r.entry(model)
     if entry is None:
         return Rendered(figure=band_figure(None, name="", index=0), summary="–",
                         status=r.error or "Pick a classifier.", caveat="")
-    threshold, replicates, pc = as_float(threshold), as_int(replicates), as_float(pc)
-    if pc is not None and not 0.0 <= pc <= 1.0:
-        pc = None
     envelope = envelope_of(entry)
     caveat = CAVEAT_CURVE if threshold is None else CAVEAT_LINE
     empty = band_figure(None, name=model, index=entry["index"], envelope=envelope, pc=pc)
     problem = counted_problem(entry, threshold)
     if problem:
-        return Rendered(figure=empty, summary="–", status=html.Span(problem, className="warn"),
-                        caveat=caveat)
-    try:
-        confidence_ranks(as_float(level) if level is not None else level, replicates)
-    except CostdashError as exc:
-        return Rendered(figure=empty, summary="–", status=html.Span(str(exc), className="warn"),
-                        caveat=caveat)
+        return Rendered(figure=empty, summary="–", status=warn(problem), caveat=caveat)
     key = cost_band_key(data["id"], model, threshold, replicates, seed)
     band = BandCache(services.views.cache).get(key)
     if band is None:
         failed = done and done.get("key") == key and done.get("error")
-        status = (html.Span(done["error"], className="warn") if failed else
+        status = (warn(done["error"]) if failed else
                   f"Press Run bootstrap to compute the band from {replicates:,} replicates.")
         return Rendered(figure=empty, summary="–", status=status, caveat=caveat)
-    band = band.at_level(float(level))
+    band = band.at_level(level)
     just_run = done and done.get("key") == key and done.get("seconds") is not None
     status = (f"{band.replicates:,} replicates (seed {seed})"
               + (f", computed in {done['seconds']:.2f} s." if just_run else
@@ -633,14 +400,19 @@ def render(services: Services, data: dict | None, model: str | None, threshold: 
         summary=band_summary(band, pc), status=status, caveat=caveat)
 
 
+VIEW_FIELDS = ["data", "model", "threshold", "level", "replicates", "pc"]
+"""The view fields this page's controls set (in the order of the recording callback's inputs)."""
+
+
 # --- callbacks -------------------------------------------------------------------------------------
 
 def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(
         Output("confidence-model", "options"), Output("confidence-model", "value"),
-        Output("confidence-data", "data"), Output("confidence-dataset", "children"),
-        Output("confidence-error", "children"),
+        Output("confidence-data", "data"), Output("confidence-data-id", "data"),
+        Output("confidence-dataset", "children"), Output("confidence-error", "children"),
         Output("current-data", "data", allow_duplicate=True),
+        Output("confidence-pc", "value"), Output("confidence-pc-implied", "data"),
         Input("confidence-query", "data"), State("current-data", "data"),
         prevent_initial_call="initial_duplicate")
     def _load(query, current):
@@ -656,6 +428,14 @@ def register_callbacks(app: Dash, services: Services) -> None:
     def _run(set_progress, _clicks, data, model, threshold, replicates, seed):
         return compute_band(services, data, model, threshold, replicates, seed,
                             progress_reporter(set_progress))
+
+    @app.callback(
+        Output("confidence-run", "disabled"),
+        Input("confidence-threshold", "value"), Input("confidence-replicates", "value"),
+        Input("confidence-level", "value"), Input("confidence-pc", "value"),
+        Input("confidence-job", "className"))
+    def _gate(threshold, replicates, level, pc, job_class):
+        return run_disabled(job_class, band_settings(threshold, replicates, level, pc)[1])
 
     @app.callback(
         Output("confidence-graph", "figure"), Output("confidence-summary", "children"),
@@ -676,11 +456,11 @@ def register_callbacks(app: Dash, services: Services) -> None:
     def _report_link(data, model, threshold, replicates, level, seed):
         return report_href(data, model, threshold, replicates, level, seed)
 
-    params = ["data", "model", "threshold", "level", "replicates", "pc", "seed"]
     app.clientside_callback(
-        url_writer("/confidence", params),
-        Output("confidence-url", "data"),
-        Input("confidence-data", "data"), Input("confidence-model", "value"),
+        UNSET_WHEN_IMPLIED_JS, Output("confidence-pc-view", "data"),
+        Input("confidence-pc", "value"), Input("confidence-pc-implied", "data"))
+    app.clientside_callback(
+        record_view_js(VIEW_FIELDS), Output("confidence-url", "data"),
+        Input("confidence-data-id", "data"), Input("confidence-model", "value"),
         Input("confidence-threshold", "value"), Input("confidence-level", "value"),
-        Input("confidence-replicates", "value"), Input("confidence-pc", "value"),
-        Input("confidence-seed", "data"))
+        Input("confidence-replicates", "value"), Input("confidence-pc-view", "data"))

@@ -12,26 +12,36 @@ Element ids (a stable contract): ``folds-model``, ``folds-p-pos``, ``folds-cost-
 ``folds-cost-fp``, ``folds-cost-graph``, ``folds-roc-graph``, ``folds-spread``, ``folds-info``,
 ``folds-error``, ``folds-message``, ``folds-demo-<name>``.
 
-URL: ``/folds?data=<id>&model=NAME&p_pos=&cost_fn=&cost_fp=``.
+The page opens with the whole view (:class:`costdash.view.View`): the classifier is its
+``model``, else the first classifier ticked on Explore; p(+) and the costs are Explore's
+conditions, p(+) absent meaning the data's prevalence (the one default rule,
+:meth:`costdash.view.View.condition`). The page hands its controls to the browser's one view
+object (``assets/viewstate.js``), which writes the address bar; a p(+) equal to the data's
+prevalence is left out of it, so the page keeps following the default rule.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dash import Dash, Input, Output, ctx, dcc, html, no_update
 
-from costdash.conditions import OperatingCondition
+from costdash.conditions import OperatingCondition, default_condition
 from costdash.dataset import Dataset
 from costdash.demo import DEMOS
 from costdash.errors import CostdashError
 from costdash.folds import FoldAverages, FoldSpread, dataset_fold_averages, fold_spread
+from costdash.view import View
 from dashboard.cache import Services
+from dashboard.components import (UNSET_WHEN_IMPLIED_JS, check_fields, default_model,
+                                  number_box, open_demo, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.folds import folds_cost_figure, folds_roc_figure
-from dashboard.storage import DatasetNotFound, valid_id
+from dashboard.storage import DatasetNotFound
+from dashboard.viewstate import page_view, problems_note, record_view_js
 
 NO_FOLDS = ("This data set has no fold column, so there is nothing to average. Per-fold "
             "analysis needs a column that says which cross-validation fold (or run) each row "
@@ -41,49 +51,7 @@ NO_DATA = ("No data set is open. Upload a predictions file with a fold column on
            "page, or open one of the demos above.")
 
 
-# --- reading the query string ----------------------------------------------------------------
-
-def _first(query: dict[str, list[str]], key: str) -> str | None:
-    values = query.get(key)
-    return values[0] if values else None
-
-
-def _positive(query: dict[str, list[str]], key: str, *, below_one: bool = False) -> float | None:
-    text = _first(query, key)
-    try:
-        value = float(text) if text is not None else None
-    except ValueError:
-        return None
-    if value is None or not math.isfinite(value) or value <= 0 or (below_one and value >= 1):
-        return None
-    return value
-
-
-@dataclass
-class FoldsState:
-    """The view a URL query describes (missing or invalid parameters take their defaults)."""
-
-    data: str | None = None
-    model: str | None = None
-    p_pos: float | None = None
-    cost_fn: float = 1.0
-    cost_fp: float = 1.0
-
-    @classmethod
-    def from_query(cls, query: dict[str, list[str]]) -> FoldsState:
-        data = _first(query, "data")
-        return cls(data=data if valid_id(data) else None, model=_first(query, "model") or None,
-                   p_pos=_positive(query, "p_pos", below_one=True),
-                   cost_fn=_positive(query, "cost_fn") or 1.0,
-                   cost_fp=_positive(query, "cost_fp") or 1.0)
-
-
 # --- layout ----------------------------------------------------------------------------------
-
-def _number(id_: str, value: Any, **kwargs: Any) -> dcc.Input:
-    return dcc.Input(id=id_, type="number", value=value, step="any", debounce=0.25,
-                     className="num", **kwargs)
-
 
 def _graph(id_: str, figure: Any, caption: str) -> html.Figure:
     return html.Figure(className="plot", children=[
@@ -118,46 +86,59 @@ WHY = html.Details(className="help folds-why", open=True, children=[
 ])
 
 
-def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Div:
-    """The Folds page, initialised from the URL query."""
-    s = FoldsState.from_query(query)
-    p_pos = s.p_pos
-    if p_pos is None and s.data:
-        record = services.store.info(s.data)
-        if record is not None and record.n:
-            p_pos = record.n_pos / record.n
+def reference(view: View) -> dict[str, Any] | None:
+    """What the page keeps of the view to resolve the data set and its classifier: the data
+    set id, the view's ``model`` and the classifiers ticked on Explore (the fallback)."""
+    if not view.data:
+        return None
+    return {"id": view.data, "model": view.model, "models": list(view.models or ())}
+
+
+def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
+    """The Folds page, initialised from the view in the URL query."""
+    view, problems = page_view(query)
+    prevalence = None
+    if view.data:
+        record = services.store.info(view.data)
+        prevalence = record.n_pos / record.n if record is not None and record.n else None
+    # The one default rule: p(+) absent is the data's prevalence.
+    p_pos = view.p_pos if prevalence is None else view.condition(prevalence).p_pos
     demos = [html.Button(d.title, id=f"folds-demo-{name}", n_clicks=0, className="demo-button",
                          title=d.description) for name, d in DEMOS.items()]
     return html.Div(className="folds-page", children=[
-        dcc.Store(id="folds-ref", data={"id": s.data, "model": s.model} if s.data else None),
+        dcc.Store(id="folds-ref", data=reference(view)),
+        dcc.Store(id="folds-data-id", data=view.data),
+        dcc.Store(id="folds-p-implied", data=prevalence),
+        dcc.Store(id="folds-p-view"),
         dcc.Store(id="folds-url"),
         html.Section(className="data-bar folds-bar", children=[
+            problems_note(problems),
             html.Div(className="folds-controls", children=[
                 html.Div(className="folds-field folds-model-field", children=[
                     html.Label("Classifier", htmlFor="folds-model"),
-                    dcc.Dropdown(id="folds-model", options=[s.model] if s.model else [],
-                                 value=s.model, clearable=False, searchable=False,
+                    dcc.Dropdown(id="folds-model", options=[view.model] if view.model else [],
+                                 value=view.model, clearable=False, searchable=False,
                                  placeholder="classifier"),
                 ]),
                 html.Div(className="folds-field", children=[
                     html.Label("p(+)", htmlFor="folds-p-pos",
                                title="probability that a case is positive"),
-                    _number("folds-p-pos", p_pos, min=0, max=1, placeholder="p(+)")]),
+                    number_box("folds-p-pos", p_pos, debounce=0.25, placeholder="p(+)")]),
                 html.Div(className="folds-field", children=[
                     html.Label(["C(−|+) ", html.Span("false negative", className="hint")],
                                htmlFor="folds-cost-fn"),
-                    _number("folds-cost-fn", s.cost_fn, min=0)]),
+                    number_box("folds-cost-fn", view.cost_fn, debounce=0.25)]),
                 html.Div(className="folds-field", children=[
                     html.Label(["C(+|−) ", html.Span("false positive", className="hint")],
                                htmlFor="folds-cost-fp"),
-                    _number("folds-cost-fp", s.cost_fp, min=0)]),
+                    number_box("folds-cost-fp", view.cost_fp, debounce=0.25)]),
             ]),
-            html.Div(className="demos", hidden=bool(s.data), id="folds-demos",
+            html.Div(className="demos", hidden=bool(view.data), id="folds-demos",
                      children=[html.Span("Demos with 5 folds:"), *demos]),
             html.Div(id="folds-info", className="dataset-info"),
             html.Div(id="folds-error", className="error", role="alert"),
             html.Div(id="folds-message", className="notice", role="status",
-                     children=None if s.data else NO_DATA),
+                     children=None if view.data else NO_DATA),
         ]),
         html.Div(className="plots", children=[
             _graph("folds-cost-graph", folds_cost_figure(None),
@@ -180,8 +161,7 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
 
 def demo_reference(services: Services, name: str) -> dict[str, Any]:
     """Store a demo data set (once) and return the reference the page keeps."""
-    record = services.put_demo(name)
-    return {"id": record.id, "model": None, "name": record.name}
+    return {**open_demo(services, name), "model": None, "models": []}
 
 
 def _fmt(x: float, digits: int = 4) -> str:
@@ -233,7 +213,9 @@ def spread_table(averages: FoldAverages, spread: FoldSpread,
 class FoldsOutputs:
     options: Any = no_update
     model: Any = no_update
+    data_id: Any = no_update
     p_pos: Any = no_update
+    p_implied: Any = no_update
     cost: Any = no_update
     roc: Any = no_update
     spread: Any = no_update
@@ -243,8 +225,8 @@ class FoldsOutputs:
     demos_hidden: Any = no_update
 
     def as_tuple(self) -> tuple:
-        return (self.options, self.model, self.p_pos, self.cost, self.roc, self.spread,
-                self.info, self.error, self.message, self.demos_hidden)
+        return (self.options, self.model, self.data_id, self.p_pos, self.p_implied, self.cost,
+                self.roc, self.spread, self.info, self.error, self.message, self.demos_hidden)
 
 
 def _empty(message: str = "", error: str = "") -> FoldsOutputs:
@@ -261,9 +243,17 @@ def _info(dataset: Dataset, name: str) -> str:
 
 def folds_view(services: Services, ref: dict[str, Any] | None, model: str | None,
                p_pos: Any, cost_fn: Any, cost_fp: Any) -> FoldsOutputs:
-    """Everything on the page for a data set, classifier and operating conditions."""
+    """Everything on the page for a data set, classifier and operating conditions.
+
+    An empty p(+) box is the data's prevalence and empty cost boxes are 1 (the one default
+    rule, :func:`costdash.conditions.default_condition`); the p(+) box is filled in then. A
+    value out of its bounds is named in the error line, and the cost figure and the spread
+    keep what was drawn.
+    """
     if not ref or not ref.get("id"):
-        return FoldsOutputs(message=NO_DATA, demos_hidden=False)
+        return FoldsOutputs(message=NO_DATA, demos_hidden=False, data_id=None)
+    conditions, problems = check_fields({"p_pos": p_pos, "cost_fn": cost_fn,
+                                         "cost_fp": cost_fp})
     try:
         dataset = services.store.get(ref["id"])
         record = services.store.info(ref["id"])
@@ -275,11 +265,14 @@ def folds_view(services: Services, ref: dict[str, Any] | None, model: str | None
         why = NO_FOLDS if names else ("This data set holds confusion-matrix counts only; "
                                       "per-fold analysis needs scores and a fold column.")
         out = _empty(message=why)
-        out.info, out.demos_hidden = f"{name}: {dataset.n:,} cases, no folds", False
+        out.info, out.demos_hidden, out.data_id = (f"{name}: {dataset.n:,} cases, no folds",
+                                                   False, ref["id"])
         return out
     if model not in names:  # first load, or a data set without the previous classifier
-        model = ref["model"] if ref.get("model") in names else names[0]
+        model = default_model(View(model=ref.get("model"),
+                                   models=tuple(ref.get("models") or ()) or None), names)
     out = FoldsOutputs(options=[{"label": m, "value": m} for m in names], model=model,
+                       data_id=ref["id"], p_implied=dataset.prevalence,
                        info=_info(dataset, name), error="", message="", demos_hidden=True)
     try:
         averages = dataset_fold_averages(dataset, model)
@@ -291,18 +284,18 @@ def folds_view(services: Services, ref: dict[str, Any] | None, model: str | None
     revision = f"{ref['id']}:{model}"
     out.roc = folds_roc_figure(averages, color, max_points=services.settings.max_roc_points,
                                uirevision=revision)
-    if p_pos is None:
-        p_pos = dataset.prevalence
-        out.p_pos = p_pos
+    if problems:
+        out.error = warn(problems)
+        return out
+    condition = default_condition(dataset.prevalence, conditions["p_pos"],
+                                  conditions["cost_fn"], conditions["cost_fp"])
+    if conditions["p_pos"] is None:
+        out.p_pos = condition.p_pos
     try:
-        condition = OperatingCondition(
-            p_pos, 1.0 if cost_fn is None else cost_fn, 1.0 if cost_fp is None else cost_fp)
         spread = fold_spread(averages, condition)
-    except (CostdashError, TypeError) as exc:
+    except CostdashError as exc:
         out.cost = folds_cost_figure(averages, color, uirevision=revision)
-        out.spread = ""
-        out.error = (str(exc) if isinstance(exc, CostdashError)
-                     else "p(+) and both costs must be numbers")
+        out.spread, out.error = "", str(exc)
         return out
     out.cost = folds_cost_figure(averages, color, condition=condition, spread=spread,
                                  uirevision=revision)
@@ -310,27 +303,11 @@ def folds_view(services: Services, ref: dict[str, Any] | None, model: str | None
     return out
 
 
+VIEW_FIELDS = ["data", "model", "p_pos", "cost_fn", "cost_fp"]
+"""The view fields this page's controls set (in the order of the recording callback's inputs)."""
+
+
 # --- callbacks -----------------------------------------------------------------------------------
-
-URL_JS = """
-function (ref, model, p, costFn, costFp) {
-    const path = window.location.pathname.replace(/\\/$/, "");
-    if (!path.endsWith("/folds") || !ref || !ref.id) return window.dash_clientside.no_update;
-    const q = new URLSearchParams();
-    q.set("data", ref.id);
-    if (model) q.set("model", model);
-    const num = (v) => typeof v === "number" && isFinite(v);
-    if (num(p)) q.set("p_pos", String(p));
-    if (num(costFn)) q.set("cost_fn", String(costFn));
-    if (num(costFp)) q.set("cost_fp", String(costFp));
-    const search = "?" + q.toString();
-    if (search !== window.location.search) {
-        window.history.replaceState(window.history.state, "", path + search + window.location.hash);
-    }
-    return search;
-}
-"""
-
 
 def register_callbacks(app: Dash, services: Services) -> None:
     demo_ids = [f"folds-demo-{name}" for name in DEMOS]
@@ -346,7 +323,8 @@ def register_callbacks(app: Dash, services: Services) -> None:
 
     @app.callback(
         Output("folds-model", "options"), Output("folds-model", "value"),
-        Output("folds-p-pos", "value"),
+        Output("folds-data-id", "data"), Output("folds-p-pos", "value"),
+        Output("folds-p-implied", "data"),
         Output("folds-cost-graph", "figure"), Output("folds-roc-graph", "figure"),
         Output("folds-spread", "children"), Output("folds-info", "children"),
         Output("folds-error", "children"), Output("folds-message", "children"),
@@ -357,6 +335,10 @@ def register_callbacks(app: Dash, services: Services) -> None:
         return folds_view(services, ref, model, p_pos, cost_fn, cost_fp).as_tuple()
 
     app.clientside_callback(
-        URL_JS, Output("folds-url", "data"),
-        Input("folds-ref", "data"), Input("folds-model", "value"), Input("folds-p-pos", "value"),
-        Input("folds-cost-fn", "value"), Input("folds-cost-fp", "value"))
+        UNSET_WHEN_IMPLIED_JS, Output("folds-p-view", "data"),
+        Input("folds-p-pos", "value"), Input("folds-p-implied", "data"))
+    app.clientside_callback(
+        record_view_js(VIEW_FIELDS), Output("folds-url", "data"),
+        Input("folds-data-id", "data"), Input("folds-model", "value"),
+        Input("folds-p-view", "data"), Input("folds-cost-fn", "value"),
+        Input("folds-cost-fp", "value"))

@@ -1,0 +1,349 @@
+"""Components and helpers shared by the dashboard's pages.
+
+What more than one page needs lives here so that no page imports another: resolving the data
+set a page shows, reading a page's controls through the view schema (:mod:`costdash.view`), the
+number box, the bootstrap job's controls, progress and error handling, and the defaults every
+page takes from the view (the classifier, the PC(+) of the conditions).
+
+Nothing here is specific to one page: ids are built from the page's ``prefix``
+(``{prefix}-replicates``, ``{prefix}-run``, ...).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dash import Input, Output, dcc, html, no_update, set_props
+from dash.exceptions import BackgroundCallbackError
+
+from costdash.costspace import LowerEnvelope, lower_envelope
+from costdash.errors import CostdashError, ParameterError
+from costdash.view import View, field_named
+from dashboard.cache import Services
+from dashboard.jobs import BAND_GRID, POLL_INTERVAL_MS
+from dashboard.storage import DatasetNotFound, valid_id
+from dashboard.viewmodel import hull_from_entry
+
+__all__ = ["CACHE_DOWN", "GRID", "JOB_ERROR_PREFIX", "NO_DATA", "UNSET_WHEN_IMPLIED_JS",
+           "Resolved", "as_float", "as_int", "background_options", "check_fields",
+           "conditions_pc", "dataset_line", "default_model", "envelope_of", "fmt_range",
+           "job_controls", "job_error_handler", "job_error_text", "no_data", "number_box",
+           "open_demo", "prevalence_of", "progress_reporter", "resolve", "run_disabled", "warn"]
+
+log = logging.getLogger(__name__)
+
+GRID = BAND_GRID
+"""PC(+) values of a band (``linspace(0, 1, 201)``, the core's and the CLI's default)."""
+
+NO_DATA = "No data set is open. Upload a predictions file or open a demo on the Explore page."
+
+CACHE_DOWN = ("The band was computed, but the result cache did not keep it (the cache server "
+              "is unreachable), so it cannot be shown. Try again when the cache is back.")
+
+
+# --- numbers as controls send them --------------------------------------------------------------
+
+def as_int(value: Any) -> Any:
+    """A whole number typed in a number box (it may arrive as 1000.0) as an int."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def as_float(value: Any) -> float | None:
+    """A finite number as a float; anything else (text, None, nan, a bool) as None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def fmt_range(lo: float, hi: float) -> str:
+    """"0.12–0.57", or one number for an empty range."""
+    return f"{lo:.3g}" if lo == hi else f"{lo:.3g}–{hi:.3g}"
+
+
+def check_fields(values: Mapping[str, Any], required: Sequence[str] = ()
+                 ) -> tuple[dict[str, Any], list[str]]:
+    """Read a page's controls as the view fields they are.
+
+    A number box sends what was typed with no bounds applied (the boxes carry no ``min`` or
+    ``max``: Dash would send None for a value outside them, and the page could not say why), so
+    the bounds are checked here, by the view schema, in the words every page, link and API uses.
+
+    Parameters
+    ----------
+    values : mapping
+        ``{field name: raw value}`` (names of :data:`costdash.view.VIEW_FIELDS`).
+    required : sequence of str
+        Fields for which an empty box is a mistake (the others are optional: empty is unset).
+
+    Returns
+    -------
+    typed : dict
+        The typed value of every valid field (None for an empty optional one).
+    problems : list of str
+        One message per invalid field, naming it and its bounds, e.g. "Replicates (B) must be a
+        whole number from 1 to 10,000; got '20000'."
+    """
+    typed: dict[str, Any] = {}
+    problems: list[str] = []
+    for name, raw in values.items():
+        f = field_named(name)
+        try:
+            value = f.parse(raw)
+        except ParameterError as exc:
+            problems.append(str(exc))
+            continue
+        if value is None and name in required:
+            problems.append(f"{f.requirement()}; the box is empty.")
+            continue
+        typed[name] = value
+    return typed, problems
+
+
+def warn(messages: str | Sequence[str]) -> html.Span:
+    """Messages shown in a page's status or error area."""
+    text = messages if isinstance(messages, str) else " ".join(messages)
+    return html.Span(text, className="warn")
+
+
+# --- the data set ---------------------------------------------------------------------------------
+
+def no_data(message: str = NO_DATA) -> list:
+    return [message + " ", dcc.Link("Go to Explore", href="/explore")]
+
+
+@dataclass
+class Resolved:
+    """The data set a page shows: its id and cached view model, or why there is none."""
+
+    id: str | None = None
+    view: dict[str, Any] | None = None
+    error: Any = None
+
+    @property
+    def ok(self) -> bool:
+        return self.view is not None
+
+    def entry(self, name: str | None) -> dict[str, Any] | None:
+        for c in (self.view or {}).get("classifiers", []):
+            if c["name"] == name:
+                return c
+        return None
+
+    @property
+    def names(self) -> list[str]:
+        return [c["name"] for c in (self.view or {}).get("classifiers", [])]
+
+
+def resolve(services: Services, query_id: str | None, current: dict | None) -> Resolved:
+    """The data set of the URL, else the one last opened on any page (``current-data``)."""
+    data_id = query_id if valid_id(query_id) else None
+    if data_id is None and current and valid_id(current.get("id")):
+        data_id = current["id"]
+    if data_id is None:
+        return Resolved(error=no_data())
+    try:
+        return Resolved(id=data_id, view=services.views.full(data_id))
+    except (DatasetNotFound, CostdashError) as exc:
+        return Resolved(id=data_id, error=no_data(str(exc) + "."))
+
+
+def prevalence_of(services: Services, data_id: str | None) -> float | None:
+    """The data set's prevalence from its cached view model; None when it cannot be read (the
+    page then says why once its load callback resolves the data set)."""
+    if not valid_id(data_id):
+        return None
+    try:
+        return float(services.views.full(data_id)["prevalence"])
+    except (DatasetNotFound, CostdashError):
+        return None
+
+
+def dataset_line(view: dict[str, Any]) -> str:
+    """"name: 569 cases, 212 positive, 5 classifiers" (and the folds, when there are some)."""
+    n_cls = len(view["classifiers"])
+    folds = (f"; {view['n_folds']} folds, pooled into one test set for the bootstrap"
+             if view.get("n_folds") else "")
+    return (f"{view['name']}: {view['n']:,} cases, {view['n_pos']:,} positive, {n_cls} "
+            f"classifier{'s' if n_cls != 1 else ''}{folds}")
+
+
+def envelope_of(entry: dict[str, Any]) -> LowerEnvelope:
+    """A classifier's exact lower envelope, from its hull kept in the view model."""
+    return lower_envelope(hull_from_entry(entry["hull"]))
+
+
+def open_demo(services: Services, name: str) -> dict[str, Any]:
+    """Store a demo data set (once) and return ``{"id", "name"}`` of it."""
+    record = services.put_demo(name)
+    return {"id": record.id, "name": record.name}
+
+
+# --- defaults every page takes from the view -----------------------------------------------------
+
+def default_model(view: View, names: Sequence[str]) -> str | None:
+    """The classifier a single-classifier page starts with: the view's ``model``, else the
+    first classifier ticked on Explore, else the first one; None without classifiers."""
+    if view.model in names:
+        return view.model
+    ticked = view.selected(list(names))
+    return ticked[0] if ticked else (names[0] if names else None)
+
+
+def conditions_pc(view: View, prevalence: float | None) -> float | None:
+    """The PC(+) of the view's conditions (p(+) absent: the data's ``prevalence``, by the one
+    default rule, :meth:`costdash.view.View.condition`); None while that is unknown."""
+    if view.p_pos is None and prevalence is None:
+        return None
+    try:
+        # With p(+) in the view the prevalence plays no part, so it need not be known.
+        return view.condition(view.p_pos if prevalence is None else prevalence).pc
+    except CostdashError:
+        return None
+
+
+UNSET_WHEN_IMPLIED_JS = """function (value, implied) {
+    return value === implied ? null : value;
+}"""
+"""Clientside mapping of a box to the value the view records: none while the box shows the value
+the view implies (the PC(+) or the p(+) of Explore's conditions), so the view keeps following
+them; the typed value otherwise. Inputs: the box's value, the implied value (a store)."""
+
+
+# --- job controls ---------------------------------------------------------------------------------
+
+def number_box(id_: str, value: Any, *, debounce: float = 0.4, **kwargs: Any) -> dcc.Input:
+    """A number input that sends what is typed.
+
+    No ``min`` or ``max``: the browser would mark a value outside them invalid and Dash would
+    send None, so the page could neither keep what it drew nor say what the bounds are. The
+    page checks the value with the view schema instead (:func:`check_fields`).
+    """
+    return dcc.Input(id=id_, type="number", value=value, step="any", debounce=debounce,
+                     className="num", **kwargs)
+
+
+def job_controls(prefix: str, replicates: int, level: float) -> list:
+    """Replicates and level boxes, Run and Cancel, the progress bar and the status line."""
+    return [
+        html.Div(className="field-row", children=[
+            html.Label(["Replicates (B) ", number_box(f"{prefix}-replicates", replicates)]),
+            html.Label(["Confidence level ", number_box(f"{prefix}-level", level)]),
+        ]),
+        html.Div(className="job-buttons", children=[
+            html.Button("Run bootstrap", id=f"{prefix}-run", n_clicks=0, className="run-button"),
+            html.Button("Cancel", id=f"{prefix}-cancel", n_clicks=0, disabled=True,
+                        className="cancel-button"),
+        ]),
+        html.Div(id=f"{prefix}-job", className="job", children=[
+            html.Progress(id=f"{prefix}-progress", max="1", **{"aria-label": "job progress"}),
+            html.Span(id=f"{prefix}-progress-text", className="job-text"),
+        ]),
+        html.Div(id=f"{prefix}-status", className="note job-status", **{"aria-live": "polite"}),
+    ]
+
+
+def run_disabled(job_class: str | None, problems: Sequence[str]) -> Any:
+    """Whether Run is disabled: while a job runs Dash's ``running`` owns the button (no
+    update); otherwise it is disabled exactly when a control holds an invalid value, so no job
+    starts with one."""
+    if job_class and "running" in job_class.split():
+        return no_update
+    return bool(problems)
+
+
+def progress_reporter(set_progress: Callable[[tuple], None] | None
+                      ) -> Callable[[int, int], None] | None:
+    """The core's ``progress(done, total)`` as the values of the progress bar and its text."""
+    if set_progress is None:
+        return None
+
+    def report(done: int, total: int) -> None:
+        set_progress((done, total, f"{done:,} of {total:,} replicates"))
+    return report
+
+
+JOB_ERROR_PREFIX = "An error occurred inside a background callback: "
+
+
+def job_error_text(err: Exception) -> str:
+    """The sentence the page shows for a bootstrap job that failed or could not start.
+
+    Parameters
+    ----------
+    err : Exception
+        What Dash gave the callback's ``on_error``: a ``BackgroundCallbackError`` (the job
+        raised, or its worker died: see :func:`dashboard.jobs.job_failure_message`), or the
+        error of starting the job (e.g. the job queue is unreachable).
+
+    Returns
+    -------
+    str
+    """
+    if isinstance(err, BackgroundCallbackError):
+        text = str(err).removeprefix(JOB_ERROR_PREFIX).strip()
+        first_line = text.split("\n", 1)[0].strip()
+        if first_line.startswith("The bootstrap job"):
+            return first_line
+        return f"The bootstrap job failed ({first_line}). The details are in the server's log."
+    return (f"The bootstrap job could not be started or followed ({type(err).__name__}: "
+            f"{err}). Try again in a moment; if it keeps failing, the job queue is unreachable.")
+
+
+def job_error_handler(prefix: str, error_reply: Callable[[str], Any] | None = None
+                      ) -> Callable[[Exception], Any]:
+    """``on_error`` of a page's bootstrap job: the page says why the job failed.
+
+    Parameters
+    ----------
+    prefix : str
+        The page's id prefix: ``{prefix}-status`` gets the message through ``set_props``.
+        Dash applies that to a failure seen while polling the job, but not when the job could
+        not even be queued (a background callback's side updates are only sent with its polls).
+    error_reply : callable, optional
+        ``error_reply(message)``: the job callback's output for a failure, which the page's
+        render callback shows (the Confidence page's ``{"key", "error"}``), or None when it
+        cannot tell. This is what reaches the page when the job could not be queued: only
+        that request carries the callback's state (the polls send it empty).
+
+    Returns
+    -------
+    callable
+        Dash ends the job either way: Run is enabled again and Cancel disabled.
+    """
+    def on_error(err: Exception) -> Any:
+        message = job_error_text(err)
+        # Details are for the operator, not the page. A job's error already carries the job's
+        # traceback (from the worker); a failure to enqueue needs this process's.
+        if isinstance(err, BackgroundCallbackError):
+            log.error("%s bootstrap job: %s", prefix, err)
+        else:
+            log.error("%s bootstrap job could not start or be followed", prefix, exc_info=err)
+        set_props(f"{prefix}-status", {"children": warn(message)})
+        reply = error_reply(message) if error_reply is not None else None
+        return no_update if reply is None else reply
+    return on_error
+
+
+def background_options(prefix: str, error_reply: Callable[[str], Any] | None = None
+                       ) -> dict[str, Any]:
+    """``running``, ``cancel``, ``progress`` and ``on_error`` of a page's bootstrap job
+    (``error_reply``: see :func:`job_error_handler`)."""
+    return dict(
+        background=True, prevent_initial_call=True, interval=POLL_INTERVAL_MS,
+        on_error=job_error_handler(prefix, error_reply),
+        running=[(Output(f"{prefix}-run", "disabled"), True, False),
+                 (Output(f"{prefix}-cancel", "disabled"), False, True),
+                 (Output(f"{prefix}-job", "className"), "job running", "job"),
+                 (Output(f"{prefix}-status", "className"), "note job-status hidden",
+                  "note job-status")],
+        cancel=[Input(f"{prefix}-cancel", "n_clicks")],
+        progress=[Output(f"{prefix}-progress", "value"), Output(f"{prefix}-progress", "max"),
+                  Output(f"{prefix}-progress-text", "children")],
+        progress_default=[None, 1, "starting…"],
+    )

@@ -1,0 +1,219 @@
+"""One view state, end to end in headless Chromium: the view a user builds survives navigation,
+reaches the exports, commits predictably and travels in read-only links.
+
+A real ``python app.py`` (see conftest's ``live_server``); the data set is stored through the
+upload API, as the page's own upload does.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from costdash import OperatingCondition, analyze
+from costdash.demo import DEMOS
+from costdash.io import load_predictions
+
+from .test_e2e_explore import open_page
+
+pytestmark = pytest.mark.browser
+
+TICKED = ("logreg", "gbm")
+UNTICKED = ("forest", "naive_bayes", "stump")
+CONDITIONS = {"p_pos": "0.02", "cost_fn": "30", "cost_fp": "1.5", "volume": "5000",
+              "unit": "USD", "models": ",".join(TICKED)}
+READOUTS = ("pc-value", "slope-value", "chosen-classifier", "chosen-threshold", "chosen-fpr",
+            "chosen-tpr", "normalized-cost", "expected-cost", "period-cost", "saving-trivial",
+            "cm-tp", "cm-fn", "cm-fp", "cm-tn", "sentence")
+BOXES = ("p-pos-input", "cost-fn-input", "cost-fp-input", "volume-input", "unit-input")
+READY = "() => { const el = document.getElementById('chosen-classifier');" \
+        " return el !== null && el.textContent !== '–'; }"
+
+
+def upload(server, path) -> str:
+    """Store a predictions file through ``POST /api/v1/datasets``; its id."""
+    boundary = "costdashtestboundary"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+            f"filename=\"{path.name}\"\r\nContent-Type: text/csv\r\n\r\n").encode() \
+        + path.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
+    req = urllib.request.Request(server.url + "/api/v1/datasets", data=body, method="POST",
+                                 headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return json.loads(resp.read())["id"]
+
+
+def address(page: Page) -> dict[str, str]:
+    """The query of the address bar as the page shows it now (replaceState included)."""
+    href = page.evaluate("() => location.href")
+    return {k: v[0] for k, v in parse_qs(urlparse(href).query).items()}
+
+
+def screen(page: Page) -> dict[str, object]:
+    """Every readout, box and ticked classifier of Explore."""
+    state: dict[str, object] = {i: page.inner_text(f"#{i}") for i in READOUTS}
+    state.update({i: page.input_value(f"#{i}") for i in BOXES})
+    state["ticked"] = page.eval_on_selector_all(
+        "#models-input input:checked", "els => els.map(e => e.value)")
+    return state
+
+
+def open_view(server, page: Page, data_id: str, **extra: str) -> list[str]:
+    query = "&".join(f"{k}={v}" for k, v in {"data": data_id, **CONDITIONS, **extra}.items())
+    errors = open_page(server, page, "/explore?" + query)
+    page.wait_for_function(READY)
+    return errors
+
+
+def download(page: Page, selector: str) -> str:
+    with page.expect_download() as info:
+        page.click(selector)
+    return open(info.value.path(), encoding="utf-8").read()
+
+
+def test_navigation_keeps_the_view_and_exports_are_the_screen(live_server, page: Page):
+    data_id = upload(live_server, DEMOS["breast-cancer"].path)
+    errors = open_view(live_server, page, data_id)
+    before = screen(page)
+    assert before["ticked"] == list(TICKED)
+    assert before["chosen-classifier"] in TICKED
+
+    # The screen's numbers are the core's, for the ticked classifiers only.
+    dataset = load_predictions(DEMOS["breast-cancer"].path, models=list(TICKED))
+    chosen = analyze(dataset, OperatingCondition(0.02, 30.0, 1.5)).operating_point
+    assert before["chosen-classifier"] == chosen.vertex.classifier
+
+    for slug in ("compare", "confidence", "folds", "multiclass"):
+        page.click(f"#nav-{slug}")
+        page.wait_for_function(f"() => location.pathname.endsWith('/{slug}')")
+        time.sleep(0.3)   # let the page's own controls record their fields
+        carried = address(page)
+        for key, value in CONDITIONS.items():
+            assert carried.get(key) == value, (slug, key, carried)
+        assert carried["data"] == data_id
+
+    page.click("#nav-explore")
+    page.wait_for_function(READY)
+    page.wait_for_function(
+        "([c]) => document.getElementById('chosen-classifier').textContent === c",
+        arg=[before["chosen-classifier"]])
+    assert screen(page) == before
+    assert {k: address(page).get(k) for k in CONDITIONS} == CONDITIONS
+
+    report = download(page, "#export-report")
+    hull = download(page, "#export-hull")
+    for name in UNTICKED:
+        assert name not in report
+        assert name not in hull
+    assert f'<b class="chosen-classifier">{before["chosen-classifier"]}</b>' in report
+    assert before["chosen-threshold"] in report
+    assert errors == []
+
+
+def test_confidence_starts_from_the_conditions(live_server, page: Page):
+    data_id = upload(live_server, DEMOS["breast-cancer"].path)
+    open_view(live_server, page, data_id)
+    page.click("#nav-confidence")
+    pc = OperatingCondition(0.02, 30.0, 1.5).pc
+    page.wait_for_function(
+        "([pc]) => { const el = document.getElementById('confidence-pc');"
+        " return el && Math.abs(parseFloat(el.value) - pc) < 1e-3; }", arg=[pc])
+    assert page.input_value("#confidence-model") if page.locator(
+        "input#confidence-model").count() else True
+
+
+def test_enter_commits_and_invalid_values_never_reach_the_address(live_server, page: Page):
+    data_id = upload(live_server, DEMOS["breast-cancer"].path)
+    open_view(live_server, page, data_id)
+    page.fill("#cost-fn-input", "60")
+    page.press("#cost-fn-input", "Enter")
+    pc = OperatingCondition(0.02, 60.0, 1.5).pc
+    # Well inside the 250 ms typing debounce: Enter does not wait for it.
+    page.wait_for_function(
+        "([pc]) => Math.abs(parseFloat(document.getElementById('pc-value').textContent) - pc)"
+        " < 1e-3", arg=[pc], timeout=200)
+    page.wait_for_function("() => new URLSearchParams(location.search).get('cost_fn') === '60'")
+
+    page.fill("#cost-fp-input", "-2")
+    page.press("#cost-fp-input", "Enter")
+    expect(page.locator("#conditions-error")).to_contain_text("C(+|−) must be a number above 0")
+    expect(page.locator("#pc-value")).to_have_text("–")           # stale numbers are not shown
+    expect(page.locator(".explore .results")).to_have_class("results stale")
+    time.sleep(0.3)
+    assert address(page)["cost_fp"] == "1.5"                     # the last valid value
+    assert "cost_fp=1.5" in page.get_attribute("#nav-compare", "href")
+
+    page.fill("#cost-fp-input", "3")
+    page.press("#cost-fp-input", "Enter")
+    expect(page.locator("#conditions-error")).to_have_text("")
+    pc = OperatingCondition(0.02, 60.0, 3.0).pc
+    page.wait_for_function(
+        "([pc]) => Math.abs(parseFloat(document.getElementById('pc-value').textContent) - pc)"
+        " < 1e-3", arg=[pc])
+
+
+def test_typed_expiry_survives_an_immediate_share_and_a_what_if_reaches_the_address(
+        live_server, page: Page, browser):
+    data_id = upload(live_server, DEMOS["breast-cancer"].path)
+    open_view(live_server, page, data_id)
+    page.fill("#share-expiry", "7")
+    page.click("#share-button")                                   # no Tab, no wait
+    share_url = page.get_attribute("#share-url", "href", timeout=10_000)
+    token = share_url.rsplit("/", 1)[1]
+    with urllib.request.urlopen(f"{live_server.url}/api/v1/analyses/{token}") as resp:
+        saved = json.loads(resp.read())
+    assert saved["analysis"]["expires_at"] is not None
+    assert saved["view"]["models"] == list(TICKED)
+    assert saved["view"]["volume"] == 5000 and saved["view"]["unit"] == "USD"
+
+    page.goto(share_url)
+    page.wait_for_function(READY)
+    page.fill("#cost-fn-input", "99")
+    page.press("#cost-fn-input", "Enter")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('cost_fn') === '99'")
+    what_if = page.evaluate("() => location.href")
+    assert urlparse(what_if).path == f"/s/{token}"
+    assert "data=" not in what_if                                 # the link names the analysis
+    other = browser.new_page()
+    other.goto(what_if)
+    other.wait_for_function(READY)
+    assert other.input_value("#cost-fn-input") == "99"
+    assert other.inner_text("#chosen-classifier") == page.inner_text("#chosen-classifier")
+    other.close()
+
+
+def test_another_file_brings_its_own_prevalence(live_server, page: Page):
+    first = upload(live_server, DEMOS["breast-cancer"].path)
+    open_view(live_server, page, first)
+    page.click("#demo-rare-digit")
+    rare = load_predictions(DEMOS["rare-digit"].path)
+    page.wait_for_function(
+        "([p]) => Math.abs(parseFloat(document.getElementById('p-pos-input').value) - p) < 1e-9",
+        arg=[rare.prevalence])
+    assert page.eval_on_selector_all("#models-input input:checked",
+                                     "els => els.length") == len(rare.scored)
+    assert page.input_value("#cost-fn-input") == "30"              # the rest of the view stays
+    assert page.input_value("#volume-input") == "5000"
+
+
+def test_sliders_speak_the_users_terms(live_server, page: Page):
+    data_id = upload(live_server, DEMOS["breast-cancer"].path)
+    open_view(live_server, page, data_id)
+    thumb = page.locator("#p-pos-slider [role=slider]")
+    expect(thumb).to_have_attribute("aria-label", "p(+): probability that a case is positive")
+    expect(thumb).to_have_attribute("aria-valuetext", "p(+) = 0.02")
+    thumb.focus()
+    thumb.press("ArrowRight")
+    expect(thumb).not_to_have_attribute("aria-valuetext", "p(+) = 0.02")
+    assert thumb.get_attribute("aria-valuetext").startswith("p(+) = 0.02")  # 0.0205 etc.
+
+
+def test_downloads_wait_for_data(live_server, page: Page):
+    open_page(live_server, page, "/explore")
+    link = page.locator("#export-report")
+    expect(link).to_have_attribute("aria-disabled", "true")
+    assert "Open a data set first" in link.get_attribute("title")

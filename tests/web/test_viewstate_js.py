@@ -1,0 +1,165 @@
+"""assets/viewstate.js (the browser's one view object and URL writer) against costdash.view, and
+the browser arithmetic of assets/costmath.js that the readouts use beyond the core's conditions
+(trivial cost, saving, expected counts, extra cost at a fixed point) against the core, in Node.
+
+The schema reaches the script exactly as on a page: :func:`dashboard.viewstate.schema_script`'s
+JSON, read from the element it names.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from costdash import OperatingCondition
+from costdash.errors import ParameterError
+from costdash.view import VIEW_FIELDS, View, field_named
+from dashboard.viewstate import SCHEMA_ELEMENT_ID, schema_script
+
+from .conftest import REPO
+
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
+
+RUNNER = """
+const fs = require("fs");
+const input = JSON.parse(fs.readFileSync(0, "utf8"));
+global.window = {dash_clientside: {}, location: {pathname: "/explore", search: "", hash: ""},
+                 history: {state: null, replaceState() {}}};
+global.document = {
+    getElementById: (id) => (id === input.element ? {textContent: input.schema} : null),
+    addEventListener() {}, querySelectorAll: () => [],
+};
+global.setTimeout = () => 0;
+eval(fs.readFileSync(process.argv[1], "utf8"));
+const V = window.costdashView;
+const out = {
+    searches: input.views.map((v) => V.search(v)),
+    checks: input.checks.map(([name, raw]) => V.check(name, raw)),
+};
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def schema_text() -> str:
+    html = schema_script()
+    return re.search(r">(.*)</script>$", html, re.S).group(1).replace("<\\/", "</")
+
+
+def run_viewstate(views: list[dict], checks: list[tuple[str, object]]) -> dict:
+    payload = json.dumps({"element": SCHEMA_ELEMENT_ID, "schema": schema_text(),
+                          "views": views, "checks": checks})
+    done = subprocess.run([NODE, "-e", RUNNER, str(REPO / "assets" / "viewstate.js")],
+                          input=payload, capture_output=True, text=True, check=True, timeout=60)
+    return json.loads(done.stdout)
+
+
+def _value(field, rng: np.random.Generator):
+    lo = field.low if field.low is not None else -1e6
+    hi = field.high if field.high is not None else 1e6
+    if field.kind == "int":
+        return int(rng.integers(int(lo), int(hi) + 1))
+    if field.kind == "float":
+        x = float(rng.uniform(lo, hi))
+        return x if field.in_bounds(x) else (lo + hi) / 2
+    if field.kind == "range":
+        a, b = sorted(float(x) for x in rng.uniform(lo if lo > -1e6 else 0.001,
+                                                    hi if hi < 1e6 else 1e4, 2))
+        return [a, b] if field.in_bounds(a) and field.in_bounds(b) else None
+    if field.kind == "flag":
+        return bool(rng.integers(2))
+    if field.kind == "names":
+        return [f"m{k}" for k in rng.choice(20, size=int(rng.integers(1, 4)), replace=False)]
+    if field.kind == "id":
+        return "".join(rng.choice(list("0123456789abcdef"), 32))
+    return f"x{int(rng.integers(1000))}"
+
+
+def random_views(n: int, seed: int) -> list[View]:
+    rng = np.random.default_rng(seed)
+    views = []
+    for _ in range(n):
+        raw = {f.name: _value(f, rng) for f in VIEW_FIELDS if rng.random() < 0.6}
+        views.append(View.parse({k: v for k, v in raw.items() if v is not None}))
+    return views
+
+
+def test_the_browser_writes_the_same_address_as_the_core():
+    views = random_views(300, seed=3) + [View(), View.parse("p_pos=0.02&cost_fn=30&unit=USD")]
+    js = run_viewstate([v.to_json() for v in views], [])
+    for view, search in zip(views, js["searches"]):
+        assert search == view.to_search()
+        assert View.parse(search) == view
+
+
+BAD = {"p_pos": ["0", "1", "-0.5", "abc", "1e400"], "cost_fn": ["0", "-1", "x"],
+       "volume": ["-3"], "replicates": ["0", "20000", "1.5", "lots"], "level": ["1", "0", "2"],
+       "seed": ["-1", "0.5"], "max_fpr": ["1.5", "-0.1"], "capacity": ["-5"],
+       "sens_p": ["0,2", "0.5,0.1", "a,b"]}
+
+
+def test_the_browser_refuses_what_the_core_refuses_in_the_same_words():
+    checks = [(name, raw) for name, values in BAD.items() for raw in values]
+    js = run_viewstate([], checks)
+    for (name, raw), answer in zip(checks, js["checks"]):
+        with pytest.raises(ParameterError) as err:
+            field_named(name).parse(raw)
+        assert answer.get("error") == str(err.value), (name, raw)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([f.name for f in VIEW_FIELDS if f.kind in ("float", "int")]),
+       st.floats(allow_nan=False, allow_infinity=False, width=64))
+def test_bounds_agree_on_any_number(name, x):
+    js = run_viewstate([], [(name, x)])["checks"][0]
+    try:
+        value = field_named(name).parse(x)
+    except ParameterError as exc:
+        assert js.get("error") == str(exc)
+    else:
+        assert js.get("value") == value
+
+
+MATH_RUNNER = """
+const fs = require("fs");
+global.window = {};
+eval(fs.readFileSync(process.argv[1], "utf8"));
+const M = window.costdashMath;
+const input = JSON.parse(fs.readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(input.cases.map(([p, fn, fp, f, t, f0, t0, vol]) => {
+    const c = M.conditions(p, fn, fp);
+    const ne = M.normalizedCost(c, f, t);
+    return [M.trivialCost(c), M.saving(c, ne), M.expectedCounts(c, f, t, vol),
+            M.extraCost(c, f, t, f0, t0)];
+})));
+"""
+
+
+def test_readout_arithmetic_equals_the_core():
+    rng = np.random.default_rng(5)
+    n = 2000
+    p = np.clip(10.0 ** rng.uniform(-7, 0, n), 1e-7, 1 - 1e-7)
+    cases = [(float(p[i]), float(10 ** rng.uniform(-4, 4)), float(10 ** rng.uniform(-4, 4)),
+              *(float(x) for x in rng.random(4)), float(10 ** rng.uniform(0, 7)))
+             for i in range(n)]
+    done = subprocess.run([NODE, "-e", MATH_RUNNER, str(REPO / "assets" / "costmath.js")],
+                          input=json.dumps({"cases": cases}), capture_output=True, text=True,
+                          check=True, timeout=60)
+    for case, (trivial, saving, counts, extra) in zip(cases, json.loads(done.stdout)):
+        p_, fn, fp, f, t, f0, t0, vol = case
+        cond = OperatingCondition(p_, fn, fp)
+        ne = cond.normalized_cost(f, t)
+        assert trivial == pytest.approx(cond.trivial_normalized_cost, rel=1e-12)
+        assert saving == pytest.approx(cond.saving_vs_trivial(ne), rel=1e-9, abs=1e-12)
+        assert counts == pytest.approx(list(cond.expected_counts(f, t, vol)), rel=1e-12)
+        expected_extra = cond.expected_cost(ne) - cond.expected_cost(cond.normalized_cost(f0, t0))
+        assert math.isclose(extra, expected_extra, rel_tol=1e-9,
+                            abs_tol=1e-12 * cond.cost_scale)
