@@ -77,18 +77,11 @@
 
     const withUnit = (text, unit) => (unit ? text + " " + unit : text);
 
+    /** A score threshold exactly (the shortest text that reads back as it, as
+     * costdash.analysis.threshold_text writes it): a deployment compares scores with it, and a
+     * rounded 0.499996 would read as the fixed 0.5 it is not. */
     function thresholdText(t) {
-        return t === null || t === undefined ? "none" : fmtNum(t, 6);
-    }
-
-    /** A threshold in few digits, but never shown as the fixed threshold it is not (0.499996
-     * must not read "0.5" beside a column "at threshold 0.5"). */
-    function shortThreshold(t, fixed) {
-        for (let digits = 4; digits <= 17; digits++) {
-            const shown = Number(t.toPrecision(digits));
-            if (shown !== fixed || t === fixed) return String(shown);
-        }
-        return String(t);
+        return t === null || t === undefined ? "none" : String(t);
     }
 
     function percent(x) {
@@ -287,11 +280,11 @@
         if (j === hull.fpr.length - 1) return "flag everything";
         const t = hull.threshold[j];
         return t === null ? "FPR " + fmtNum(hull.fpr[j], 3) + ", TPR " + fmtNum(hull.tpr[j], 3)
-            : "≥ " + fmtNum(t, 6);
+            : "≥ " + thresholdText(t);
     }
 
     function describeMixed(pt) {
-        const one = (name, thr) => name + (thr === null ? "" : " (score ≥ " + fmtNum(thr, 6) + ")");
+        const one = (name, thr) => name + (thr === null ? "" : " (score ≥ " + thresholdText(thr) + ")");
         if (pt.left === pt.right || pt.weight === 0) {
             return one(vertexName(pt.left_classifier), pt.left_threshold);
         }
@@ -421,6 +414,35 @@
             requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(flushBoxes, 0)));
         }
     }
+
+    // --- typed values: Enter draws at once -----------------------------------------------------------
+    //
+    // Enter in a condition box is drawn here from the last drawing's arguments, like a slider
+    // step, before Dash sees the value: going through Dash first (the box's value, the `explore`
+    // callback, the sliders it moves) costs tens of ms before the browser may paint. The event is
+    // marked so viewstate.js commits the box's value after this frame is painted; that runs
+    // `explore`, which finds everything drawn.
+    const TYPED = {"p-pos-input": "p", "cost-fn-input": "costFn", "cost-fp-input": "costFp",
+        "volume-input": "volume"};
+
+    document.addEventListener("keydown", (ev) => {
+        const key = ev.key === "Enter" && ev.target ? TYPED[ev.target.id] : undefined;
+        if (!key || !last || !last.view) return;
+        const text = ev.target.value;
+        const value = text === "" ? null : Number(text);
+        const next = Object.assign({}, last, {[key]: value});
+        if (!M().valid(next.p, next.costFn, next.costFp) ||
+                invalidConditions(next.p, next.costFn, next.costFp, next.volume).length) {
+            return;     // the callback shows the message
+        }
+        last = next;
+        render(last.view, last.p, last.costFn, last.costFp, last.volume, last.unit, last.sens,
+               last.cons, false);
+        ev.costdashDrawn = true;
+        // dcc.Input would also answer Enter (its n_submit, which nothing here uses) with a store
+        // dispatch in this same task; the value is committed after the paint instead.
+        ev.stopPropagation();
+    }, true);
 
     // A screen reader reads a slider in the user's terms (p(+) = 0.03), not as the slider's
     // own log-scale position (-1.52).
@@ -566,8 +588,7 @@
             texts.sentence = "At these costs, flag everything: " + moneyText + " " + per +
                 ", all of it false alarms.";
         } else {
-            const thrText = thr === null ? "" : " with threshold " +
-                shortThreshold(thr, view.fixed_threshold);
+            const thrText = thr === null ? "" : " with threshold " + thresholdText(thr);
             const cmp = saving < 0.0005 ? "about the same as " + trivialLabel
                 : percent(saving) + " less than " + trivialLabel;
             texts.sentence = "At these costs, use " + name + thrText + ": " + moneyText + " " +
@@ -587,7 +608,7 @@
         C["chosen-line"].line.color = color;
         pin(C.chosen, c.pc, ne, ring);
         texts["roc-caption"] = "ROC space: " + vertexName(name) +
-            (thr === null ? "" : " at score ≥ " + fmtNum(thr, 4)) + " is best here";
+            (thr === null ? "" : " at score ≥ " + thresholdText(thr)) + " is best here";
         texts["cost-caption"] = "Cost space: PC(+) = " + fmtNum(c.pc) + ", normalized cost " +
             fmtNum(ne);
 

@@ -267,7 +267,9 @@
     // debounce's own later commit of the same value changes nothing.
 
     function commit(el) {
-        if (!el || !el.id || !window.dash_clientside || !window.dash_clientside.set_props) return;
+        if (!committable(el) || !window.dash_clientside || !window.dash_clientside.set_props) {
+            return;
+        }
         if (el.type === "number") {
             const text = el.value;
             let value = null;
@@ -278,16 +280,25 @@
                 return;     // not a number yet: leave it to the typing path
             }
             window.dash_clientside.set_props(el.id, {value: value});
-        } else if (el.type === "text" && el.closest(".dash-input, .text, .unit")) {
+        } else {
             window.dash_clientside.set_props(el.id, {value: el.value});
         }
     }
 
-    const committable = (el) => el && el.tagName === "INPUT" && el.id &&
-        (el.type === "number" || (el.type === "text" && el.classList.contains("text")));
+    // Only dcc.Input boxes: other inputs with an id (an AG Grid cell editor, the file input)
+    // are not Dash components, and set_props on them throws.
+    const committable = (el) => Boolean(el && el.tagName === "INPUT" && el.id &&
+        el.classList.contains("dash-input-element") && (el.type === "number" || el.type === "text"));
+
+    const afterPaint = (fn) => requestAnimationFrame(() => requestAnimationFrame(
+        () => setTimeout(fn, 0)));
 
     document.addEventListener("keydown", (ev) => {
-        if (ev.key === "Enter" && committable(ev.target)) commit(ev.target);
+        if (ev.key !== "Enter" || !committable(ev.target)) return;
+        const el = ev.target;
+        // A page that drew the typed value itself (explore.js) lets that frame paint first.
+        if (ev.costdashDrawn) afterPaint(() => commit(el));
+        else commit(el);
     }, true);
     document.addEventListener("blur", (ev) => {
         if (committable(ev.target)) commit(ev.target);

@@ -12,11 +12,18 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from costdash.view import number_text
 from costdash.conditions import OperatingCondition, default_condition
 from costdash.costspace import LowerEnvelope, lower_envelope, operating_range
 from costdash.dataset import Dataset
 from costdash.errors import ParameterError
-from costdash.hull import OptimalVertex, RocHull, classifier_hull, convex_hull, optimal_vertex
+from costdash.hull import (
+    OptimalVertex,
+    RocHull,
+    classifier_hull,
+    convex_hull,
+    optimal_vertex,
+)
 from costdash.roc import RocCurve, roc_of, thin_indices
 
 
@@ -145,18 +152,17 @@ def analyze(dataset: Dataset, condition: OperatingCondition | None = None, *,
                     envelope=lower_envelope(hull), operating_point=choose(hull, condition))
 
 
-def threshold_text(value: float | None, digits: int = 6) -> str:
-    """A score threshold as text: ``digits`` significant digits when they read back as the
-    same number, else the shortest text that does (``repr``).
+def threshold_text(value: float | None) -> str:
+    """A score threshold as text: the shortest text that reads back as the same number
+    (:func:`costdash.view.number_text`, as the browser writes it too); "none" for the trivial
+    classifiers.
 
     Thresholds are compared with scores, so a text that rounds ``0.499996`` to ``0.5`` would
-    name another classifier than the one chosen; "none" for the trivial classifiers.
+    name another operating point than the one chosen.
     """
     if value is None or not math.isfinite(float(value)):
         return "none"
-    value = float(value)
-    short = f"{value:.{digits}g}"
-    return short if float(short) == value else repr(value)
+    return number_text(float(value))
 
 
 def _num(value: float) -> float | None:

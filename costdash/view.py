@@ -35,7 +35,7 @@ from costdash.bands import MAX_REPLICATES
 from costdash.conditions import DEFAULT_COST, OperatingCondition, default_condition
 from costdash.errors import ParameterError
 
-__all__ = ["VIEW_FIELDS", "View", "ViewField", "field_named", "view_schema"]
+__all__ = ["VIEW_FIELDS", "View", "ViewField", "field_named", "number_text", "view_schema"]
 
 Kind = Literal["id", "names", "name", "float", "int", "text", "flag", "range"]
 
@@ -124,7 +124,7 @@ class ViewField:
 
     def _problem(self, raw: Any) -> ParameterError:
         def text(x: Any) -> str:
-            return _num_text(x) if isinstance(x, (int, float)) and not isinstance(x, bool) \
+            return number_text(x) if isinstance(x, (int, float)) and not isinstance(x, bool) \
                 and math.isfinite(x) else str(x)
 
         shown = ",".join(map(text, raw)) if isinstance(raw, (list, tuple)) else text(raw)
@@ -203,11 +203,11 @@ class ViewField:
         if self.kind == "names":
             return ",".join(value)
         if self.kind == "range":
-            return f"{_num_text(value[0])},{_num_text(value[1])}"
+            return f"{number_text(value[0])},{number_text(value[1])}"
         if self.kind == "flag":
             return "1" if value else "0"
         if self.kind in ("float", "int"):
-            return _num_text(value)
+            return number_text(value)
         return str(value)
 
     def to_json_value(self, value: Any) -> Any:
@@ -216,7 +216,7 @@ class ViewField:
         return value
 
 
-def _num_text(x: float | int) -> str:
+def number_text(x: float | int) -> str:
     """The shortest text that reads back as the same number, written as JavaScript's
     ``Number.prototype.toString`` writes it (so the browser's writer, assets/viewstate.js, and
     this one give the same address): plain digits for 1e-7 < |x| < 1e21, else an exponent."""

@@ -32,10 +32,22 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from costdash.errors import CostdashError
 from costdash.view import View
 from dashboard.cache import Services
-from dashboard.sharing import (VIEW_KEYS, AnalysisNotFound, NotAuthorized, analysis_summary, iso,
-                               saved_view)
-from dashboard.storage import (AnalysisRecord, DatasetNotFound, DatasetRecord, LoaderOptions,
-                               StorageUnavailable, valid_id)
+from dashboard.sharing import (
+    VIEW_KEYS,
+    AnalysisNotFound,
+    NotAuthorized,
+    analysis_summary,
+    iso,
+    saved_view,
+)
+from dashboard.storage import (
+    AnalysisRecord,
+    DatasetNotFound,
+    DatasetRecord,
+    LoaderOptions,
+    StorageUnavailable,
+    valid_id,
+)
 
 log = logging.getLogger(__name__)
 

@@ -8,6 +8,11 @@ error replies and the bearer token that manages a saved analysis.
 The schemas are JSON Schema 2020-12, as OpenAPI 3.1 has them, so a client (or the tests) can
 validate replies with any JSON Schema validator. Replies of the stable contracts are closed
 (``additionalProperties: false``): a field added on the server must be added here too.
+
+The view -- its JSON object (``View``, ``SavedView``), the form fields of a saved analysis and
+the query parameters of the report and CSV exports -- is generated from
+:func:`costdash.view.view_schema`, the table the server's parser and the browser's validator
+are built from, so its names, bounds and defaults cannot drift from what the server accepts.
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from typing import Any
 
 import costdash
 from costdash.dataset import Layout
+from costdash.view import MAX_NAMES, view_schema
 from dashboard.report import CSV_NAMES
-from dashboard.sharing import MAX_EXPIRY_DAYS, MAX_NAME
+from dashboard.sharing import MAX_EXPIRY_DAYS, MAX_NAME, VIEW_KEYS
 
 __all__ = ["openapi_document"]
 
@@ -62,12 +68,6 @@ NUMBERS = {"type": "array", "items": {"type": "number"}}
 RATE = {"type": "number", "minimum": 0, "maximum": 1}
 COUNT = {"type": "integer", "minimum": 0}
 THRESHOLD = _nullable({"type": "number"})
-P_POS = {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1,
-         "description": "p(+): probability that a case is positive."}
-COST_FN = {"type": "number", "exclusiveMinimum": 0,
-           "description": "C(-|+): the cost of a false negative."}
-COST_FP = {"type": "number", "exclusiveMinimum": 0,
-           "description": "C(+|-): the cost of a false positive."}
 EXPIRES_IN_DAYS = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_EXPIRY_DAYS,
                    "description": "Days from now until the analysis and its links expire."}
 ANALYSIS_NAME = {"type": "string", "minLength": 1,
@@ -101,22 +101,63 @@ _ANALYZE_RESULT = {
 
 _RANGE = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
 
-# The Explore page's parameters a saved view may keep besides the operating condition
-# (dashboard.sharing.VIEW_KEYS); they shape what the read-only link shows.
-_VIEW_EXTRAS = {
-    "volume": {"type": "number", "minimum": 0, "description": "Cases per period."},
-    "unit": {"type": "string", "maxLength": 12, "description": "Currency or unit of the costs."},
-    "models": {"type": "array", "items": {"type": "string"},
-               "description": "The classifiers shown (all when absent)."},
-    "lines": {"type": "boolean", "description": "Cost space shows every cost line."},
-    "max_fpr": {**RATE, "description": "Neyman-Pearson constraint: largest false positive "
-                                       "rate."},
-    "capacity": {"type": "number", "minimum": 0,
-                 "description": "Capacity constraint: most cases flagged per period."},
-    "sens_p": {**_RANGE, "description": "Sensitivity range of p(+): [low, high]."},
-    "sens_fn": {**_RANGE, "description": "Sensitivity range of C(-|+): [low, high]."},
-    "sens_fp": {**_RANGE, "description": "Sensitivity range of C(+|-): [low, high]."},
-}
+# --- the view, from costdash.view.view_schema() ------------------------------------------------
+
+_VIEW_FIELDS = {f["name"]: f for f in view_schema()}
+
+
+def _bounds(field: dict[str, Any]) -> dict[str, Any]:
+    """A field's bounds as JSON Schema keywords (strict ones as ``exclusive*``)."""
+    out: dict[str, Any] = {}
+    if field["low"] is not None:
+        out["exclusiveMinimum" if field["low_open"] else "minimum"] = field["low"]
+    if field["high"] is not None:
+        out["exclusiveMaximum" if field["high_open"] else "maximum"] = field["high"]
+    return out
+
+
+def view_field_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema of one view field's value (as the view's JSON holds it).
+
+    Numbers carry their bounds, ranges are two numbers within them, lists of names arrays of
+    strings; the description is the field's label, its meaning and its rule in words.
+    """
+    field = _VIEW_FIELDS[name]
+    kind = field["kind"]
+    number = {"type": "integer" if kind == "int" else "number", **_bounds(field)}
+    text = {"type": "string", "minLength": 1, "maxLength": field["max_length"]}
+    schema: dict[str, Any] = {
+        "float": number, "int": number,
+        "range": {"type": "array", "items": number, "minItems": 2, "maxItems": 2},
+        "names": {"type": "array", "items": text, "minItems": 1, "maxItems": MAX_NAMES},
+        "flag": {"type": "boolean"},
+        "id": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+        "name": text,
+        # Longer text is cut, not refused; what the server keeps is never longer.
+        "text": {"type": "string", "maxLength": field["max_length"]},
+    }[kind]
+    schema = {**schema, "description": f"{field['doc']} {field['requirement']}."}
+    if field["default"] is not None:
+        schema["default"] = field["default"]
+    return schema
+
+
+def view_query_parameters(names: typing.Iterable[str]) -> list[dict[str, Any]]:
+    """Query parameters of these view fields: lists and ranges comma-separated (form style,
+    not exploded: ``models=gbm,logreg``, ``sens_p=0.001,0.1``), as the dashboard's links."""
+    out = []
+    for name in names:
+        schema = view_field_schema(name)
+        parameter = {"name": name, "in": "query", "required": False,
+                     "description": schema.pop("description"), "schema": schema}
+        if schema["type"] == "array":
+            parameter.update(style="form", explode=False)
+        out.append(parameter)
+    return out
+
+
+ALWAYS_WRITTEN = tuple(n for n, f in _VIEW_FIELDS.items() if f["always"])
+"""Fields every written view holds, at their defaults too (conditions, volume, unit)."""
 
 _ANALYSIS_INFO = {
     "id": {"type": "string", "description": "The analysis's id (used with the manage token)."},
@@ -144,7 +185,8 @@ _LOADER_FIELDS = {
                                                   "are not an obvious pair such as 0/1."},
     "models": {"type": "array", "items": {"type": "string"},
                "description": "Keep only these classifiers, in this order: repeat the field, or "
-                              "send one comma-separated value."},
+                              "send one comma-separated value. A saved analysis's view ticks "
+                              "the classifiers kept."},
     "drop_missing": {"type": "boolean", "default": False,
                      "description": "Drop rows with a missing label or score instead of failing "
                                     "(true/false, 1/0, yes/no, on/off)."},
@@ -217,14 +259,19 @@ SCHEMAS: dict[str, Any] = {
     "AnalyzeResult": _closed(_ANALYZE_RESULT,
                              description="The JSON of costdash analyze --json (no NaN or "
                                          "infinity anywhere)."),
-    "SavedView": {
-        "type": "object",
-        "description": "The view saved with an analysis: the operating condition analysed (p(+) "
-                       "defaults to the data's prevalence) and, when the analysis was saved "
-                       "from the Explore page, what else it showed.",
-        "properties": {"p_pos": P_POS, "cost_fn": COST_FN, "cost_fp": COST_FP, **_VIEW_EXTRAS},
-        "required": ["p_pos", "cost_fn", "cost_fp"],
-    },
+    "View": _closed({name: view_field_schema(name) for name in _VIEW_FIELDS},
+                    optional=tuple(_VIEW_FIELDS),
+                    description="A dashboard view as JSON: every control a user can set. Unset "
+                                "fields are left out; the conditions, volume and unit are "
+                                "always written. The same fields are the query parameters of "
+                                "every page and export, lists and ranges comma-separated."),
+    "SavedView": _closed({name: view_field_schema(name) for name in VIEW_KEYS},
+                         optional=tuple(n for n in VIEW_KEYS
+                                        if n not in ALWAYS_WRITTEN),
+                         description="The view saved with an analysis (a View without the "
+                                     "data set), with the operating condition actually "
+                                     "analysed: p(+) unset is the data's prevalence, costs "
+                                     "unset are 1."),
     "AnalysisInfo": _closed(_ANALYSIS_INFO, description="A saved analysis (no secrets)."),
     "SharedAnalysis": _closed({
         **_ANALYZE_RESULT,
@@ -268,10 +315,9 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "properties": {
             **_FILE_FIELD, **_LOADER_FIELDS,
-            "p_pos": {**P_POS, "description": P_POS["description"] + " Default: the data's "
-                                                                    "prevalence."},
-            "cost_fn": {**COST_FN, "default": 1},
-            "cost_fp": {**COST_FP, "default": 1},
+            # The view saved with it: every field but the data set (the upload is the data).
+            # models is also a loader option: the stored data keeps those, the view ticks them.
+            **{name: view_field_schema(name) for name in VIEW_KEYS if name != "models"},
             "name": {**ANALYSIS_NAME, "description": "Default: the file's name. "
                                                      + ANALYSIS_NAME["description"]},
             "expires_in_days": {**EXPIRES_IN_DAYS, "description": EXPIRES_IN_DAYS["description"]
@@ -289,27 +335,20 @@ SCHEMAS: dict[str, Any] = {
 # --- operations ------------------------------------------------------------------------------
 
 _DATASET_ID = _path_parameter("dataset_id", "The id an upload returned.")
-_CONDITION_QUERY = [
-    {"name": "p_pos", "in": "query", "required": False,
-     "schema": {**P_POS, "description": P_POS["description"] + " Default: the prevalence."}},
-    {"name": "cost_fn", "in": "query", "required": False, "schema": {**COST_FN, "default": 1}},
-    {"name": "cost_fp", "in": "query", "required": False, "schema": {**COST_FP, "default": 1}},
-]
+_VIEW_QUERY = view_query_parameters(VIEW_KEYS)
+"""The view of an export (the Explore page links the whole view's query string); a ``data``
+parameter is ignored: the path names the data set."""
 _BAND_QUERY = [
     {"name": "band", "in": "query", "required": False, "style": "form", "explode": True,
      "schema": {"type": "array", "items": {"type": "string"}},
-     "description": "Classifiers whose bootstrap cost band to include (repeatable; default: "
-                    "every scored classifier). Only bands already computed on the Confidence "
-                    "page with these settings are included: a report never starts a bootstrap."},
-    {"name": "replicates", "in": "query", "required": False,
-     "schema": {"type": "integer", "minimum": 1, "default": 1000}},
-    {"name": "seed", "in": "query", "required": False, "schema": {"type": "integer", "default": 0}},
-    {"name": "threshold", "in": "query", "required": False, "schema": {"type": "number"},
-     "description": "The fixed threshold of the bands (default: the whole curve)."},
-    {"name": "level", "in": "query", "required": False,
-     "schema": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1,
-                "default": 0.9}},
+     "description": "Classifiers whose bootstrap cost band to include (repeatable; default: the "
+                    "view's model, else every scored classifier), among the ticked ones. Only "
+                    "bands already computed on the Confidence page with the view's threshold, "
+                    "replicates and seed are included, read at its level: a report never "
+                    "starts a bootstrap."},
 ]
+_BAD_VIEW = _error("A view value that is not a number or out of its bounds (the message names "
+                   "the field and its bounds), or ticked classifiers the data set does not have.")
 _MANAGED = [{"manageToken": []}]
 _ANALYSIS_ID = _path_parameter("id_or_token", "The analysis's id (not its read-only token).")
 _NO_TOKEN = _error("No or malformed Authorization header: send 'Authorization: Bearer "
@@ -355,12 +394,16 @@ PATHS: dict[str, Any] = {
         "get": {
             "operationId": "getDatasetReport", "tags": ["exports"],
             "summary": "Self-contained HTML report of a data set under a condition",
-            "parameters": [_DATASET_ID, *_CONDITION_QUERY, *_BAND_QUERY],
+            "description": "What the Explore page shows for the view in the query: only the "
+                           "ticked classifiers, the choice and the money figures under its "
+                           "conditions, volume and unit, its sensitivity ranges and "
+                           "constraints, bands with their settings, every setting, and a link "
+                           "back to the view.",
+            "parameters": [_DATASET_ID, *_VIEW_QUERY, *_BAND_QUERY],
             "responses": {
                 "200": {"description": "The report, as an attachment.",
                         "content": {"text/html": {"schema": {"type": "string"}}}},
-                "400": _error("A condition or band setting that is not a number or out of "
-                              "range."),
+                "400": _BAD_VIEW,
                 "404": _error("No data set with this id."), "503": STORAGE_DOWN,
             },
         },
@@ -369,13 +412,17 @@ PATHS: dict[str, Any] = {
         "get": {
             "operationId": "getDatasetCsv", "tags": ["exports"],
             "summary": "A CSV table of a data set's analysis",
-            "description": "hull: the ROC convex hull; envelope: the lower envelope's "
-                           "breakpoints; operating_ranges: each classifier's PC(+) range.",
+            "description": "Of the ticked classifiers of the view in the query (all when "
+                           "models is absent): hull: their ROC convex hull; envelope: its "
+                           "lower envelope's breakpoints; operating_ranges: each one's PC(+) "
+                           "range. The other view parameters are checked, not used.",
             "parameters": [_DATASET_ID,
-                           _path_parameter("name", "Which table.", enum=list(CSV_NAMES))],
+                           _path_parameter("name", "Which table.", enum=list(CSV_NAMES)),
+                           *_VIEW_QUERY],
             "responses": {
                 "200": {"description": "The table, as an attachment.",
                         "content": {"text/csv": {"schema": {"type": "string"}}}},
+                "400": _BAD_VIEW,
                 "404": _error("No data set with this id, or no table of this name."),
                 "503": STORAGE_DOWN,
             },

@@ -37,7 +37,12 @@ import plotly.io as pio
 from costdash.analysis import Analysis, analyze, threshold_text
 from costdash.bands import CostBand
 from costdash.conditions import OperatingCondition
-from costdash.criteria import MixedOperatingPoint, neyman_pearson, sensitivity, workforce
+from costdash.criteria import (
+    MixedOperatingPoint,
+    neyman_pearson,
+    sensitivity,
+    workforce,
+)
 from costdash.dataset import Dataset
 from costdash.errors import CostdashError
 from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE
@@ -47,8 +52,15 @@ from dashboard.figures.cost import cost_figure
 from dashboard.figures.roc import roc_figure
 from dashboard.viewmodel import build_view_model, restrict_view_model
 
-__all__ = ["build_report", "csv_exports", "CSV_NAMES", "constraint_points", "report_view",
-           "safe_cell", "view_rows"]
+__all__ = [
+    "CSV_NAMES",
+    "build_report",
+    "constraint_points",
+    "csv_exports",
+    "report_view",
+    "safe_cell",
+    "view_rows",
+]
 
 CSV_NAMES = ("hull", "envelope", "operating_ranges")
 """Names (without ``.csv``) of the files :func:`csv_exports` returns."""
@@ -335,8 +347,8 @@ def _sensitivity_section(analysis: Analysis, view: View) -> str:
              _num(hull.fpr[i]), _num(hull.tpr[i])] for i in result.vertices]
     return ('<section id="sensitivity"><h2>Sensitivity</h2>'
             + _meta([*((_e(k), _e(val)) for k, val in items),
-                     ("PC(+) range", f'<span id="sensitivity-pc">{readout(result.pc_range[0])}'
-                                     f" to {readout(result.pc_range[1])}</span>")])
+                     ("PC(+) range", (f'<span id="sensitivity-pc">{readout(result.pc_range[0])}'
+                                      f" to {readout(result.pc_range[1])}</span>"))])
             + '<p id="sensitivity-readout">'
             + _e(f"Over these ranges PC(+) runs from {readout(result.pc_range[0])} to "
                  f"{readout(result.pc_range[1])}; optimal somewhere in them: "

@@ -30,8 +30,17 @@ from costdash.errors import CostdashError, ParameterError
 from costdash.view import VIEW_FIELDS, View
 from dashboard.storage import AnalysisRecord, SqlStore
 
-__all__ = ["AnalysisNotFound", "NotAuthorized", "NewAnalysis", "ShareService", "VIEW_KEYS",
-           "normalise_view", "saved_view", "token_key", "view_to_query"]
+__all__ = [
+    "VIEW_KEYS",
+    "AnalysisNotFound",
+    "NewAnalysis",
+    "NotAuthorized",
+    "ShareService",
+    "normalise_view",
+    "saved_view",
+    "token_key",
+    "view_to_query",
+]
 
 TOKEN_BYTES = 24
 """192 bits: far beyond the issue's 128-bit floor, and 32 URL-safe characters."""

@@ -237,3 +237,38 @@ def test_errors_are_one_line_with_status_2(capsys, csv_path):
     assert err.startswith("costdash: error: ") and err.count("\n") == 1
     assert main(["analyze", str(csv_path), "--max-points", "1", "--json"]) == 2
     assert "max_points" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--p-pos", "1.5"], "p(+) must be a number strictly between 0 and 1; got '1.5'."),
+    (["--p-pos", "nan"], "p(+) must be a number strictly between 0 and 1; got 'nan'."),
+    (["--cost-fn", "0"], "C(−|+) must be a number above 0; got '0'."),
+    (["--cost-fp", "-3"], "C(+|−) must be a number above 0; got '-3'."),
+])
+def test_conditions_are_checked_in_the_dashboards_words(capsys, csv_path, argv, message):
+    """The CLI reads its conditions with the view's parser: the same bounds and words as the
+    dashboard and the HTTP API."""
+    assert main(["analyze", str(csv_path), *argv]) == 2
+    assert capsys.readouterr().err == f"costdash: error: {message}\n"
+
+
+def test_absent_conditions_are_the_one_default_rule(capsys, csv_path):
+    from costdash.conditions import default_condition
+    from costdash.io import load_predictions
+
+    dataset = load_predictions(csv_path)
+    point = run_json(capsys, csv_path)["operating_point"]
+    expected = default_condition(dataset.prevalence)
+    assert (point["p_pos"], point["cost_fn"], point["cost_fp"]) == \
+        (expected.p_pos, expected.cost_fn, expected.cost_fp) == (dataset.prevalence, 1.0, 1.0)
+    # Given explicitly at their defaults: the same answer.
+    assert run_json(capsys, csv_path, "--cost-fn", 1, "--cost-fp", 1)["operating_point"] == point
+
+
+def test_help_states_the_cost_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["analyze", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "C(-|+): cost of a false negative (default 1)" in text
+    assert "C(+|-): cost of a false positive (default 1)" in text
+    assert "(default: the data's prevalence)" in text

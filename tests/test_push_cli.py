@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import threading
+import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -153,11 +154,39 @@ def test_a_file_the_server_rejects_exits_2_with_its_message(server, capsys, tmp_
     assert err == f"costdash: error: {local.value}\n"
 
 
-def test_a_condition_the_server_rejects_exits_2(server, capsys):
+def test_a_bad_condition_exits_2_with_the_servers_words_before_connecting(server, capsys):
+    # The server's own parser runs here first: its message, and nothing is sent.
+    expected = "costdash: error: p(+) must be a number strictly between 0 and 1; got '1.5'.\n"
     code, out, err = push(capsys, BREAST_CANCER, "--server", server, "--p-pos", 1.5)
-    assert (code, out) == (2, "")
-    assert err.startswith("costdash: error: p_pos must lie strictly between 0 and 1")
-    assert err.count("\n") == 1
+    assert (code, out, err) == (2, "", expected)
+    nowhere = f"http://127.0.0.1:{free_port()}"  # a connection attempt would exit 1
+    assert push(capsys, BREAST_CANCER, "--server", nowhere, "--p-pos", 1.5) == (2, "", expected)
+    code, _, err = push(capsys, BREAST_CANCER, "--server", nowhere, "--volume", -1)
+    assert (code, err) == (2, "costdash: error: Volume must be a number at least 0; got '-1'.\n")
+
+
+def test_the_server_refuses_a_bad_condition_in_the_same_words(server):
+    """What ``push`` checks locally, the server checks too (a client other than ours)."""
+    body = MultipartBody([("p_pos", "1.5")], "file", BREAST_CANCER)
+    request = urllib.request.Request(server + "/api/v1/analyses", data=b"".join(body),
+                                     method="POST",
+                                     headers={"Content-Type": body.content_type})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 400
+    assert json.load(refused.value) == {
+        "error": "p(+) must be a number strictly between 0 and 1; got '1.5'."}
+
+
+def test_view_options_reach_the_server(server, capsys):
+    code, out, err = push(capsys, BREAST_CANCER, "--server", server, "--volume", 250,
+                          "--unit", "$", "--view", "cost_fn=20&max_fpr=0.1&p_pos=0.3",
+                          "--p-pos", 0.05)
+    assert (code, err) == (0, "")
+    view = saved(server, out.splitlines()[0])["view"]
+    # --p-pos wins over the --view query; the rest of the query is kept.
+    assert view == {"p_pos": 0.05, "cost_fn": 20.0, "cost_fp": 1.0, "volume": 250.0,
+                    "unit": "$", "max_fpr": 0.1}
 
 
 def test_over_the_upload_limit_exits_2(server, capsys):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from costdash.analysis import Analysis, analysis_to_dict, analyze, threshold_text
 from costdash.cli import print_json
@@ -53,7 +54,8 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 
 def _threshold(value: float | None) -> str:
-    return "-" if value is None or value != value else threshold_text(value)
+    # The trivial classifiers' thresholds are NaN in the hull: "-" as in the other columns.
+    return "-" if value is None or math.isnan(value) else threshold_text(value)
 
 
 def format_summary(result: Analysis) -> str:

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from costdash.view import number_text
+
 from dashboard.figures.palette import GRID_COLOR
 
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
@@ -76,7 +78,7 @@ def threshold_text(value: float | None) -> str:
     """How a score threshold reads in hover text."""
     if value is None or not math.isfinite(value):
         return "none (flags nothing)"
-    return f"score ≥ {value:.6g}"
+    return f"score ≥ {number_text(value)}"
 
 
 def interval_text(interval: Sequence[float] | None) -> str:

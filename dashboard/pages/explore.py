@@ -39,6 +39,7 @@ from dashboard.cache import Services
 from dashboard.figures import classifier_colors, cost_figure, roc_figure
 from dashboard.figures.common import graph_config
 from dashboard.storage import AnalysisRecord, DatasetNotFound, valid_id
+from dashboard.components import open_demo
 from dashboard.viewstate import page_view, problems_note
 from dashboard.viewmodel import client_model
 
@@ -298,15 +299,19 @@ HELP = [
 ]
 
 
-# Served by dashboard/api.py; assets/exports.js points each link at the open data set and the
-# conditions in the address bar when it is followed.
+# Served by dashboard/api.py; assets/viewstate.js points each link at the whole view (the
+# report and CSVs are the screen) and disables them, with the reason, until data is open.
 EXPORTS = (("report.html", "Download report (HTML)"), ("hull.csv", "hull.csv"),
            ("envelope.csv", "envelope.csv"), ("operating_ranges.csv", "operating ranges.csv"))
 
 
+NO_EXPORT_YET = "Open a data set first: the downloads are of the data on screen."
+
+
 def _exports() -> html.Nav:
-    links = [html.A(label, id=f"export-{kind.split('.')[0].replace('_', '-')}", href="#",
-                    download="", className="export-link", **{"data-export": kind})
+    links = [html.A(label, id=f"export-{kind.split('.')[0].replace('_', '-')}", download="",
+                    className="export-link", title=NO_EXPORT_YET,
+                    **{"data-export": kind, "aria-disabled": "true"})
              for kind, label in EXPORTS]
     return html.Nav(className="exports", **{"aria-label": "Downloads"},
                     children=[html.Span("Downloads:"), *links])
@@ -403,9 +408,9 @@ def layout(query: dict[str, list[str]], services: Services, *,
 # --- server-side handlers (plain functions; the callbacks below only wire them) ---------------
 
 def demo_reference(services: Services, name: str) -> dict[str, Any]:
-    """Store a demo data set (once) and return the reference the page keeps."""
-    record = services.put_demo(name)
-    return {"id": record.id, "name": record.name, "models": None}
+    """Store a demo data set (once) and return the reference the page keeps (every classifier
+    ticked: a new data set resets the selection)."""
+    return {**open_demo(services, name), "models": None}
 
 
 def dataset_text(view: dict[str, Any]) -> str:

@@ -43,7 +43,7 @@ def load_confidence(app, client, dataset_id: str) -> dict:
     resp = client.post("/_dash-update-component", json={
         "output": key, "outputs": outputs, "changedPropIds": ["confidence-query.data"],
         "inputs": [{"id": "confidence-query", "property": "data",
-                    "value": {"id": dataset_id, "model": None}}],
+                    "value": {"data": dataset_id}}],
         "state": [{"id": "current-data", "property": "data", "value": None}]})
     assert resp.status_code == 200, resp.get_data(as_text=True)[:500]
     return resp.get_json()["response"]

@@ -15,7 +15,7 @@ from costdash.io import load_predictions
 from dashboard.config import Settings
 from dashboard.factory import create_app
 from dashboard.pages import PAGES, Page, explore, placeholder
-from dashboard.pages.explore import PageState, p_to_slider
+from dashboard.pages.explore import p_to_slider
 from dashboard.shell import route
 
 
@@ -76,11 +76,21 @@ def test_layout_restores_url_state(services):
     assert find(content, "np-max-fpr-input").value == 0.05
 
 
-def test_page_state_ignores_bad_values():
-    s = PageState.from_query({"data": ["../etc"], "p_pos": ["2"], "cost_fn": ["-1"],
-                              "volume": ["x"], "sens_fn": ["1"]})
-    assert s.data is None and s.p_pos is None and s.cost_fn == 1.0 and s.volume == 1000.0
-    assert s.sens == {"fn": (None, None)}
+def test_layout_leaves_bad_values_at_their_defaults_and_says_why(services):
+    content = explore.layout({"data": ["../etc"], "p_pos": ["2"], "cost_fn": ["-1"],
+                              "volume": ["x"], "sens_fn": ["1"]}, services)
+    assert find(content, "dataset-ref").data is None
+    assert find(content, "p-pos-input").value is None
+    assert find(content, "cost-fn-input").value == 1.0
+    assert find(content, "volume-input").value == 1000.0
+    assert find(content, "sens-on").value == []
+    note = str(content)
+    for words in ("Data set '../etc' is not a data set id",
+                  "p(+) must be a number strictly between 0 and 1; got '2'.",
+                  "C(−|+) must be a number above 0; got '-1'.",
+                  "Volume must be a number at least 0; got 'x'.",
+                  "Sensitivity range of C(−|+) must be two numbers (from, to) above 0; got '1'."):
+        assert words in note, words
 
 
 @pytest.mark.parametrize("p, s", [(1e-6, -6), (0.01, -2), (0.1, -1), (0.5, 0), (0.9, 1),

@@ -1,28 +1,32 @@
 """Compare and Confidence pages without a browser: the figure builders against the core's arrays,
-the band cache, the job manager choice, and the callbacks' handlers as plain functions."""
+the band cache, the job manager choice, the callbacks' handlers as plain functions, and the rules
+every page keeps (the view as the one source of state, no page importing another)."""
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
-from dash import DiskcacheManager
+from dash import DiskcacheManager, no_update
 
 from costdash.analysis import summarize_classifier
 from costdash.bands import cost_band, difference_band
+from costdash.conditions import OperatingCondition
 from costdash.costspace import envelope_difference
 from costdash.demo import load_demo
 from costdash.roc import roc_of
+from costdash.view import View
+from dashboard import components
 from dashboard.config import Settings
 from dashboard.figures.bands import band_figure
 from dashboard.figures.compare import difference_figure, envelopes_figure
 from dashboard.figures.palette import classifier_color
 from dashboard.jobs import BandCache, background_manager, band_key, decode_band, encode_band
-from dashboard.pages import compare, confidence
+from dashboard.pages import PAGES, compare, confidence
 from dashboard.shell import route
-
-from .test_callbacks import find
 
 COUNTS = "model,tp,fp,fn,tn,threshold\nx,5,1,5,9,0.7\nx,8,4,2,6,0.4\ny,6,2,4,8,\n"
 B = 200  # replicates in these tests: small, they only check plumbing against the core
@@ -37,6 +41,24 @@ def demo():
 def demo_ref(services):
     record = services.put_demo("breast-cancer")
     return {"id": record.id, "name": record.name}
+
+
+REPLICATES_TOO_MANY = ("Replicates (B) must be a whole number from 1 to 10,000; "
+                       "got '20000'.")
+
+
+def find(component, id_):
+    """The component with this id in a layout tree, or None."""
+    if getattr(component, "id", None) == id_:
+        return component
+    children = getattr(component, "children", None)
+    if children is None:
+        return None
+    for child in children if isinstance(children, (list, tuple)) else [children]:
+        hit = find(child, id_)
+        if hit is not None:
+            return hit
+    return None
 
 
 def by_uid(fig, uid):
@@ -181,32 +203,167 @@ def test_layouts_restore_url_state(services):
     data = "a" * 32
     content, _ = route("/confidence", f"?data={data}&model=gbm&level=0.8&replicates=500"
                        "&threshold=0.4&seed=7&p_pos=0.2&cost_fn=4", services)
-    assert find(content, "confidence-query").data == {"id": data, "model": "gbm"}
+    query = View.parse(find(content, "confidence-query").data)
+    assert (query.data, query.model, query.p_pos, query.cost_fn) == (data, "gbm", 0.2, 4.0)
+    assert find(content, "confidence-data-id").data == data
+    assert find(content, "confidence-model").value == "gbm"
     assert find(content, "confidence-level").value == 0.8
     assert find(content, "confidence-replicates").value == 500
     assert find(content, "confidence-threshold").value == 0.4
     assert find(content, "confidence-seed").data == 7
-    assert find(content, "confidence-pc").value == pytest.approx(0.5)  # 0.2*4 / (0.2*4 + 0.8)
+    # p(+) given: its PC(+) needs no data set (0.2*4 / (0.2*4 + 0.8)).
+    assert find(content, "confidence-pc").value == pytest.approx(0.5)
     content, _ = route("/compare", f"?data={data}&a=x&b=y&level=2&replicates=abc", services)
-    assert find(content, "compare-query").data == {"id": data, "a": "x", "b": "y"}
+    query = View.parse(find(content, "compare-query").data)
+    assert (query.data, query.a, query.b) == (data, "x", "y")
+    assert (find(content, "compare-a").value, find(content, "compare-b").value) == ("x", "y")
     assert find(content, "compare-level").value == 0.9  # invalid values fall back to defaults
     assert find(content, "compare-replicates").value == 1000
+    # ... and the page says which values it left out, in the schema's words.
+    text = str(content)
+    assert "Confidence level must be a number strictly between 0 and 1; got '2'." in text
+    assert "Replicates (B) must be a whole number from 1 to 10,000; got 'abc'." in text
+
+
+def test_number_boxes_carry_no_bounds(services):
+    """A box with min/max makes Dash send None for a value outside them (the band vanished with
+    "replicates must be an integer; got None"); the pages check bounds with the view schema."""
+    for path, ids in (("/confidence", ("confidence-replicates", "confidence-level",
+                                       "confidence-threshold", "confidence-pc")),
+                      ("/compare", ("compare-replicates", "compare-level"))):
+        content, _ = route(path, "", services)
+        for id_ in ids:
+            props = find(content, id_).to_plotly_json()["props"]
+            assert "min" not in props and "max" not in props, (path, id_)
+
+
+def test_confidence_reads_the_band_at_the_conditions_of_explore(services, demo_ref, demo):
+    """Opened from Explore with conditions, the PC(+) box holds their PC(+); with none, that of
+    the data's prevalence (the one default rule); a pc in the view wins."""
+    conditions = "p_pos=0.02&cost_fn=30&cost_fp=1.5"
+    content, _ = route("/confidence", f"?data={demo_ref['id']}&{conditions}", services)
+    expected = OperatingCondition(0.02, 30, 1.5).pc
+    assert find(content, "confidence-pc").value == pytest.approx(expected)
+    assert find(content, "confidence-pc-implied").data == pytest.approx(expected)
+    content, _ = route("/confidence", f"?data={demo_ref['id']}", services)
+    assert find(content, "confidence-pc").value == pytest.approx(demo.prevalence)
+    content, _ = route("/confidence", f"?data={demo_ref['id']}&{conditions}&pc=0.3", services)
+    assert find(content, "confidence-pc").value == 0.3
+    assert find(content, "confidence-pc-implied").data == pytest.approx(expected)
+    # The data set known only once loaded (the one last opened): the load callback fills it.
+    loaded = confidence.load(services, View.parse(conditions), demo_ref)
+    assert loaded.pc == pytest.approx(expected) and loaded.pc_implied == loaded.pc
+    loaded = confidence.load(services, View.parse(conditions + "&pc=0.3"), demo_ref)
+    assert loaded.pc is no_update and loaded.pc_implied == pytest.approx(expected)
+
+
+def test_pages_record_their_fields_in_the_one_view(web_app):
+    """Each page hands its controls to the browser's one view object; none writes the URL."""
+    expected = {
+        "confidence-url.data": (["data", "model", "threshold", "level", "replicates", "pc"],
+                                ["confidence-data-id", "confidence-model",
+                                 "confidence-threshold", "confidence-level",
+                                 "confidence-replicates", "confidence-pc-view"]),
+        "compare-url.data": (["data", "a", "b", "level", "replicates"],
+                             ["compare-data-id", "compare-a", "compare-b", "compare-level",
+                              "compare-replicates"]),
+        "folds-url.data": (["data", "model", "p_pos", "cost_fn", "cost_fp"],
+                           ["folds-data-id", "folds-model", "folds-p-view", "folds-cost-fn",
+                            "folds-cost-fp"]),
+    }
+    scripts = "\n".join(web_app._inline_scripts)
+    for output, (fields, inputs) in expected.items():
+        callback = web_app.callback_map[output]
+        assert [i["id"] for i in callback["inputs"]] == inputs, output
+        assert f"window.costdashView.record({json.dumps(fields)}" in scripts, output
+    for page in ("compare", "confidence", "folds"):
+        source = (Path(components.__file__).parent / "pages" / f"{page}.py").read_text()
+        assert "replaceState" not in source and "url_writer" not in source, page
+    assert "URL_JS" not in (Path(components.__file__).parent / "pages" / "folds.py").read_text()
+
+
+def _imported_modules(tree: ast.Module, package: str) -> set[str]:
+    """Every module an ``import`` or ``from ... import`` of ``tree`` names, relative ones made
+    absolute against ``package``; ``from a import b`` counts as ``a`` and ``a.b``."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_no_page_imports_another_page():
+    pages_dir = Path(components.__file__).parent / "pages"
+    modules = {p.stem for p in pages_dir.glob("*.py") if p.stem != "__init__"}
+    assert {"compare", "confidence", "folds", "explore"} <= modules
+    assert {p.module for p in PAGES} <= {f"dashboard.pages.{m}" for m in modules}
+    offenders = {}
+    for name in sorted(modules):
+        tree = ast.parse((pages_dir / f"{name}.py").read_text())
+        others = {f"dashboard.pages.{m}" for m in modules - {name}}
+        hits = _imported_modules(tree, "dashboard.pages") & others
+        if hits:
+            offenders[name] = sorted(hits)
+    assert offenders == {}
+
+
+def test_imported_modules_sees_every_form():
+    tree = ast.parse("import dashboard.pages.explore\nfrom dashboard.pages import folds\n"
+                     "from .confidence import x\nfrom . import compare\n")
+    found = _imported_modules(tree, "dashboard.pages")
+    assert {"dashboard.pages.explore", "dashboard.pages.folds", "dashboard.pages.confidence",
+            "dashboard.pages.compare"} <= found
+
+
+def test_defaults_come_from_the_view():
+    from costdash import view
+    from dashboard import jobs
+
+    assert (jobs.DEFAULT_REPLICATES, jobs.DEFAULT_SEED) == (view.DEFAULT_REPLICATES,
+                                                          view.DEFAULT_SEED)
+    assert confidence.DEFAULT_LEVEL is view.DEFAULT_LEVEL
+    tree = ast.parse(Path(jobs.__file__).read_text())
+    assigned = {t.id for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                if isinstance(t, ast.Name)}
+    assert not {"DEFAULT_REPLICATES", "DEFAULT_SEED"} & assigned
 
 
 # --- Confidence handlers ---------------------------------------------------------------------------
 
 def test_confidence_load(services, demo_ref):
-    loaded = confidence.load(services, {"id": demo_ref["id"], "model": "gbm"}, None)
+    loaded = confidence.load(services, {"data": demo_ref["id"], "model": "gbm"}, None)
     assert loaded.model == "gbm" and loaded.data["id"] == demo_ref["id"]
+    assert loaded.data_id == demo_ref["id"]
     assert [o["value"] for o in loaded.options] == ["logreg", "forest", "gbm", "naive_bayes",
                                                     "stump"]
     assert loaded.current == {"id": demo_ref["id"], "name": "breast-cancer.csv"}
     # No id in the URL: the data set last opened on another page.
-    assert confidence.load(services, {"id": None}, demo_ref).model == "logreg"
-    empty = confidence.load(services, {"id": None}, None)
+    assert confidence.load(services, {}, demo_ref).model == "logreg"
+    empty = confidence.load(services, {}, None)
     assert empty.data is None and "No data set is open" in str(empty.error)
-    missing = confidence.load(services, {"id": "f" * 32}, None)
+    missing = confidence.load(services, {"data": "f" * 32}, None)
     assert "upload the file again" in str(missing.error)
+
+
+def test_confidence_model_is_the_views_else_the_first_ticked(services, demo_ref):
+    ref = {"data": demo_ref["id"]}
+    assert confidence.load(services, {**ref, "models": ["stump", "gbm"]}, None).model == "gbm"
+    assert confidence.load(services, {**ref, "model": "forest", "models": ["gbm"]},
+                           None).model == "forest"
+    # A model the data set does not have: the first ticked one, else the first classifier.
+    assert confidence.load(services, {**ref, "model": "nope", "models": ["naive_bayes"]},
+                           None).model == "naive_bayes"
+    assert confidence.load(services, {**ref, "model": "nope"}, None).model == "logreg"
+    content, _ = route("/confidence", f"?data={demo_ref['id']}&models=gbm,stump", services)
+    assert View.parse(find(content, "confidence-query").data).models == ("gbm", "stump")
 
 
 def test_confidence_band_job_then_level_change_reuses_the_replicates(services, demo_ref, demo):
@@ -255,14 +412,60 @@ def test_confidence_fixed_threshold(services, demo_ref, demo):
 
 def test_confidence_bad_inputs(services, demo_ref):
     out = confidence.render(services, demo_ref, "gbm", None, 0, 0.9, None, 0, None)
-    assert "replicates must be between 1 and 10000" in str(out.status)
+    assert "Replicates (B) must be a whole number from 1 to 10,000; got '0'." in str(out.status)
     out = confidence.render(services, demo_ref, "gbm", None, B, 1.5, None, 0, None)
-    assert "level must be strictly between 0 and 1" in str(out.status)
+    assert ("Confidence level must be a number strictly between 0 and 1; got '1.5'."
+            in str(out.status))
+    out = confidence.render(services, demo_ref, "gbm", None, B, None, None, 0, None)
+    assert "Confidence level must be a number strictly between 0 and 1; the box is empty." \
+        in str(out.status)
+    out = confidence.render(services, demo_ref, "gbm", None, B, 0.9, 2, 0, None)
+    assert "PC(+) to read the band at must be a number from 0 to 1; got '2'." in str(out.status)
+    out = confidence.render(services, demo_ref, "gbm", float("inf"), B, 0.9, None, 0, None)
+    assert "Fixed threshold must be a number; got 'inf'." in str(out.status)
     done = confidence.compute_band(services, demo_ref, "gbm", None, 20_000, 0)
-    assert "replicates must be between" in done["error"]
+    assert done == {"key": None, "error": REPLICATES_TOO_MANY}
     assert "No data set" in confidence.compute_band(services, None, "gbm", None, B, 0)["error"]
     out = confidence.render(services, None, None, None, B, 0.9, None, 0, None)
     assert out.summary == "–"
+
+
+def test_replicates_out_of_bounds_keep_the_band_and_say_the_bounds(services, demo_ref):
+    """Typing 20000 replicates: the bounded message in the status line, the drawn band and its
+    summary stay (no update), Run is disabled and the job would not start."""
+    done = confidence.compute_band(services, demo_ref, "gbm", None, B, 0)
+    drawn = confidence.render(services, demo_ref, "gbm", None, B, 0.9, 0.3, 0, done)
+    assert by_uid(drawn.figure, "band-high") is not None
+    out = confidence.render(services, demo_ref, "gbm", None, 20000, 0.9, 0.3, 0, done)
+    assert REPLICATES_TOO_MANY in str(out.status)
+    assert out.figure is no_update and out.summary is no_update and out.caveat is no_update
+    problems = confidence.band_settings(None, 20000, 0.9, 0.3)[1]
+    assert problems == [REPLICATES_TOO_MANY]
+    assert components.run_disabled("job", problems) is True
+    assert components.run_disabled("job", []) is False
+    assert components.run_disabled("job running", problems) is no_update  # the job owns it
+    assert confidence.job_key(demo_ref, "gbm", None, 20000, 0) is None
+    assert confidence.report_href(demo_ref, "gbm", None, 20000, 0.9, 0) == "#"
+    # Compare: the same message; its figures and readouts stay as drawn.
+    out = compare.render(services, demo_ref, "gbm", "naive_bayes", 20000, 0.9, 0, None)
+    assert REPLICATES_TOO_MANY in str(out.status)
+    assert all(v is no_update for v in (out.envelopes, out.difference, out.crossovers,
+                                        out.better, out.significant))
+    assert compare.compute_difference(services, demo_ref, "gbm", "naive_bayes", 20000,
+                                      0) == {"key": None, "error": REPLICATES_TOO_MANY}
+    assert compare.band_settings(20000, 0.9)[1] == [REPLICATES_TOO_MANY]
+
+
+def test_check_fields_uses_the_schema():
+    typed, problems = components.check_fields({"replicates": 1000.0, "level": 0.8,
+                                               "threshold": None})
+    assert typed == {"replicates": 1000, "level": 0.8, "threshold": None} and problems == []
+    assert isinstance(typed["replicates"], int)
+    typed, problems = components.check_fields({"replicates": None, "cost_fn": -1},
+                                              required=("replicates",))
+    assert typed == {} and problems == [
+        "Replicates (B) must be a whole number from 1 to 10,000; the box is empty.",
+        "C(−|+) must be a number above 0; got '-1'."]
 
 
 def test_confidence_counts_only_data(services):
@@ -285,11 +488,33 @@ def test_confidence_counts_only_data(services):
 # --- Compare handlers ------------------------------------------------------------------------------
 
 def test_compare_load_defaults_to_the_two_best(services, demo_ref):
-    loaded = compare.load(services, {"id": demo_ref["id"]}, None)
+    loaded = compare.load(services, {"data": demo_ref["id"]}, None)
     assert (loaded.a, loaded.b) == ("logreg", "forest")  # lowest areas under the cost curve
-    loaded = compare.load(services, {"id": demo_ref["id"], "a": "gbm", "b": "nope"}, None)
+    assert loaded.data_id == demo_ref["id"]
+    loaded = compare.load(services, {"data": demo_ref["id"], "a": "gbm", "b": "nope"}, None)
     assert (loaded.a, loaded.b) == ("gbm", "logreg")
     assert "No data set" in str(compare.load(services, {}, None).error)
+
+
+def test_compare_pair_defaults_to_the_first_two_ticked(services, demo_ref):
+    ref = {"data": demo_ref["id"]}
+    loaded = compare.load(services, {**ref, "models": ["stump", "naive_bayes", "gbm"]}, None)
+    assert (loaded.a, loaded.b) == ("stump", "naive_bayes")
+    # Every classifier stays selectable.
+    assert [o["value"] for o in loaded.options] == ["logreg", "forest", "gbm", "naive_bayes",
+                                                    "stump"]
+    # One ticked: it, then the best other; a given a or b is kept.
+    loaded = compare.load(services, {**ref, "models": ["stump"]}, None)
+    assert (loaded.a, loaded.b) == ("stump", "logreg")
+    loaded = compare.load(services, {**ref, "a": "forest", "models": ["forest", "gbm"]}, None)
+    assert (loaded.a, loaded.b) == ("forest", "gbm")
+    loaded = compare.load(services, {**ref, "b": "gbm", "models": ["gbm", "stump"]}, None)
+    assert (loaded.a, loaded.b) == ("stump", "gbm")
+    # The layout starts the dropdowns there too, before the data set is loaded.
+    content, _ = route("/compare", f"?data={demo_ref['id']}&models=stump,naive_bayes,gbm",
+                       services)
+    assert (find(content, "compare-a").value, find(content, "compare-b").value) == \
+        ("stump", "naive_bayes")
 
 
 def test_compare_exact_then_band_then_level(services, demo_ref, demo):
@@ -335,13 +560,6 @@ def test_compare_same_classifier_and_counts(services, demo_ref):
     assert "no test rows to resample in pairs" in str(out.significant)
     assert by_uid(out.envelopes, "env-a") is not None  # the exact comparison still works
     assert "no test rows" in compare.compute_difference(services, ref, "x", "y", B, 0)["error"]
-
-
-def test_url_writer_script():
-    js = confidence.url_writer("/confidence", ["data", "model", "level"])
-    assert js.startswith("function (data, model, level)")
-    assert 'put("model", model);' in js and "replaceState" in js
-    assert 'endsWith("/confidence")' in js
 
 
 def test_celery_app_needs_a_jobs_url(tmp_path, monkeypatch):

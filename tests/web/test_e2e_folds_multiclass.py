@@ -97,8 +97,9 @@ def test_folds_average_trace_spread_and_url(dash_thread_server, web_app, page: P
     spread = fold_spread(averages, OperatingCondition(0.05, 5.0, 1.0))
     expect(page.locator("#folds-cost-mean")).to_have_text(
         f"{_fmt(spread.cost_mean)} ± {_fmt(spread.cost_std)}")
-    expect(page).to_have_url(re.compile(r"/folds\?data=[0-9a-f]{32}&model=gbm&p_pos=0\.05"
-                                        r"&cost_fn=5&cost_fp=1$"))
+    # The whole view, in the schema's order; Folds' own fields among Explore's.
+    expect(page).to_have_url(re.compile(r"/folds\?data=[0-9a-f]{32}&p_pos=0\.05&cost_fn=5"
+                                        r"&cost_fp=1&volume=1000&unit=%E2%82%AC&model=gbm$"))
     save_screenshot(page, screenshot_dir, "folds.png")
     assert errors == []
 

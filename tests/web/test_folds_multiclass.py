@@ -7,6 +7,7 @@ import base64
 
 import numpy as np
 import pytest
+from dash import no_update
 
 from costdash.conditions import OperatingCondition
 from costdash.demo import load_demo
@@ -19,12 +20,23 @@ from dashboard.figures.folds import folds_cost_figure, folds_roc_figure
 from dashboard.figures.multiclass import bcost_figure
 from dashboard.figures.palette import classifier_color
 from dashboard.pages import folds, multiclass
-from dashboard.pages.folds import FoldsState
 from dashboard.pages.multiclass import (DEMO_COSTS_NAME, demo_path, fmt, load_input,
                                         run_multiclass)
 from dashboard.shell import route
 
-from .test_callbacks import find
+
+def find(component, id_):
+    """The component with this id in a layout tree, or None."""
+    if getattr(component, "id", None) == id_:
+        return component
+    children = getattr(component, "children", None)
+    if children is None:
+        return None
+    for child in children if isinstance(children, (list, tuple)) else [children]:
+        hit = find(child, id_)
+        if hit is not None:
+            return hit
+    return None
 
 
 def trace(fig, uid):
@@ -107,13 +119,25 @@ def test_empty_folds_figures():
 
 # --- Folds: page state and handlers ----------------------------------------------------------
 
-def test_folds_state_from_query():
-    s = FoldsState.from_query({"data": ["a" * 32], "model": ["gbm"], "p_pos": ["0.2"],
-                               "cost_fn": ["5"], "cost_fp": ["0.5"]})
-    assert (s.data, s.model, s.p_pos, s.cost_fn, s.cost_fp) == ("a" * 32, "gbm", 0.2, 5.0, 0.5)
-    bad = FoldsState.from_query({"data": ["../x"], "p_pos": ["1"], "cost_fn": ["-2"],
-                                 "cost_fp": ["nan"]})
-    assert (bad.data, bad.p_pos, bad.cost_fn, bad.cost_fp) == (None, None, 1.0, 1.0)
+def test_folds_layout_reads_the_view(services):
+    content, _ = route("/folds", f"?data={'a' * 32}&model=gbm&p_pos=0.2&cost_fn=5&cost_fp=0.5",
+                       services)
+    assert find(content, "folds-ref").data == {"id": "a" * 32, "model": "gbm", "models": []}
+    assert find(content, "folds-model").value == "gbm"
+    assert (find(content, "folds-p-pos").value, find(content, "folds-cost-fn").value,
+            find(content, "folds-cost-fp").value) == (0.2, 5.0, 0.5)
+    # Bad values: left at their defaults, and the page says which, with their bounds.
+    content, _ = route("/folds", "?data=../x&p_pos=1&cost_fn=-2&cost_fp=nan", services)
+    assert find(content, "folds-ref").data is None
+    assert find(content, "folds-p-pos").value is None
+    assert (find(content, "folds-cost-fn").value, find(content, "folds-cost-fp").value) == \
+        (1.0, 1.0)
+    text = str(content)
+    assert "p(+) must be a number strictly between 0 and 1; got '1'." in text
+    assert "C(−|+) must be a number above 0; got '-2'." in text
+    for id_ in ("folds-p-pos", "folds-cost-fn", "folds-cost-fp"):
+        props = find(content, id_).to_plotly_json()["props"]
+        assert "min" not in props and "max" not in props, id_
 
 
 @pytest.fixture
@@ -131,7 +155,27 @@ def test_folds_layout_ids_and_url_state(services, bc_ref):
     assert find(content, "folds-cost-fn").value == 5.0
     # p(+) not in the URL: the data's prevalence.
     assert find(content, "folds-p-pos").value == pytest.approx(212 / 569)
-    assert find(content, "folds-ref").data == {"id": bc_ref["id"], "model": "gbm"}
+    assert find(content, "folds-ref").data == {"id": bc_ref["id"], "model": "gbm", "models": []}
+    assert find(content, "folds-p-implied").data == pytest.approx(212 / 569)
+
+
+def test_folds_start_from_the_conditions_and_selection_of_explore(services, bc_ref, bc):
+    """Opened from Explore: its conditions fill the boxes; no p(+) means the data's prevalence
+    (the one default rule); no model means the first ticked classifier."""
+    content, _ = route("/folds", f"?data={bc_ref['id']}&p_pos=0.02&cost_fn=30&cost_fp=1.5"
+                       "&models=stump,gbm", services)
+    assert (find(content, "folds-p-pos").value, find(content, "folds-cost-fn").value,
+            find(content, "folds-cost-fp").value) == (0.02, 30.0, 1.5)
+    ref = find(content, "folds-ref").data
+    assert ref == {"id": bc_ref["id"], "model": None, "models": ["stump", "gbm"]}
+    out = folds.folds_view(services, ref, None, 0.02, 30.0, 1.5)
+    assert out.model == "gbm"  # the first ticked, in the data's order
+    assert out.p_pos is no_update and out.data_id == bc_ref["id"]
+    spread = fold_spread(dataset_fold_averages(bc, "gbm"), OperatingCondition(0.02, 30, 1.5))
+    assert f"{folds._fmt(spread.cost_mean)} ± {folds._fmt(spread.cost_std)}" in \
+        texts(out.spread)
+    content, _ = route("/folds", f"?data={bc_ref['id']}&cost_fn=30", services)
+    assert find(content, "folds-p-pos").value == pytest.approx(bc.prevalence)
 
 
 def test_folds_view_is_the_core(services, bc_ref, bc):
@@ -157,10 +201,12 @@ def test_folds_view_is_the_core(services, bc_ref, bc):
 
 def test_folds_view_errors_and_messages(services, bc_ref, predictions_csv):
     bad = folds.folds_view(services, bc_ref, "gbm", 1.5, 1.0, 1.0)
-    assert "p(+) must lie strictly between 0 and 1" in bad.error
-    assert trace(bad.cost, "average") is not None and bad.spread == ""
+    assert "p(+) must be a number strictly between 0 and 1; got '1.5'." in str(bad.error)
+    # What was drawn stays: the cost figure and the spread are not updated.
+    assert bad.cost is no_update and bad.spread is no_update
+    assert trace(bad.roc, "vertical") is not None  # the ROC side does not depend on them
     bad = folds.folds_view(services, bc_ref, "gbm", 0.2, -1.0, 1.0)
-    assert "cost_fn must be a positive finite number" in bad.error
+    assert "C(−|+) must be a number above 0; got '-1'." in str(bad.error)
     record = services.store.put(predictions_csv, "predictions.csv")
     no_folds = folds.folds_view(services, {"id": record.id}, None, None, 1.0, 1.0)
     assert no_folds.message == folds.NO_FOLDS and no_folds.options == []

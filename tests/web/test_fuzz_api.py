@@ -295,10 +295,22 @@ UPLOAD_CASES = [
     case("option-not-for-layout", 400, "does not apply",
          upload(GOOD, layout="wide", score_column="alpha")),
     # Conditions, name and expiry.
-    *[case(f"p_pos={v}", 400, "p_pos", upload(GOOD, p_pos=v))
+    # The view's parser: the field by its label, and its bounds.
+    *[case(f"p_pos={v}", 400, "p(+) must be a number strictly between 0 and 1",
+           upload(GOOD, p_pos=v))
       for v in ("0", "1", "-1", "nan", "inf", "lots")],
-    *[case(f"cost_fn={v}", 400, "cost_fn", upload(GOOD, cost_fn=v)) for v in ("0", "-2")],
-    case("cost_fp=text", 400, "cost_fp", upload(GOOD, cost_fp="=1+1")),
+    *[case(f"cost_fn={v}", 400, "C(−|+) must be a number above 0", upload(GOOD, cost_fn=v))
+      for v in ("0", "-2")],
+    case("cost_fp=text", 400, "C(+|−) must be a number above 0", upload(GOOD, cost_fp="=1+1")),
+    case("volume=-1", 400, "Volume must be a number at least 0", upload(GOOD, volume="-1")),
+    case("sens_p=one-end", 400, "Sensitivity range of p(+) must be two numbers",
+         upload(GOOD, sens_p="0.1")),
+    case("max_fpr=2", 400, "from 0 to 1", upload(GOOD, max_fpr="2")),
+    case("lines=maybe", 400, "Every cost line must be 1 or 0", upload(GOOD, lines="maybe")),
+    case("replicates=0.5", 400, "Replicates (B) must be a whole number",
+         upload(GOOD, replicates="0.5")),
+    case("data-is-not-a-view-field-here", 400, "unknown loader option",
+         upload(GOOD, data="0" * 32)),
     *[case(f"expires_in_days={v}", 400, "expires_in_days", upload(GOOD, expires_in_days=v))
       for v in ("0", "-5", "soon", "99999", "nan", "inf")],
     # So short that the analysis is gone before anyone can open its link (the 201 would hand

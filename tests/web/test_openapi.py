@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_openapi
 from referencing import Registry, Resource
@@ -24,11 +25,13 @@ from referencing.jsonschema import DRAFT202012
 from costdash.analysis import analysis_to_dict, analyze
 from costdash.conditions import OperatingCondition
 from costdash.demo import load_demo
+from costdash.view import VIEW_FIELDS, View
 from dashboard.config import Settings
 from dashboard.factory import create_app
 from dashboard.openapi import openapi_document
 from dashboard.report import CSV_NAMES
 from dashboard.sharing import VIEW_KEYS
+from tests.test_view import views
 
 DOCUMENT_URI = "urn:costdash:openapi"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -188,7 +191,67 @@ def test_analyze_schema_is_the_cli_contract(api):
 
 def test_saved_view_schema_names_every_view_key():
     properties = openapi_document()["components"]["schemas"]["SavedView"]["properties"]
-    assert set(properties) == set(VIEW_KEYS)
+    assert set(properties) == set(VIEW_KEYS) == {f.name for f in VIEW_FIELDS} - {"data"}
+    view = openapi_document()["components"]["schemas"]["View"]["properties"]
+    assert list(view) == [f.name for f in VIEW_FIELDS]
+
+
+def _keywords(f) -> dict:
+    out = {}
+    if f.low is not None:
+        out["exclusiveMinimum" if f.low_open else "minimum"] = f.low
+    if f.high is not None:
+        out["exclusiveMaximum" if f.high_open else "maximum"] = f.high
+    return out
+
+
+def test_view_bounds_and_defaults_are_the_parsers():
+    """One source: every field's bounds, default and rule in the document are costdash.view's."""
+    properties = openapi_document()["components"]["schemas"]["View"]["properties"]
+    for f in VIEW_FIELDS:
+        schema = properties[f.name]
+        number = schema["items"] if f.kind == "range" else schema
+        bounds = {k: v for k, v in number.items()
+                  if k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")}
+        assert bounds == _keywords(f), f.name
+        assert schema.get("default") == f.default, f.name
+        assert f.requirement() in schema["description"], f.name
+    assert properties["p_pos"]["exclusiveMinimum"] == 0
+    assert properties["max_fpr"] == {**properties["max_fpr"], "minimum": 0, "maximum": 1}
+
+
+@pytest.mark.parametrize("path", ["/api/v1/datasets/{dataset_id}/report.html",
+                                  "/api/v1/datasets/{dataset_id}/{name}.csv"])
+def test_export_query_parameters_are_the_view(path):
+    parameters = openapi_document()["paths"][path]["get"]["parameters"]
+    query = {p["name"]: p for p in parameters if p["in"] == "query"}
+    assert set(query) - {"band"} == set(VIEW_KEYS)
+    view = openapi_document()["components"]["schemas"]["View"]["properties"]
+    for name in VIEW_KEYS:
+        assert {k: v for k, v in query[name]["schema"].items()} == \
+            {k: v for k, v in view[name].items() if k != "description"}, name
+    # Lists and ranges travel comma-separated, as the dashboard writes them.
+    assert (query["models"]["style"], query["models"]["explode"]) == ("form", False)
+    assert (query["sens_p"]["style"], query["sens_p"]["explode"]) == ("form", False)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(views())
+def test_every_view_the_parser_accepts_is_valid_against_the_schema(view):
+    api = Api(client=None)
+    assert api.schema_errors(view.to_json(), "components", "schemas", "View") == []
+    saved = view.effective(0.25).to_json()
+    saved.pop("data", None)
+    assert api.schema_errors(saved, "components", "schemas", "SavedView") == []
+
+
+@pytest.mark.parametrize("bad", [{"p_pos": 1}, {"p_pos": 0}, {"cost_fn": 0}, {"volume": -1},
+                                 {"max_fpr": 1.5}, {"sens_p": [0.1]}, {"replicates": 0},
+                                 {"level": 1}, {"unit": "x" * 13}, {"colour": "blue"}])
+def test_values_the_parser_refuses_are_invalid_against_the_schema(bad):
+    api = Api(client=None)
+    json_view = {**View().with_values(p_pos=0.2).to_json(), **bad}
+    assert api.schema_errors(json_view, "components", "schemas", "View")
 
 
 def test_csv_names_are_the_exports():
@@ -219,6 +282,13 @@ def exercise_datasets(api: Api, demo: Path, broken: Path) -> None:
     api.call("get", "/api/v1/datasets/" + "0" * 32 + "/report.html", 404)
     for name in CSV_NAMES:
         api.call("get", f"/api/v1/datasets/{record['id']}/{name}.csv", 200)
+        api.call("get", f"/api/v1/datasets/{record['id']}/{name}.csv?models=gbm,logreg", 200)
+    message = api.call("get", f"/api/v1/datasets/{record['id']}/hull.csv?models=gbm,nope",
+                       400).get_json()["error"]
+    assert "nope" in message
+    message = api.call("get", f"/api/v1/datasets/{record['id']}/envelope.csv?level=1",
+                       400).get_json()["error"]
+    assert "Confidence level" in message and "strictly between 0 and 1" in message
     api.call("get", f"/api/v1/datasets/{record['id']}/everything.csv", 404)
     api.call("get", "/api/v1/datasets/" + "0" * 32 + "/hull.csv", 404)
 
@@ -239,7 +309,21 @@ def exercise_analyses(api: Api, demo: Path, broken: Path) -> None:
     assert shared["analysis"]["name"] == "Screening"
     assert shared["analysis"]["dataset_id"] == created["dataset_id"]
 
+    # Every view field goes with the analysis, and comes back in its view.
+    full = api.call("post", "/api/v1/analyses", 201, **upload(
+        demo, p_pos="0.05", cost_fn="20", volume="250", unit="$", models="gbm,logreg",
+        sens_p="0.01,0.1", max_fpr="0.2", capacity="40", lines="1")).get_json()
+    shared = api.call("get", f"/api/v1/analyses/{full['url'].rsplit('/', 1)[-1]}",
+                      200).get_json()
+    assert shared["view"] == {"p_pos": 0.05, "cost_fn": 20.0, "cost_fp": 1.0, "volume": 250.0,
+                              "unit": "$", "models": ["gbm", "logreg"], "lines": True,
+                              "sens_p": [0.01, 0.1], "max_fpr": 0.2, "capacity": 40.0}
+    assert [c["name"] for c in shared["classifiers"]] == ["gbm", "logreg"]
+
     api.call("post", "/api/v1/analyses", 400, **upload(demo, p_pos="1.5"))
+    message = api.call("post", "/api/v1/analyses", 400,
+                       **upload(demo, volume="-3")).get_json()["error"]
+    assert message == "Volume must be a number at least 0; got '-3'."
     api.call("post", "/api/v1/analyses", 400, **upload(broken))
     api.call("get", "/api/v1/analyses/" + "x" * 32, 404)
 

@@ -309,3 +309,49 @@ def test_report_download_includes_bands_computed_on_the_confidence_page(tmp_path
     assert '<section id="bands">' not in http.get(url).get_data(as_text=True)
     assert http.get(url + "?level=2").status_code == 400
     assert http.get(url + "?replicates=x").status_code == 400
+
+
+# --- the view in the report ---------------------------------------------------------------------
+
+def test_readout_formats_are_the_pages():
+    """assets/explore.js's fmtNum, friendly and percent, as docs/dashboard.md states them."""
+    from dashboard.report import friendly, percent, readout
+
+    assert [readout(x) for x in (1 / 11, 10.0, 1e-6, float("inf"), 0.0, 123456.789, 2.5e20)] == \
+        ["0.09091", "10.00", "1.000e-6", "inf", "0.000", "123457", "2.500e+20"]
+    assert [friendly(x) for x in (1234.5, 0.5, 2.0, 0.0004567, 1.23e7)] == \
+        ["1,230", "0.5", "2", "4.57e-4", "12,300,000"]
+    assert [percent(x) for x in (0.1234, 0.05678, -0.5)] == ["12%", "5.7%", "-50%"]
+
+
+def test_report_of_a_view(predictions_csv):
+    from costdash.view import View
+
+    ds = load_predictions(predictions_csv)
+    view = View.parse("models=alpha,gamma&p_pos=0.3&cost_fn=4&volume=10&unit=kr&model=beta")
+    html = build_report(ds, view=view)
+    op = analyze(ds, OperatingCondition(0.3, 4.0, 1.0), models=["alpha", "gamma"]).operating_point
+    assert _span(html, "chosen-classifier") == op.vertex.classifier
+    assert "beta" not in html.split('id="figures"')[0]  # unticked: not even the view's model=
+    assert "model=beta" not in html and "/explore?models=alpha,gamma&amp;p_pos=0.3" in html
+    with pytest.raises(TypeError):
+        build_report(ds, OperatingCondition(0.3), view=view)
+    with pytest.raises(Exception, match="'delta'"):
+        build_report(ds, view=View.parse("models=alpha,delta"))
+
+
+def test_cli_report_volume_unit_and_view(predictions_csv, tmp_path, capsys):
+    out = tmp_path / "r.html"
+    assert main(["report", str(predictions_csv), "-o", str(out), "--volume", "40", "--unit",
+                 "£", "--view", "models=beta&cost_fn=3", "--band", "beta",
+                 "--replicates", "30"]) == 0
+    html = out.read_text(encoding="utf-8")
+    ds = load_predictions(predictions_csv)
+    op = analyze(ds, OperatingCondition(ds.prevalence, 3.0, 1.0), models=["beta"])
+    assert "per 40 cases" in html and " £" in html
+    assert 'id="band-figure-0"' in html
+    assert _span(html, "chosen-classifier") == op.operating_point.vertex.classifier
+    # A band of a classifier the view does not tick is refused.
+    assert main(["report", str(predictions_csv), "-o", str(out), "--view", "models=beta",
+                 "--band", "alpha"]) == 2
+    assert "not among the view's classifiers" in capsys.readouterr().err

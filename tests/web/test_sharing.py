@@ -13,14 +13,15 @@ import sqlalchemy as sa
 
 from costdash.analysis import analysis_to_dict, analyze
 from costdash.conditions import OperatingCondition
+from costdash.errors import ParameterError
 from costdash.io import load_predictions
+from costdash.view import View
 from dashboard import sharing as sharing_module
 from dashboard.config import Settings
 from dashboard.factory import create_app
 from dashboard.links import SECURITY_HEADERS
 from dashboard.sharing import AnalysisNotFound, normalise_view, view_to_query
 from dashboard.shell import route
-
 from tests.support.services import fresh_postgres_database
 
 
@@ -77,7 +78,10 @@ def test_post_get_matches_the_cli_json(http, breast_cancer_csv):
                                         OperatingCondition(0.1, 5.0, 1.0)))
     expected = json.loads(json.dumps(expected))
     assert {k: result[k] for k in expected} == expected
-    assert result["view"] == {"p_pos": 0.1, "cost_fn": 5.0, "cost_fp": 1.0}
+    # The saved view with what was not sent at its defaults (always written: the conditions,
+    # the volume and the unit).
+    assert result["view"] == {"p_pos": 0.1, "cost_fn": 5.0, "cost_fp": 1.0, "volume": 1000.0,
+                              "unit": "€"}
     assert result["analysis"]["name"] == "Q3 review"
     assert result["analysis"]["id"] == body["id"]
     assert body["manage_token"] not in got.get_data(as_text=True)
@@ -289,14 +293,44 @@ def test_unknown_api_paths_and_methods_are_json(http):
 
 def test_view_round_trips_through_the_query():
     view = normalise_view({"p_pos": "0.25", "cost_fn": "3", "cost_fp": 1, "models": "a,b",
-                           "lines": "1", "sens_p": "0.1,0.4", "unit": "$", "junk": "x"})
+                           "lines": "1", "sens_p": "0.1,0.4", "unit": "$", "junk": "x",
+                           "data": "0" * 32})
     assert view == {"p_pos": 0.25, "cost_fn": 3.0, "cost_fp": 1.0, "models": ["a", "b"],
-                    "lines": True, "sens_p": [0.1, 0.4], "unit": "$"}
+                    "lines": True, "sens_p": [0.1, 0.4], "unit": "$", "volume": 1000.0}
+    assert view == View.parse(view).to_json()  # the saved shape is the view's JSON
     assert normalise_view({k: v[0] for k, v in view_to_query(view).items()}) == view
-    for bad in ({"p_pos": "1"}, {"p_pos": "nan"}, {"cost_fn": "-1"}, {"sens_p": "0.1"},
-                {"max_fpr": "2"}):
-        with pytest.raises(Exception, match=next(iter(bad))):
+    assert view_to_query(view) == {k: [v] for k, v in View.parse(view).to_query().items()}
+    for bad, label in (({"p_pos": "1"}, "p(+)"), ({"p_pos": "nan"}, "p(+)"),
+                       ({"cost_fn": "-1"}, "C(−|+)"), ({"sens_p": "0.1"}, "Sensitivity range"),
+                       ({"max_fpr": "2"}, "Neyman–Pearson FPR limit")):
+        with pytest.raises(ParameterError) as error:
             normalise_view(bad)
+        assert str(error.value).startswith(label) and " must be " in str(error.value)
+
+
+def test_every_view_field_is_saved_and_shown(http, breast_cancer_csv):
+    """The analyses API takes every view field, keeps them, and shows them with the conditions
+    analysed; the link opens with them."""
+    r = post_analysis(http, breast_cancer_csv, cost_fn="4", volume="120", unit="kr",
+                      sens_fp="0.5,2", capacity="30", model="gbm", level="0.8", seed="3")
+    assert r.status_code == 201, r.get_json()
+    body = r.get_json()
+    result = http.get(f"/api/v1/analyses/{token_of(body['url'])}").get_json()
+    ds = load_predictions(breast_cancer_csv)
+    assert result["view"] == {"p_pos": ds.n_pos / ds.n, "cost_fn": 4.0, "cost_fp": 1.0,
+                              "volume": 120.0, "unit": "kr", "sens_fp": [0.5, 2.0],
+                              "capacity": 30.0, "model": "gbm", "level": 0.8, "seed": 3}
+    # p(+) is exactly the prevalence the analysis used.
+    assert result["view"]["p_pos"] == result["operating_point"]["p_pos"]
+    page = http.get(f"/s/{token_of(body['url'])}")
+    assert page.status_code == 200
+
+
+def test_stored_views_open_leniently(services, breast_cancer_csv):
+    """A view saved before a bound was tightened still opens; the bad value is left out."""
+    assert view_to_query({"p_pos": 0.3, "volume": -5, "unit": "$"}) == {
+        "p_pos": ["0.3"], "cost_fn": ["1"], "cost_fp": ["1"], "volume": ["1000"],
+        "unit": ["$"]}
 
 
 def test_open_rejects_garbage_tokens_without_a_query(services, monkeypatch):

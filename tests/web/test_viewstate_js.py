@@ -125,7 +125,7 @@ def test_bounds_agree_on_any_number(name, x):
     except ParameterError as exc:
         assert js.get("error") == str(exc)
     else:
-        assert js.get("value") == value
+        assert float(js.get("value")) == value     # JSON may write a large float as an int
 
 
 MATH_RUNNER = """
