@@ -141,12 +141,6 @@ def safe_filename(name: str) -> str:
     return base[:200] or "upload"
 
 
-def prevalence_of(record: DatasetRecord) -> float:
-    """The data's prevalence from its stored record, exactly as :attr:`Dataset.prevalence`
-    computes it from the data (``n_pos / n``), without loading the data."""
-    return record.n_pos / (record.n_pos + record.n_neg)
-
-
 def effective_view(view: View, prevalence: float) -> dict[str, Any]:
     """A saved view as the API shows it: its JSON with the conditions actually analysed (p(+)
     unset is the data's prevalence)."""
@@ -298,7 +292,7 @@ def make_api(services: Services) -> Blueprint:
             text = services.views.analysis_json_text(record.dataset_id, view)
         except DatasetNotFound as exc:
             return _error(str(exc), 404)
-        extra = {"view": effective_view(view, prevalence_of(stored)),
+        extra = {"view": effective_view(view, stored.prevalence),
                  "analysis": {**analysis_summary(record), **links(record)}}
         # The analysis is a JSON object without these two keys: append them to its text.
         body = text[:-1] + "," + json.dumps(extra, separators=(",", ":"))[1:]

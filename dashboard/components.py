@@ -20,6 +20,7 @@ from typing import Any
 from dash import Input, Output, dcc, html, no_update, set_props
 from dash.exceptions import BackgroundCallbackError
 
+from costdash.bands import confidence_ranks
 from costdash.costspace import LowerEnvelope, lower_envelope
 from costdash.errors import CostdashError, ParameterError
 from costdash.view import View, field_named
@@ -29,7 +30,7 @@ from dashboard.storage import DatasetNotFound, valid_id
 from dashboard.viewmodel import hull_from_entry
 
 __all__ = ["CACHE_DOWN", "GRID", "JOB_ERROR_PREFIX", "NO_DATA", "UNSET_WHEN_IMPLIED_JS",
-           "Resolved", "as_float", "as_int", "background_options", "check_fields",
+           "Resolved", "as_float", "as_int", "background_options", "band_settings", "check_fields",
            "conditions_pc", "dataset_line", "default_model", "envelope_of", "fmt_range",
            "job_controls", "job_error_handler", "job_error_text", "no_data", "number_box",
            "open_demo", "prevalence_of", "progress_reporter", "resolve", "run_disabled", "warn"]
@@ -102,6 +103,19 @@ def check_fields(values: Mapping[str, Any], required: Sequence[str] = ()
             problems.append(f"{f.requirement()}; the box is empty.")
             continue
         typed[name] = value
+    return typed, problems
+
+
+def band_settings(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A bootstrap job's settings as the controls send them (``replicates`` and ``level``, with
+    whatever else the page has), typed by the view schema, and a message for each invalid one:
+    its label and bounds, or a level the replicates cannot resolve."""
+    typed, problems = check_fields(values, required=("replicates", "level"))
+    if not problems:
+        try:
+            confidence_ranks(typed["level"], typed["replicates"])
+        except CostdashError as exc:
+            problems.append(str(exc))
     return typed, problems
 
 

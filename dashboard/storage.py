@@ -147,6 +147,12 @@ class DatasetRecord:
     dataset: Dataset | None = field(default=None, compare=False, repr=False)
     """The loaded data set when :meth:`DatasetStore.put` just read it (not persisted)."""
 
+    @property
+    def prevalence(self) -> float:
+        """The data's prevalence, exactly as :attr:`costdash.dataset.Dataset.prevalence`
+        computes it (``n_pos / n``), without loading the data."""
+        return self.n_pos / self.n
+
     def summary(self) -> dict[str, Any]:
         """The upload route's JSON reply."""
         return {"id": self.id, "name": self.name, "n": self.n,

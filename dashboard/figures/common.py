@@ -56,7 +56,10 @@ def base_layout(**overrides: Any) -> dict[str, Any]:
         "margin": {"l": 64, "r": 16, "t": 36, "b": 56},
         "hovermode": "closest",
         "hoverlabel": {"align": "left"},
-        "legend": {"orientation": "h", "yanchor": "top", "y": -0.14, "x": 0, "xanchor": "left",
+        # At the container's foot, not at a fraction of the plot's height below it: on a narrow
+        # screen the plot is short and a fraction put the legend on the x axis's title.
+        "legend": {"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0,
+                   "x": 0, "xanchor": "left",
                    "font": {"size": 12}, "itemclick": "toggle",
                    "itemdoubleclick": "toggleothers"},
         "shapes": [],

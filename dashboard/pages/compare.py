@@ -30,12 +30,13 @@ from typing import Any
 
 from dash import Dash, Input, Output, State, callback_context, dcc, html, no_update
 
-from costdash.bands import DifferenceBand, confidence_ranks, difference_band
+from costdash.bands import DifferenceBand, difference_band
 from costdash.costspace import DifferenceCurve, envelope_difference
 from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
 from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
 from dashboard.cache import Services
+from dashboard.components import band_settings as job_settings
 from dashboard.components import (GRID, NO_DATA, background_options, check_fields, dataset_line,
                                   envelope_of, fmt_range, job_controls, progress_reporter,
                                   resolve, run_disabled, warn)
@@ -71,16 +72,8 @@ HELP = [
 
 
 def band_settings(replicates: Any, level: Any) -> tuple[dict[str, Any], list[str]]:
-    """The band's settings as the controls send them, typed by the view schema, and a message
-    for each invalid one (its label and bounds; also a level the replicates cannot resolve)."""
-    typed, problems = check_fields({"replicates": replicates, "level": level},
-                                   required=("replicates", "level"))
-    if not problems:
-        try:
-            confidence_ranks(typed["level"], typed["replicates"])
-        except CostdashError as exc:
-            problems.append(str(exc))
-    return typed, problems
+    """The difference band's settings, typed and checked (:func:`components.band_settings`)."""
+    return job_settings({"replicates": replicates, "level": level})
 
 
 def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:

@@ -30,11 +30,12 @@ from urllib.parse import urlencode
 
 from dash import Dash, Input, Output, State, callback_context, dcc, html, no_update
 
-from costdash.bands import CostBand, confidence_ranks, cost_band
+from costdash.bands import CostBand, cost_band
 from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
 from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
 from dashboard.cache import Services
+from dashboard.components import band_settings as job_settings
 from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, UNSET_WHEN_IMPLIED_JS,
                                   background_options, check_fields, conditions_pc, dataset_line,
                                   default_model, envelope_of, job_controls, number_box,
@@ -72,17 +73,9 @@ CAVEAT_LINE = (
 
 def band_settings(threshold: Any, replicates: Any, level: Any = DEFAULT_LEVEL,
                   pc: Any = None) -> tuple[dict[str, Any], list[str]]:
-    """The band's settings as the controls send them, typed by the view schema, and a message
-    for each invalid one (its label and bounds; also a level the replicates cannot resolve)."""
-    typed, problems = check_fields({"threshold": threshold, "replicates": replicates,
-                                    "level": level, "pc": pc},
-                                   required=("replicates", "level"))
-    if not problems:
-        try:
-            confidence_ranks(typed["level"], typed["replicates"])
-        except CostdashError as exc:
-            problems.append(str(exc))
-    return typed, problems
+    """The band's settings, typed and checked (:func:`components.band_settings`)."""
+    return job_settings({"threshold": threshold, "replicates": replicates, "level": level,
+                         "pc": pc})
 
 
 def counted_message(name: str) -> str:

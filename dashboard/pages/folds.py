@@ -100,7 +100,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
     prevalence = None
     if view.data:
         record = services.store.info(view.data)
-        prevalence = record.n_pos / record.n if record is not None and record.n else None
+        prevalence = record.prevalence if record is not None and record.n else None
     # The one default rule: p(+) absent is the data's prevalence.
     p_pos = view.p_pos if prevalence is None else view.condition(prevalence).p_pos
     demos = [html.Button(d.title, id=f"folds-demo-{name}", n_clicks=0, className="demo-button",

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+
 from costdash import analyze
 from costdash.criteria import neyman_pearson, sensitivity, workforce
 from costdash.errors import InputFileError
@@ -18,20 +19,7 @@ from dashboard.pages import PAGES, Page, explore, placeholder
 from dashboard.pages.explore import p_to_slider
 from dashboard.shell import route
 
-
-def find(component, id_):
-    """The component with this id in a layout tree, or None."""
-    if getattr(component, "id", None) == id_:
-        return component
-    children = getattr(component, "children", None)
-    if children is None:
-        return None
-    for child in children if isinstance(children, (list, tuple)) else [children]:
-        hit = find(child, id_)
-        if hit is not None:
-            return hit
-    return None
-
+from .helpers import find
 
 # --- routing and layout --------------------------------------------------------------------------
 

@@ -24,9 +24,17 @@ from dashboard.config import Settings
 from dashboard.figures.bands import band_figure
 from dashboard.figures.compare import difference_figure, envelopes_figure
 from dashboard.figures.palette import classifier_color
-from dashboard.jobs import BandCache, background_manager, band_key, decode_band, encode_band
+from dashboard.jobs import (
+    BandCache,
+    background_manager,
+    band_key,
+    decode_band,
+    encode_band,
+)
 from dashboard.pages import PAGES, compare, confidence
 from dashboard.shell import route
+
+from .helpers import find
 
 COUNTS = "model,tp,fp,fn,tn,threshold\nx,5,1,5,9,0.7\nx,8,4,2,6,0.4\ny,6,2,4,8,\n"
 B = 200  # replicates in these tests: small, they only check plumbing against the core
@@ -45,20 +53,6 @@ def demo_ref(services):
 
 REPLICATES_TOO_MANY = ("Replicates (B) must be a whole number from 1 to 10,000; "
                        "got '20000'.")
-
-
-def find(component, id_):
-    """The component with this id in a layout tree, or None."""
-    if getattr(component, "id", None) == id_:
-        return component
-    children = getattr(component, "children", None)
-    if children is None:
-        return None
-    for child in children if isinstance(children, (list, tuple)) else [children]:
-        hit = find(child, id_)
-        if hit is not None:
-            return hit
-    return None
 
 
 def by_uid(fig, uid):

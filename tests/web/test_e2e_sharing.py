@@ -44,7 +44,10 @@ def test_share_open_read_only_and_delete(live_server, page: Page, browser, predi
     # What-if: the viewer's change updates the plots but saves nothing.
     set_conditions(viewer, 0.3, 1.0, 1.0)
     assert_readouts(viewer, dataset, 0.3, 1.0, 1.0)
-    assert viewer.url == share_url  # the address bar keeps the link
+    # The address bar keeps the link and adds the what-if, so it can be sent back.
+    viewer.wait_for_function("() => new URLSearchParams(location.search).get('p_pos') === '0.3'")
+    what_if = viewer.evaluate("() => location.href")
+    assert what_if.startswith(share_url + "?") and "data=" not in what_if
     again = viewer.context.new_page()
     again.goto(share_url)
     assert_readouts(again, dataset, 0.05, 20.0, 1.0)

@@ -8,6 +8,7 @@ upload API, as the page's own upload does.
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.request
 from urllib.parse import parse_qs, urlparse
@@ -107,8 +108,11 @@ def test_navigation_keeps_the_view_and_exports_are_the_screen(live_server, page:
     report = download(page, "#export-report")
     hull = download(page, "#export-hull")
     for name in UNTICKED:
-        assert name not in report
+        # As HTML text or a JSON string (plot data); plotly.js itself is embedded and names
+        # colours such as "forestgreen".
+        assert not re.search(f'[">]{name}["<]', report), name
         assert name not in hull
+    assert re.search(f'[">]{TICKED[1]}["<]', report)
     assert f'<b class="chosen-classifier">{before["chosen-classifier"]}</b>' in report
     assert before["chosen-threshold"] in report
     assert errors == []
@@ -217,3 +221,52 @@ def test_downloads_wait_for_data(live_server, page: Page):
     link = page.locator("#export-report")
     expect(link).to_have_attribute("aria-disabled", "true")
     assert "Open a data set first" in link.get_attribute("title")
+
+
+@pytest.mark.parametrize("path", ["/explore", "/compare", "/confidence", "/folds",
+                                  "/multiclass"])
+def test_390_px_wide_nothing_overflows_the_page(live_server, browser, path):
+    data_id = upload(live_server, DEMOS["breast-cancer"].path)
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    query = "&".join(f"{k}={v}" for k, v in {"data": data_id, **CONDITIONS}.items())
+    page.goto(f"{live_server.url}{path}?{query}")
+    page.wait_for_selector(".js-plotly-plot, .mc-grid, #mc-upload", timeout=15_000)
+    page.wait_for_timeout(1500)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # The legend sits under the x axis's title, never on it.
+    for graph in page.locator(".js-plotly-plot").all():
+        boxes = graph.evaluate("""(gd) => {
+            const title = gd.querySelector('.g-xtitle'), legend = gd.querySelector('.legend');
+            if (!title || !legend) return null;
+            const t = title.getBoundingClientRect(), l = legend.getBoundingClientRect();
+            return [t.bottom, l.top];
+        }""")
+        if boxes:
+            assert boxes[0] <= boxes[1] + 0.5, (path, boxes)
+    page.close()
+
+
+def test_upload_messages_name_the_pages_controls(live_server, page: Page, tmp_path):
+    errors = open_page(live_server, page, "/explore")
+    odd = tmp_path / "odd-labels.csv"
+    odd.write_text("y_true,model_a\nred,0.9\nblue,0.2\nred,0.7\nblue,0.4\n")
+    page.set_input_files("#upload input[type=file]", files=[
+        {"name": odd.name, "mimeType": "text/csv", "buffer": odd.read_bytes()}])
+    expect(page.locator("#upload-error")).to_contain_text(
+        "the “Positive label” box under Reading options")
+    assert "--positive" not in page.inner_text("#upload-error")
+
+    gaps = tmp_path / "gaps.csv"
+    gaps.write_text("y_true,model_a\n1,0.9\n0,\n1,0.7\n0,0.4\n")
+    page.set_input_files("#upload input[type=file]", files=[
+        {"name": gaps.name, "mimeType": "text/csv", "buffer": gaps.read_bytes()}])
+    expect(page.locator("#upload-error")).to_contain_text(
+        "tick “Drop rows with missing scores” under Reading options")
+    page.click(".upload-options summary")
+    page.check("#upload-drop-missing input[type=checkbox]")
+    page.set_input_files("#upload input[type=file]", files=[
+        {"name": gaps.name, "mimeType": "text/csv", "buffer": gaps.read_bytes()}])
+    expect(page.locator("#dataset-info")).to_contain_text("gaps.csv: 3 cases")
+    expect(page.locator("#upload-error")).to_have_text("")
+    # The two refused uploads are answered 400, which the browser logs; nothing else may be.
+    assert [e for e in errors if "status of 400" not in e] == []

@@ -12,31 +12,29 @@ from dash import no_update
 from costdash.conditions import OperatingCondition
 from costdash.demo import load_demo
 from costdash.folds import dataset_fold_averages, fold_spread
-from costdash.multiclass import (bcost, bdeltacost, confusion3d_from_labels,
-                                 confusion_from_labels, load_cost_matrix,
-                                 load_label_predictions)
+from costdash.multiclass import (
+    bcost,
+    bdeltacost,
+    confusion3d_from_labels,
+    confusion_from_labels,
+    load_cost_matrix,
+    load_label_predictions,
+)
 from costdash.roc import thin_indices
 from dashboard.figures.folds import folds_cost_figure, folds_roc_figure
 from dashboard.figures.multiclass import bcost_figure
 from dashboard.figures.palette import classifier_color
 from dashboard.pages import folds, multiclass
-from dashboard.pages.multiclass import (DEMO_COSTS_NAME, demo_path, fmt, load_input,
-                                        run_multiclass)
+from dashboard.pages.multiclass import (
+    DEMO_COSTS_NAME,
+    demo_path,
+    fmt,
+    load_input,
+    run_multiclass,
+)
 from dashboard.shell import route
 
-
-def find(component, id_):
-    """The component with this id in a layout tree, or None."""
-    if getattr(component, "id", None) == id_:
-        return component
-    children = getattr(component, "children", None)
-    if children is None:
-        return None
-    for child in children if isinstance(children, (list, tuple)) else [children]:
-        hit = find(child, id_)
-        if hit is not None:
-            return hit
-    return None
+from .helpers import find
 
 
 def trace(fig, uid):
