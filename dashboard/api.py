@@ -408,7 +408,8 @@ def make_api(services: Services) -> Blueprint:
         try:
             view = query_view(dataset_id)
             bands = computed_bands(dataset_id, dataset, view)
-            html = build_report(dataset, view=view, name=record.name, bands=bands or None)
+            html = build_report(dataset, view=view, name=record.name, bands=bands or None,
+                                dashboard_url=request.url_root)
         except StorageUnavailable:
             raise
         except CostdashError as exc:  # a bad value, or a ticked classifier the data lacks

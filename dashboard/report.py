@@ -261,14 +261,17 @@ def view_rows(view: View, prevalence: float) -> list[tuple[str, str]]:
     return rows
 
 
-def _view_section(view: View, prevalence: float) -> str:
-    href = "/explore" + view.to_search()
+def _view_section(view: View, prevalence: float, dashboard_url: str | None) -> str:
+    path = "/explore" + view.to_search()
+    # A downloaded report is opened from disk: only an absolute address leads back.
+    link = (f'<p><a id="open-view" href="{_e(dashboard_url.rstrip("/") + path)}">Open this '
+            "view in the dashboard</a></p>" if dashboard_url else
+            f'<p id="open-view">On a costdash dashboard this view is <code>{_e(path)}</code>.</p>')
     return ('<section id="view"><h2>View</h2>'
             '<p>Everything set on the dashboard for this report; the figures below follow '
             'from it.</p>'
             + _meta(((_e(k), _e(v)) for k, v in view_rows(view, prevalence)), "meta view")
-            + f'<p><a id="open-view" href="{_e(href)}">Open this view in the dashboard</a></p>'
-            "</section>")
+            + link + "</section>")
 
 
 # --- the Explore page's readouts ------------------------------------------------------------------
@@ -432,7 +435,8 @@ def _constraints_section(analysis: Analysis, view: View) -> str:
 
 def build_report(dataset: Dataset, condition: OperatingCondition | None = None, *,
                  view: View | None = None, title: str | None = None, bands: Any = None,
-                 name: str | None = None, generated: _dt.datetime | None = None) -> str:
+                 name: str | None = None, generated: _dt.datetime | None = None,
+                 dashboard_url: str | None = None) -> str:
     """One self-contained HTML file reporting ``dataset`` as the Explore page shows it.
 
     Parameters
@@ -456,6 +460,8 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         The data set's display name (default ``dataset.source``), e.g. the uploaded file's name.
     generated : datetime, optional
         The date shown in the header (default: now, UTC).
+    dashboard_url : str, optional
+        The dashboard's root address: the report then links back to this view on it.
 
     Raises
     ------
@@ -505,7 +511,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         ("Iso-performance slope", _num(cond.slope)),
     ]
     parts.append('<section id="header">' + _meta(meta) + "</section>")
-    parts.append(_view_section(view, prevalence))
+    parts.append(_view_section(view, prevalence, dashboard_url))
 
     parts.append('<section id="operating-point"><h2>Chosen operating point</h2>'
                  f'<p class="chosen">Use <b class="chosen-classifier">{_e(v.classifier)}</b> at '
