@@ -218,19 +218,19 @@
             values.push(v);
         });
         let p = values[0];
-        const prevalence = view ? view.prevalence : null;
-        // Another data set (not the one the page opened with) brings its own prevalence; the
-        // conditions the address carried apply to the data set they came with.
-        const newData = t.has("view-store.data") && view && openedData !== null &&
-            openedData.page === pageLoads() && openedData.id !== view.id;
-        if (view && (openedData === null || openedData.page !== pageLoads())) {
-            openedData = {id: view.id, page: pageLoads()};
-        } else if (newData) {
-            openedData = {id: view.id, page: pageLoads()};
+        // Another data set than the one this page opened with brings its own p(+); the
+        // conditions the address carried belong to the data set they came with.
+        const opened = view && (openedData === null || openedData.page !== pageLoads());
+        const newData = !opened && view && t.has("view-store.data") && openedData.id !== view.id;
+        if (opened || newData) openedData = {id: view.id, page: pageLoads()};
+        let wanted = null;
+        if (view && t.has("prevalence-button.n_clicks")) wanted = view.prevalence;
+        // p(+) unset: the core's default rule, applied by the server (default_condition).
+        else if (view && (newData || (t.has("view-store.data") && !validP(p)))) {
+            wanted = view.default_condition.p_pos;
         }
-        if ((t.has("prevalence-button.n_clicks") || newData ||
-                (t.has("view-store.data") && !validP(p))) && validP(prevalence)) {
-            p = prevalence;
+        if (validP(wanted)) {
+            p = wanted;
             sync[0] = pToSlider(p);
             sync[1] = p;
         }

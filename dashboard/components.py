@@ -31,7 +31,7 @@ from dashboard.viewmodel import hull_from_entry
 
 __all__ = ["CACHE_DOWN", "GRID", "JOB_ERROR_PREFIX", "NO_DATA", "UNSET_WHEN_IMPLIED_JS",
            "Resolved", "as_float", "as_int", "background_options", "band_settings", "check_fields",
-           "conditions_pc", "dataset_line", "default_model", "envelope_of", "fmt_range",
+           "condition_field", "conditions_pc", "dataset_line", "default_model", "envelope_of", "fmt_range",
            "job_controls", "job_error_handler", "job_error_text", "no_data", "number_box",
            "open_demo", "prevalence_of", "progress_reporter", "resolve", "run_disabled", "warn"]
 
@@ -240,6 +240,27 @@ def number_box(id_: str, value: Any, *, debounce: float = 0.4, **kwargs: Any) ->
     """
     return dcc.Input(id=id_, type="number", value=value, step="any", debounce=debounce,
                      className="num", **kwargs)
+
+
+def _condition_label(name: str) -> list:
+    """What the operating conditions are called on every page (the view schema's labels,
+    spelled out)."""
+    return {"p_pos": ["p(+): probability that a case is positive"],
+            "cost_fn": ["C(−|+): cost of a ", html.B("false negative")],
+            "cost_fp": ["C(+|−): cost of a ", html.B("false positive")]}[name]
+
+
+def condition_field(name: str, id_: str, value: Any, *, extra: Sequence[Any] = (),
+                    compact: bool = False, debounce: float = 0.25, **box: Any) -> html.Div:
+    """One operating condition (``p_pos``, ``cost_fn`` or ``cost_fp``): its label and number box,
+    then ``extra`` (Explore's slider and buttons). ``compact`` stacks label over box, for a
+    bar of fields (Folds)."""
+    label = html.Label(_condition_label(name), htmlFor=id_)
+    number = number_box(id_, value, debounce=debounce, **box)
+    if compact:
+        return html.Div(className="folds-field condition-field", children=[label, number])
+    return html.Div(className="field condition-field", children=[
+        html.Div(className="field-head", children=[label, number]), *extra])
 
 
 def job_controls(prefix: str, replicates: int, level: float) -> list:

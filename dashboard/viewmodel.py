@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from costdash.analysis import ClassifierSummary, analyze
+from costdash.conditions import default_condition
 from costdash.costspace import LowerEnvelope, lower_envelope
 from costdash.dataset import Dataset
 from costdash.hull import SAME_LOG_SLOPE, RocHull, convex_hull
@@ -183,6 +184,9 @@ def client_model(view: dict[str, Any], colors: dict[str, str]) -> dict[str, Any]
     selected = set(view["models"])
     return {
         "id": view["id"], "name": view["name"], "n": view["n"], "prevalence": view["prevalence"],
+        # What an unset condition means, by the core's one rule (the browser does not repeat it).
+        "default_condition": {k: getattr(default_condition(view["prevalence"]), k)
+                              for k in ("p_pos", "cost_fn", "cost_fp")},
         "models": view["models"], "fixed_threshold": view["fixed_threshold"],
         "tie_log_slope": SAME_LOG_SLOPE,
         "hull": view["hull"], "dominated": view["dominated"],

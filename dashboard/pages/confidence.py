@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 from dash import Dash, Input, Output, State, callback_context, dcc, html, no_update
 
@@ -47,7 +46,7 @@ from dashboard.jobs import BandCache, cost_band_key
 from dashboard.viewstate import page_view, problems_note, record_view_js
 
 __all__ = ["CACHE_DOWN", "CAVEAT_CURVE", "CAVEAT_LINE", "compute_band", "layout", "load",
-           "register_callbacks", "render", "report_href"]
+           "register_callbacks", "render"]
 
 WHAT_IT_MEASURES = (
     "The band shows how much this cost curve would move if the same, already trained model were "
@@ -181,8 +180,11 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                     html.H3("Band"),
                     html.Div("–", id="confidence-summary", className="summary",
                              **{"aria-live": "polite"}),
+                    # An export link of the whole view (assets/viewstate.js writes it): the
+                    # report of Explore's ticked classifiers and conditions, with this band.
                     html.A("Download report with this band (HTML)", id="confidence-report",
-                           href="#", download="", className="export-link"),
+                           download="", className="export-link",
+                           **{"data-export": "report.html", "aria-disabled": "true"}),
                 ]),
                 html.P(id="confidence-caveat", className="explain caveat"),
                 html.Details(HELP, className="help"),
@@ -232,20 +234,6 @@ def load(services: Services, query: View | Mapping[str, Any] | None,
                   info=dataset_line(r.view), error="",
                   current={"id": r.id, "name": r.view["name"]},
                   pc=implied if view.pc is None else no_update, pc_implied=implied)
-
-
-def report_href(data: dict | None, model: str | None, threshold: Any, replicates: Any,
-                level: Any, seed: int | None) -> str:
-    """The report download with this page's band (included once it has been computed); ``#``
-    without a data set or classifier, or while a setting is invalid (the page says which)."""
-    typed, problems = band_settings(threshold, replicates, level)
-    if not data or not data.get("id") or not model or problems:
-        return "#"
-    query = {"band": model, "replicates": typed["replicates"],
-             "seed": DEFAULT_SEED if seed is None else seed, "level": typed["level"]}
-    if typed["threshold"] is not None:
-        query["threshold"] = typed["threshold"]
-    return f"/api/v1/datasets/{data['id']}/report.html?{urlencode(query)}"
 
 
 def job_key(data: dict | None, model: str | None, threshold: Any, replicates: Any,
@@ -440,14 +428,6 @@ def register_callbacks(app: Dash, services: Services) -> None:
     def _render(data, model, threshold, replicates, level, pc, done, seed):
         r = render(services, data, model, threshold, replicates, level, pc, seed, done)
         return r.figure, r.summary, r.status, r.caveat
-
-    @app.callback(
-        Output("confidence-report", "href"),
-        Input("confidence-data", "data"), Input("confidence-model", "value"),
-        Input("confidence-threshold", "value"), Input("confidence-replicates", "value"),
-        Input("confidence-level", "value"), State("confidence-seed", "data"))
-    def _report_link(data, model, threshold, replicates, level, seed):
-        return report_href(data, model, threshold, replicates, level, seed)
 
     app.clientside_callback(
         UNSET_WHEN_IMPLIED_JS, Output("confidence-pc-view", "data"),

@@ -39,7 +39,7 @@ from dashboard.cache import Services
 from dashboard.figures import classifier_colors, cost_figure, roc_figure
 from dashboard.figures.common import graph_config
 from dashboard.storage import AnalysisRecord, DatasetNotFound, valid_id
-from dashboard.components import open_demo
+from dashboard.components import condition_field, number_box, open_demo
 from dashboard.viewstate import page_view, problems_note
 from dashboard.viewmodel import client_model
 
@@ -74,14 +74,10 @@ def cost_to_slider(c: float) -> float:
 # --- layout ----------------------------------------------------------------------------------
 
 def _number(id_: str, value: Any, **kwargs: Any) -> dcc.Input:
-    """A number box; label it with an enclosing ``html.Label`` or ``htmlFor``.
-
-    No ``min``/``max``: Dash turns a value outside them into ``None``, which would lose what was
-    typed; the view schema checks bounds and says them (assets/viewstate.js). The debounce holds
-    only while typing: Enter and leaving the box commit at once (also viewstate.js).
-    """
-    return dcc.Input(id=id_, type="number", value=value, step="any", debounce=0.25,
-                     className="num", **kwargs)
+    """A number box (the shared one: no min/max, bounds said by the view schema; Enter and
+    leaving it commit at once, see assets/viewstate.js); label it with an enclosing
+    ``html.Label`` or ``htmlFor``."""
+    return number_box(id_, value, debounce=0.25, **kwargs)
 
 
 def _readout(label: str, id_: str, *, title: str | None = None,
@@ -123,37 +119,17 @@ def _conditions_panel(s: View) -> html.Section:
     p_slider = p_to_slider(s.p_pos) if s.p_pos is not None else -2.0
     return html.Section(className="panel conditions", children=[
         html.H2("Operating conditions"),
-        html.Div(className="field", children=[
-            html.Div(className="field-head", children=[
-                html.Label("p(+): probability that a case is positive", htmlFor="p-pos-input"),
-                _number("p-pos-input", s.p_pos, placeholder="p(+)"),
-            ]),
+        condition_field("p_pos", "p-pos-input", s.p_pos, placeholder="p(+)", extra=[
             dcc.Slider(id="p-pos-slider", min=P_SLIDER[0], max=P_SLIDER[1], step=0.01,
                        value=p_slider, marks=P_MARKS, updatemode="drag",
                        allow_direct_input=False, className="slider"),
             html.Button("Use the data's prevalence", id="prevalence-button", n_clicks=0,
-                        className="link-button"),
-        ]),
-        html.Div(className="field", children=[
-            html.Div(className="field-head", children=[
-                html.Label(["C(−|+): cost of a ", html.B("false negative")],
-                           htmlFor="cost-fn-input"),
-                _number("cost-fn-input", s.cost_fn),
-            ]),
-            dcc.Slider(id="cost-fn-slider", min=COST_SLIDER[0], max=COST_SLIDER[1],
-                       step=0.01, value=cost_to_slider(s.cost_fn), marks=COST_MARKS,
-                       updatemode="drag", allow_direct_input=False, className="slider"),
-        ]),
-        html.Div(className="field", children=[
-            html.Div(className="field-head", children=[
-                html.Label(["C(+|−): cost of a ", html.B("false positive")],
-                           htmlFor="cost-fp-input"),
-                _number("cost-fp-input", s.cost_fp),
-            ]),
-            dcc.Slider(id="cost-fp-slider", min=COST_SLIDER[0], max=COST_SLIDER[1],
-                       step=0.01, value=cost_to_slider(s.cost_fp), marks=COST_MARKS,
-                       updatemode="drag", allow_direct_input=False, className="slider"),
-        ]),
+                        className="link-button")]),
+        *[condition_field(name, f"{name.replace('_', '-')}-input", getattr(s, name), extra=[
+            dcc.Slider(id=f"{name.replace('_', '-')}-slider", min=COST_SLIDER[0],
+                       max=COST_SLIDER[1], step=0.01, value=cost_to_slider(getattr(s, name)),
+                       marks=COST_MARKS, updatemode="drag", allow_direct_input=False,
+                       className="slider")]) for name in ("cost_fn", "cost_fp")],
         html.P(className="explain", children=[
             html.B("C(−|+)"), " is what a ", html.I("missed positive"),
             " costs (a positive case classified negative: an undetected tumour, an unflagged "

@@ -36,8 +36,8 @@ from costdash.errors import CostdashError
 from costdash.folds import FoldAverages, FoldSpread, dataset_fold_averages, fold_spread
 from costdash.view import View
 from dashboard.cache import Services
-from dashboard.components import (UNSET_WHEN_IMPLIED_JS, check_fields, default_model,
-                                  number_box, open_demo, warn)
+from dashboard.components import (UNSET_WHEN_IMPLIED_JS, check_fields, condition_field,
+                                  default_model, open_demo, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.folds import folds_cost_figure, folds_roc_figure
 from dashboard.storage import DatasetNotFound
@@ -120,18 +120,10 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                                  value=view.model, clearable=False, searchable=False,
                                  placeholder="classifier"),
                 ]),
-                html.Div(className="folds-field", children=[
-                    html.Label("p(+)", htmlFor="folds-p-pos",
-                               title="probability that a case is positive"),
-                    number_box("folds-p-pos", p_pos, debounce=0.25, placeholder="p(+)")]),
-                html.Div(className="folds-field", children=[
-                    html.Label(["C(−|+) ", html.Span("false negative", className="hint")],
-                               htmlFor="folds-cost-fn"),
-                    number_box("folds-cost-fn", view.cost_fn, debounce=0.25)]),
-                html.Div(className="folds-field", children=[
-                    html.Label(["C(+|−) ", html.Span("false positive", className="hint")],
-                               htmlFor="folds-cost-fp"),
-                    number_box("folds-cost-fp", view.cost_fp, debounce=0.25)]),
+                condition_field("p_pos", "folds-p-pos", p_pos, compact=True,
+                                placeholder="p(+)"),
+                condition_field("cost_fn", "folds-cost-fn", view.cost_fn, compact=True),
+                condition_field("cost_fp", "folds-cost-fp", view.cost_fp, compact=True),
             ]),
             html.Div(className="demos", hidden=bool(view.data), id="folds-demos",
                      children=[html.Span("Demos with 5 folds:"), *demos]),

@@ -439,7 +439,6 @@ def test_replicates_out_of_bounds_keep_the_band_and_say_the_bounds(services, dem
     assert components.run_disabled("job", []) is False
     assert components.run_disabled("job running", problems) is no_update  # the job owns it
     assert confidence.job_key(demo_ref, "gbm", None, 20000, 0) is None
-    assert confidence.report_href(demo_ref, "gbm", None, 20000, 0.9, 0) == "#"
     # Compare: the same message; its figures and readouts stay as drawn.
     out = compare.render(services, demo_ref, "gbm", "naive_bayes", 20000, 0.9, 0, None)
     assert REPLICATES_TOO_MANY in str(out.status)

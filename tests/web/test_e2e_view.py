@@ -126,6 +126,14 @@ def test_confidence_starts_from_the_conditions(live_server, page: Page):
     page.wait_for_function(
         "([pc]) => { const el = document.getElementById('confidence-pc');"
         " return el && Math.abs(parseFloat(el.value) - pc) < 1e-3; }", arg=[pc])
+    # Its report link is an export of the whole view: Explore's selection and conditions,
+    # with this page's classifier as the band.
+    page.wait_for_function("() => (document.getElementById('confidence-report')"
+                           " .getAttribute('href') || '').includes('model=logreg')")
+    href = page.get_attribute("#confidence-report", "href")
+    assert href.startswith(f"/api/v1/datasets/{data_id}/report.html?")
+    query = {k: v[0] for k, v in parse_qs(urlparse(href).query).items()}
+    assert {k: query.get(k) for k in CONDITIONS} == CONDITIONS
     assert page.input_value("#confidence-model") if page.locator(
         "input#confidence-model").count() else True
 

@@ -288,7 +288,8 @@ def test_routes_unknown_ids(client):
 def test_report_download_includes_bands_computed_on_the_confidence_page(tmp_path,
                                                                         predictions_csv):
     from dashboard.factory import create_app
-    from dashboard.pages.confidence import compute_band, report_href
+    from costdash.view import View
+    from dashboard.pages.confidence import compute_band
 
     app = create_app({"data_dir": tmp_path / "d"})
     services = app.server.extensions["costdash"]
@@ -300,8 +301,9 @@ def test_report_download_includes_bands_computed_on_the_confidence_page(tmp_path
     data = {"id": record.id, "name": record.name}
     done = compute_band(services, data, "beta", None, 150, 4)
     assert done["key"] and "error" not in done
-    href = report_href(data, "beta", None, 150, 0.8, 4)
-    assert href.startswith(url + "?") and "band=beta" in href and "level=0.8" in href
+    # The page's report link: the whole view, whose model is the band's (assets/viewstate.js).
+    href = url + View.parse({"model": "beta", "replicates": 150, "level": 0.8,
+                             "seed": 4}).to_search()
     with_band = http.get(href).get_data(as_text=True)
     section = with_band[with_band.index('<section id="bands">'):]
     assert "beta" in section and "80%" in section and "150" in section
