@@ -157,7 +157,8 @@
         const found = {};
         for (const [name, raw] of Object.entries(values)) {
             const f = fieldOf(name);
-            if (!f) continue;
+            // On a read-only link the analysis, not a data set id, is what the viewer holds.
+            if (!f || (name === "data" && isShared())) continue;
             const r = check(f, raw);
             if (r.error) {
                 found[name] = r.error;
@@ -201,14 +202,12 @@
 
     function flush() {
         dirty = false;
-        const here = path();
-        // A read-only link's address names its analysis; the data set id never goes in it.
-        const own = search(current, isShared() ? ["data"] : null);
+        const own = search(current);
         const target = window.location.pathname + own + window.location.hash;
         if (target !== window.location.pathname + window.location.search + window.location.hash) {
             window.history.replaceState(window.history.state, "", target);
         }
-        writeNavLinks(here);
+        writeNavLinks();
         writeExportLinks();
     }
 

@@ -357,7 +357,8 @@ def layout(query: dict[str, list[str]], services: Services, *,
             html.Div(className="results", children=[
                 html.P(id="sentence", className="sentence", **{"aria-live": "polite"},
                        children="Upload a predictions file or open a demo to start."),
-                _exports(),
+                # Downloads are the data set's API: not part of what a read-only link grants.
+                *([_exports()] if shared is None else []),
                 html.Div(className="plots", children=[
                     html.Figure(className="plot", children=[
                         html.Div(className="graph-box", children=dcc.Graph(

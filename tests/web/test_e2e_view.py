@@ -195,6 +195,10 @@ def test_typed_expiry_survives_an_immediate_share_and_a_what_if_reaches_the_addr
     what_if = page.evaluate("() => location.href")
     assert urlparse(what_if).path == f"/s/{token}"
     assert "data=" not in what_if                                 # the link names the analysis
+    # A viewer holds the analysis, not the data set: no id in the nav links, no data downloads.
+    assert "data=" not in page.get_attribute("#nav-compare", "href")
+    assert "cost_fn=99" in page.get_attribute("#nav-compare", "href")
+    expect(page.locator("#export-report")).to_have_count(0)
     other = browser.new_page()
     other.goto(what_if)
     other.wait_for_function(READY)
