@@ -48,7 +48,8 @@ def test_two_web_roles_on_different_ports_serve_the_same_link(tmp_path, redis_ur
                 assert requests.get(f"{base}/s/{token}", timeout=30).status_code == 200
                 got = requests.get(f"{base}/api/v1/analyses/{token}", timeout=30)
                 assert got.status_code == 200
-                assert got.json()["view"] == {"p_pos": 0.2, "cost_fn": 4.0, "cost_fp": 1.0}
+                assert got.json()["view"] == {"p_pos": 0.2, "cost_fn": 4.0, "cost_fp": 1.0,
+                                              "volume": 1000.0, "unit": "€"}
 
             gone = requests.delete(f"{b.url}/api/v1/analyses/{body['id']}", timeout=30,
                                    headers={"Authorization": f"Bearer {body['manage_token']}"})
