@@ -8,7 +8,8 @@
  *                          one_minus_pc, cost_scale), computed through log m like the core, so
  *                          p(+) = 1e-6 and cost ratios of 1e9 keep full precision
  *   normalizedCost         OperatingCondition.normalized_cost: NE = (1 - TPR) PC + FPR (1 - PC)
- *   expectedCost           OperatingCondition.expected_cost: NE (p C(-|+) + (1 - p) C(+|-))
+ *   expectedCost           OperatingCondition.expected_cost: NE (p C(-|+) + (1 - p) C(+|-)) plus
+ *                          the constant part p C(+|+) + (1 - p) C(-|-) (costs as differences)
  *   optimalIndex           costdash.hull.optimal_vertex: the first hull vertex whose outgoing
  *                          edge is flatter than the iso-performance slope, compared on logs
  *   trivialCost            OperatingCondition.trivial_normalized_cost: min(PC, 1 - PC)
@@ -38,22 +39,31 @@
         return Math.log1p(-p) + Math.log(costFp) - Math.log(p) - Math.log(costFn);
     }
 
-    /** Whether (p, costFn, costFp) are valid conditions (OperatingCondition.__post_init__). */
-    function valid(p, costFn, costFp) {
+    /** Whether (p, C(-|+), C(+|-), C(+|+), C(-|-)) are valid conditions
+     * (OperatingCondition.__post_init__); the last two default to 0. */
+    function valid(p, costFn, costFp, costTp, costTn) {
         const num = (v) => typeof v === "number" && Number.isFinite(v);
-        return num(p) && p > 0 && p < 1 && num(costFn) && costFn > 0 && num(costFp) && costFp > 0;
+        const tp = costTp === undefined || costTp === null ? 0 : costTp;
+        const tn = costTn === undefined || costTn === null ? 0 : costTn;
+        return num(p) && p > 0 && p < 1 && num(costFn) && costFn > 0 && num(costFp) &&
+            costFp > 0 && num(tp) && num(tn) && costFn - tp > 0 && costFp - tn > 0;
     }
 
-    /** Everything OperatingCondition derives from (p, C(-|+), C(+|-)). */
-    function conditions(p, costFn, costFp) {
-        const lm = logSlope(p, costFn, costFp);
+    /** Everything OperatingCondition derives from (p, C(-|+), C(+|-), C(+|+), C(-|-)): the slope,
+     * PC(+) and the scale use the differences C(-|+) - C(+|+) and C(+|-) - C(-|-); `constant` is
+     * p C(+|+) + (1 - p) C(-|-), the part of the cost no decision changes. */
+    function conditions(p, costFn, costFp, costTp, costTn) {
+        const tp = costTp || 0, tn = costTn || 0;
+        const fnDiff = costFn - tp, fpDiff = costFp - tn;
+        const lm = logSlope(p, fnDiff, fpDiff);
         return {
-            p: p, costFn: costFn, costFp: costFp,
+            p: p, costFn: costFn, costFp: costFp, costTp: tp, costTn: tn,
             logSlope: lm,
             slope: Math.exp(lm),              // Infinity past float range, like the core
             pc: expitNeg(lm),
             oneMinusPc: expitNeg(-lm),
-            costScale: p * costFn + (1 - p) * costFp,
+            costScale: p * fnDiff + (1 - p) * fpDiff,
+            constant: p * tp + (1 - p) * tn,
         };
     }
 
@@ -62,7 +72,7 @@
     }
 
     function expectedCost(c, ne) {
-        return ne * c.costScale;
+        return ne * c.costScale + c.constant;
     }
 
     /**

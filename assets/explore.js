@@ -354,17 +354,17 @@
      * moving parts of both figures, keeps the constraint request and the address bar current.
      * Slider steps are drawn before they get here (see "slider steps").
      */
-    function explore(view, pB, fnB, fpB, volume, unit, _clicks, sens, cons, request, maxFpr,
-                     capacity, key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi, fpLo, fpHi) {
+    function explore(view, pB, fnB, fpB, tpB, tnB, volume, unit, _clicks, sens, cons, request,
+                     maxFpr, capacity, key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi, fpLo, fpHi) {
         const t = triggered();
         const r = resolveConditions(t, view, pB, fnB, fpB);
-        last = {view: view, p: r.p, costFn: r.costFn, costFp: r.costFp, volume: volume,
-            unit: unit, sens: sens, cons: cons};
-        const drawn = render(view, r.p, r.costFn, r.costFp, volume, unit, sens, cons,
-                             t.has("view-store.data"));
+        last = {view: view, p: r.p, costFn: r.costFn, costFp: r.costFp, costTp: tpB,
+            costTn: tnB, volume: volume, unit: unit, sens: sens, cons: cons};
+        const drawn = render(last, t.has("view-store.data"));
         const req = constraintRequestOf(maxFpr, capacity, r.p, volume);
         recordView(key, ref, r.p, r.costFn, r.costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo,
                    fnHi, fpLo, fpHi, maxFpr, capacity);
+        window.costdashView.set({cost_tp: tpB, cost_tn: tnB});
         return [...drawn, ...r.sync, same(req, request) ? NU() : req];
     }
 
@@ -401,9 +401,9 @@
         if (curPos !== null && Math.abs(curPos - v) < 1e-9) return;   // followed a typed value
         if (last) {
             last = Object.assign({}, last, {[key]: value});
-            if (last.view && M().valid(last.p, last.costFn, last.costFp)) {
-                render(last.view, last.p, last.costFn, last.costFp, last.volume, last.unit,
-                       last.sens, last.cons, false);
+            if (last.view && M().valid(last.p, last.costFn, last.costFp, last.costTp,
+                                       last.costTn)) {
+                render(last, false);
             }
         }
         fromSlider[key] = value;
@@ -423,7 +423,7 @@
     // marked so viewstate.js commits the box's value after this frame is painted; that runs
     // `explore`, which finds everything drawn.
     const TYPED = {"p-pos-input": "p", "cost-fn-input": "costFn", "cost-fp-input": "costFp",
-        "volume-input": "volume"};
+        "cost-tp-input": "costTp", "cost-tn-input": "costTn", "volume-input": "volume"};
 
     document.addEventListener("keydown", (ev) => {
         const key = ev.key === "Enter" && ev.target ? TYPED[ev.target.id] : undefined;
@@ -431,13 +431,11 @@
         const text = ev.target.value;
         const value = text === "" ? null : Number(text);
         const next = Object.assign({}, last, {[key]: value});
-        if (!M().valid(next.p, next.costFn, next.costFp) ||
-                invalidConditions(next.p, next.costFn, next.costFp, next.volume).length) {
+        if (invalidConditions(next).length) {
             return;     // the callback shows the message
         }
         last = next;
-        render(last.view, last.p, last.costFn, last.costFp, last.volume, last.unit, last.sens,
-               last.cons, false);
+        render(last, false);
         ev.costdashDrawn = true;
         // dcc.Input would also answer Enter (its n_submit, which nothing here uses) with a store
         // dispatch in this same task; the value is committed after the paint instead.
@@ -478,15 +476,29 @@
     new MutationObserver(watchSliders).observe(document.documentElement,
         {childList: true, subtree: true});
 
-    /** The messages of the conditions that are not valid, in the view schema's words. */
-    function invalidConditions(p, costFn, costFp, volume) {
+    /** The messages of the conditions that are not valid, in the view schema's words, and the
+     * core's rule that an error must cost more than the matching correct decision. */
+    function invalidConditions(k) {
         const V = window.costdashView;
         const out = [];
-        const values = {p_pos: p, cost_fn: costFn, cost_fp: costFp, volume: volume};
+        const values = {p_pos: k.p, cost_fn: k.costFn, cost_fp: k.costFp, cost_tp: k.costTp,
+            cost_tn: k.costTn, volume: k.volume};
+        const optional = new Set(["volume", "cost_tp", "cost_tn"]);
         for (const [name, value] of Object.entries(values)) {
             const r = V.check(name, value);
             if (r.error) out.push(r.error);
-            else if (r.value === null && name !== "volume") out.push(V.requirement(name) + ".");
+            else if (r.value === null && !optional.has(name)) out.push(V.requirement(name) + ".");
+        }
+        if (out.length) return out;
+        const pairs = [[k.costFn, k.costTp, "C(−|+) − C(+|+)"], [k.costFp, k.costTn,
+            "C(+|−) − C(−|−)"]];
+        for (const [error, right, what] of pairs) {
+            const r = isNum(right) ? right : 0;
+            if (!(error - r > 0)) {
+                out.push(what + " must be positive (an error must cost more than the correct " +
+                    "decision, or every case would best be decided wrongly); got " + error +
+                    " − " + r + " = " + (error - r) + ".");
+            }
         }
         return out;
     }
@@ -500,7 +512,10 @@
     }
 
     /** Readouts and the moving parts of both figures, for the current conditions. */
-    function render(view, p, costFn, costFp, volume, unit, sens, cons, viewChanged) {
+    function render(k, viewChanged) {
+        const view = k.view, p = k.p, costFn = k.costFn, costFp = k.costFp, volume = k.volume,
+            sens = k.sens, cons = k.cons;
+        let unit = k.unit;
         const texts = {}, htmls = {};
         for (const id of READOUT_IDS) texts[id] = "–";
         texts["conditions-error"] = "";
@@ -514,7 +529,7 @@
             return [NU(), NU()];
         }
         const math = M();
-        const problems = invalidConditions(p, costFn, costFp, volume);
+        const problems = invalidConditions(k);
         if (problems.length) {
             // The readouts would be of other conditions than the boxes show: blank them and say
             // why, rather than leave numbers that no longer answer the question.
@@ -527,7 +542,7 @@
         setStale(false);
         unit = (unit || "").trim();
         const vol = isNum(volume) && volume > 0 ? volume : null;
-        const c = math.conditions(p, costFn, costFp);
+        const c = math.conditions(p, costFn, costFp, k.costTp, k.costTn);
         const hull = view.hull;
         const i = math.optimalIndex(hull.log_edges, c.logSlope, view.tie_log_slope);
         const f = hull.fpr[i], tp = hull.tpr[i], name = hull.classifier[i], thr = hull.threshold[i];

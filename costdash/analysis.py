@@ -208,5 +208,6 @@ def analysis_to_dict(analysis: Analysis, *, max_points: int | None = None) -> di
             "p_pos": cond.p_pos, "cost_fn": cond.cost_fn, "cost_fp": cond.cost_fp,
             "pc": cond.pc, "slope": _num(cond.slope), "classifier": op.vertex.classifier,
             "threshold": _num(op.vertex.threshold), "fpr": op.vertex.fpr, "tpr": op.vertex.tpr,
-            "normalized_cost": op.normalized_cost, "expected_cost": op.expected_cost},
+            "normalized_cost": op.normalized_cost, "expected_cost": op.expected_cost,
+            "cost_tp": cond.cost_tp, "cost_tn": cond.cost_tn},
     }

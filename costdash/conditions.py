@@ -41,11 +41,29 @@ class OperatingCondition:
         C(-|+), the cost of a false negative (a positive classified negative), > 0.
     cost_fp : float
         C(+|-), the cost of a false positive (a negative classified positive), > 0.
+    cost_tp, cost_tn : float
+        C(+|+) and C(-|-), the costs of the correct decisions (default 0; a benefit is a
+        negative cost), as in Weka's cost/benefit matrix. Each must be below the cost of the
+        matching error.
+
+    Notes
+    -----
+    Decisions depend only on the differences C(-|+) - C(+|+) and C(+|-) - C(-|-): the expected
+    cost of a ROC point (FPR, TPR) is
+
+        p(+)[TPR C(+|+) + (1 - TPR) C(-|+)] + p(-)[FPR C(+|-) + (1 - FPR) C(-|-)]
+          = p(+)C(+|+) + p(-)C(-|-)                                   (the constant part)
+          + p(+)(1 - TPR)(C(-|+) - C(+|+)) + p(-)FPR(C(+|-) - C(-|-)),
+
+    so PC(+), the slope and the normalized cost use the differences, and the money figures add
+    the constant part (:attr:`constant_cost`).
     """
 
     p_pos: float
     cost_fn: float = 1.0
     cost_fp: float = 1.0
+    cost_tp: float = 0.0
+    cost_tn: float = 0.0
 
     def __post_init__(self) -> None:
         if not (0.0 < self.p_pos < 1.0) or not math.isfinite(self.p_pos):
@@ -53,12 +71,38 @@ class OperatingCondition:
         for name, value in (("cost_fn", self.cost_fn), ("cost_fp", self.cost_fp)):
             if not (value > 0.0) or not math.isfinite(value):
                 raise ParameterError(f"{name} must be a positive finite number, got {value!r}")
+        for name, value in (("cost_tp", self.cost_tp), ("cost_tn", self.cost_tn)):
+            if not math.isfinite(value):
+                raise ParameterError(f"{name} must be a finite number, got {value!r}")
+        for error, right, what in ((self.cost_fn, self.cost_tp, "C(−|+) − C(+|+)"),
+                                   (self.cost_fp, self.cost_tn, "C(+|−) − C(−|−)")):
+            if not error - right > 0.0:
+                raise ParameterError(
+                    f"{what} must be positive (an error must cost more than the correct "
+                    f"decision, or every case would best be decided wrongly); got "
+                    f"{error:g} − {right:g} = {error - right:g}")
+
+    @property
+    def fn_difference(self) -> float:
+        """C(-|+) - C(+|+): what a missed positive costs beyond a detected one."""
+        return self.cost_fn - self.cost_tp
+
+    @property
+    def fp_difference(self) -> float:
+        """C(+|-) - C(-|-): what a false alarm costs beyond a correct rejection."""
+        return self.cost_fp - self.cost_tn
+
+    @property
+    def constant_cost(self) -> float:
+        """p(+)C(+|+) + p(-)C(-|-): the part of the expected cost no decision changes."""
+        return self.p_pos * self.cost_tp + (1.0 - self.p_pos) * self.cost_tn
 
     @property
     def log_slope(self) -> float:
-        """Natural log of the iso-performance slope m = p(-)C(+|-) / (p(+)C(-|+))."""
-        return (math.log1p(-self.p_pos) + math.log(self.cost_fp)
-                - math.log(self.p_pos) - math.log(self.cost_fn))
+        """Natural log of the iso-performance slope m = p(-)C(+|-) / (p(+)C(-|+)), with the
+        costs' differences (see Notes)."""
+        return (math.log1p(-self.p_pos) + math.log(self.fp_difference)
+                - math.log(self.p_pos) - math.log(self.fn_difference))
 
     @property
     def slope(self) -> float:
@@ -80,12 +124,14 @@ class OperatingCondition:
 
     @property
     def cost_scale(self) -> float:
-        """p(+)C(-|+) + p(-)C(+|-): normalized expected cost times this is cost per example."""
-        return self.p_pos * self.cost_fn + (1.0 - self.p_pos) * self.cost_fp
+        """p(+)(C(-|+) - C(+|+)) + p(-)(C(+|-) - C(-|-)): normalized expected cost times this,
+        plus :attr:`constant_cost`, is the cost per example."""
+        return self.p_pos * self.fn_difference + (1.0 - self.p_pos) * self.fp_difference
 
     def expected_cost(self, normalized_cost: float) -> float:
-        """Expected cost per example, in the costs' units, of a given normalized expected cost."""
-        return normalized_cost * self.cost_scale
+        """Expected cost per example, in the costs' units, of a given normalized expected cost
+        (the constant part of correct decisions included)."""
+        return normalized_cost * self.cost_scale + self.constant_cost
 
     def normalized_cost(self, fpr: float, tpr: float) -> float:
         """Normalized expected cost of the ROC point (fpr, tpr) under these conditions."""
@@ -121,16 +167,20 @@ DEFAULT_COST = 1.0
 
 
 def default_condition(prevalence: float, p_pos: float | None = None,
-                      cost_fn: float | None = None, cost_fp: float | None = None
+                      cost_fn: float | None = None, cost_fp: float | None = None,
+                      cost_tp: float | None = None, cost_tn: float | None = None
                       ) -> OperatingCondition:
-    """The conditions meant when some are not given: p(+) is the data's prevalence, costs are 1.
+    """The conditions meant when some are not given: p(+) is the data's prevalence, the errors
+    cost 1 and the correct decisions 0.
 
     The one place this rule is written: the CLI, :func:`costdash.analyze`, the view
     (:meth:`costdash.view.View.condition`), the API, the report and every page use it.
     """
     return OperatingCondition(prevalence if p_pos is None else p_pos,
                               DEFAULT_COST if cost_fn is None else cost_fn,
-                              DEFAULT_COST if cost_fp is None else cost_fp)
+                              DEFAULT_COST if cost_fp is None else cost_fp,
+                              0.0 if cost_tp is None else cost_tp,
+                              0.0 if cost_tn is None else cost_tn)
 
 
 def pc_from_slope(slope: ArrayLike) -> NDArray[np.float64]:

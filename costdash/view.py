@@ -260,6 +260,12 @@ VIEW_FIELDS: tuple[ViewField, ...] = (
               doc="Cost of a false negative (a missed positive)."),
     ViewField("cost_fp", "float", "C(+|−)", DEFAULT_COST, **_POSITIVE, always=True,
               doc="Cost of a false positive (a false alarm)."),
+    ViewField("cost_tp", "float", "C(+|+)", 0.0,
+              doc="Cost of a true positive (a detected positive); a benefit is a negative cost. "
+                  "Must be below C(−|+)."),
+    ViewField("cost_tn", "float", "C(−|−)", 0.0,
+              doc="Cost of a true negative (a correct rejection); a benefit is a negative cost. "
+                  "Must be below C(+|−)."),
     ViewField("volume", "float", "Volume", DEFAULT_VOLUME, 0.0, always=True,
               doc="Cases per period, for the money figures and the capacity constraint."),
     ViewField("unit", "text", "Unit", DEFAULT_UNIT, max_length=12, always=True,
@@ -295,7 +301,8 @@ VIEW_FIELDS: tuple[ViewField, ...] = (
 
 _BY_NAME = {f.name: f for f in VIEW_FIELDS}
 
-CONDITION_FIELDS = ("p_pos", "cost_fn", "cost_fp")
+CONDITION_FIELDS = ("p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn")
+"""The fields that make the operating conditions (:meth:`View.condition`)."""
 
 
 def field_named(name: str) -> ViewField:
@@ -326,6 +333,8 @@ class View:
     p_pos: float | None = None
     cost_fn: float = DEFAULT_COST
     cost_fp: float = DEFAULT_COST
+    cost_tp: float = 0.0
+    cost_tn: float = 0.0
     volume: float = DEFAULT_VOLUME
     unit: str = DEFAULT_UNIT
     lines: bool = False
@@ -393,6 +402,17 @@ class View:
                 continue
             if value is not None:
                 values[f.name] = value
+        # The one rule that spans fields: an error must cost more than the matching correct
+        # decision (OperatingCondition says it in words); leniently, the correct decisions'
+        # costs go back to 0.
+        for error, right in (("cost_fn", "cost_tp"), ("cost_fp", "cost_tn")):
+            if right in values:
+                try:
+                    OperatingCondition(0.5, **{error: values.get(error, DEFAULT_COST),
+                                               right: values[right]})
+                except ParameterError as exc:
+                    problems.append(exc)
+                    del values[right]
         return cls(**values), problems
 
     def with_values(self, **changes: Any) -> View:
@@ -437,7 +457,8 @@ class View:
 
     def condition(self, prevalence: float) -> OperatingCondition:
         """The operating conditions this view means for data of this ``prevalence``."""
-        return default_condition(prevalence, self.p_pos, self.cost_fn, self.cost_fp)
+        return default_condition(prevalence, self.p_pos, self.cost_fn, self.cost_fp,
+                                 self.cost_tp, self.cost_tn)
 
     def effective(self, prevalence: float) -> View:
         """The view with p(+) filled in (the data's prevalence when unset)."""

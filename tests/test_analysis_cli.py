@@ -22,7 +22,7 @@ ROC_KEYS = {"fpr", "tpr", "threshold"}
 HULL_KEYS = {"fpr", "tpr", "classifier", "threshold"}
 ENVELOPE_KEYS = {"pc", "cost"}
 OPERATING_POINT_KEYS = {"p_pos", "cost_fn", "cost_fp", "pc", "slope", "classifier", "threshold",
-                        "fpr", "tpr", "normalized_cost", "expected_cost"}
+                        "fpr", "tpr", "normalized_cost", "expected_cost", "cost_tp", "cost_tn"}
 
 
 def _no_constants(name):

@@ -148,3 +148,42 @@ def test_normalized_cost_by_hand():
 def test_invalid_conditions_raise_parameter_error(kwargs):
     with pytest.raises(ParameterError):
         OperatingCondition(**kwargs)
+
+
+# --- costs of the correct decisions (Weka's full cost/benefit matrix) ----------------------------
+
+def test_benefits_hand_worked():
+    # p = 0.2, C(-|+) = 10, C(+|-) = 2, a detected positive earns 5 (C(+|+) = -5), C(-|-) = 0.
+    cond = OperatingCondition(0.2, 10.0, 2.0, cost_tp=-5.0)
+    assert cond.fn_difference == 15.0 and cond.fp_difference == 2.0
+    assert cond.slope == pytest.approx(0.8 * 2 / (0.2 * 15), rel=1e-15)
+    assert cond.pc == pytest.approx(3 / 4.6, rel=1e-15)
+    assert cond.constant_cost == pytest.approx(-1.0, rel=1e-15)
+    # By the four cells at (FPR, TPR) = (0.1, 0.8): 0.2 (0.8·-5 + 0.2·10) + 0.8 (0.1·2 + 0.9·0).
+    by_cells = 0.2 * (0.8 * -5 + 0.2 * 10) + 0.8 * (0.1 * 2 + 0.9 * 0)
+    assert cond.expected_cost(cond.normalized_cost(0.1, 0.8)) == pytest.approx(by_cells, rel=1e-12)
+
+
+@given(st.floats(1e-6, 1 - 1e-6), st.floats(1e-3, 1e3), st.floats(1e-3, 1e3),
+       st.floats(-1e3, 1e3), st.floats(-1e3, 1e3), st.floats(0, 1), st.floats(0, 1))
+def test_benefits_shift_the_money_and_decide_through_the_differences(p, fn, fp, tp, tn, f, t):
+    if not (fn - tp > 1e-6 and fp - tn > 1e-6):
+        with pytest.raises(ParameterError, match="must be positive"):
+            OperatingCondition(p, fn, fp, tp, tn)
+        return
+    full = OperatingCondition(p, fn, fp, tp, tn)
+    differences = OperatingCondition(p, fn - tp, fp - tn)
+    assert full.pc == pytest.approx(differences.pc, rel=1e-9)
+    assert full.normalized_cost(f, t) == pytest.approx(differences.normalized_cost(f, t),
+                                                        rel=1e-9, abs=1e-15)
+    by_cells = p * (t * tp + (1 - t) * fn) + (1 - p) * (f * fp + (1 - f) * tn)
+    got = full.expected_cost(full.normalized_cost(f, t))
+    assert got == pytest.approx(by_cells, rel=1e-9, abs=1e-9 * (abs(fn) + abs(fp) + abs(tp)
+                                                                 + abs(tn)))
+
+
+def test_a_gain_dressed_as_a_cost_is_refused_in_words():
+    with pytest.raises(ParameterError, match=r"C\(−\|\+\) − C\(\+\|\+\) must be positive"):
+        OperatingCondition(0.1, 5.0, 1.0, cost_tp=5.0)
+    with pytest.raises(ParameterError, match=r"C\(\+\|−\) − C\(−\|−\) must be positive"):
+        OperatingCondition(0.1, 5.0, 1.0, cost_tn=2.0)

@@ -236,8 +236,13 @@ def test_round_trip_through_json(view):
 @PROPERTY
 @given(views(), st.floats(0.0, 1.0, exclude_min=True, exclude_max=True))
 def test_condition_and_effective_follow_the_default_rule(view, prevalence):
+    if view.cost_tp >= view.cost_fn or view.cost_tn >= view.cost_fp:
+        with pytest.raises(ParameterError, match="must be positive"):
+            view.condition(prevalence)
+        return
     cond = view.condition(prevalence)
-    assert cond == default_condition(prevalence, view.p_pos, view.cost_fn, view.cost_fp)
+    assert cond == default_condition(prevalence, view.p_pos, view.cost_fn, view.cost_fp,
+                                     view.cost_tp, view.cost_tn)
     effective = view.effective(prevalence)
     assert effective.p_pos == cond.p_pos and effective.condition(0.5) == cond
 

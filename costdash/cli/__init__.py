@@ -17,7 +17,7 @@ from typing import Any
 from costdash.errors import CostdashError
 
 # Modules under costdash.cli that define ``register(subparsers)``; each sets ``func`` on its parser.
-_COMMAND_MODULES = ("analyze", "multiclass", "bands", "report", "push")
+_COMMAND_MODULES = ("analyze", "decide", "multiclass", "bands", "report", "push")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -47,7 +47,8 @@ def load_from_args(args: argparse.Namespace) -> Dataset:
 
 
 def add_condition_options(parser: argparse.ArgumentParser) -> None:
-    """``--p-pos``, ``--cost-fn`` and ``--cost-fp``: the operating conditions.
+    """``--p-pos``, ``--cost-fn``, ``--cost-fp``, ``--cost-tp`` and ``--cost-tn``: the operating
+    conditions.
 
     Left at None when not given, so that "not given" reaches the one default rule (and a
     ``--view`` query, where there is one, is not overridden by a default).
@@ -59,6 +60,12 @@ def add_condition_options(parser: argparse.ArgumentParser) -> None:
                        help=f"C(-|+): cost of a false negative (default {DEFAULT_COST:g})")
     group.add_argument("--cost-fp", type=float, metavar="C",
                        help=f"C(+|-): cost of a false positive (default {DEFAULT_COST:g})")
+    group.add_argument("--cost-tp", type=float, metavar="C",
+                       help="C(+|+): cost of a true positive (default 0; a benefit is a "
+                            "negative cost, e.g. --cost-tp=-40); must be below C(-|+)")
+    group.add_argument("--cost-tn", type=float, metavar="C",
+                       help="C(-|-): cost of a true negative (default 0; a benefit is a "
+                            "negative cost); must be below C(+|-)")
 
 
 def add_view_options(parser: argparse.ArgumentParser) -> None:

@@ -130,6 +130,20 @@ def _conditions_panel(s: View) -> html.Section:
                        max=COST_SLIDER[1], step=0.01, value=cost_to_slider(getattr(s, name)),
                        marks=COST_MARKS, updatemode="drag", allow_direct_input=False,
                        className="slider")]) for name in ("cost_fn", "cost_fp")],
+        html.Details(className="tool benefits", open=bool(s.cost_tp or s.cost_tn), children=[
+            html.Summary("Costs of the correct decisions (optional)"),
+            html.Div(className="field-row", children=[
+                html.Label(["C(+|+): a detected positive ", _number("cost-tp-input", s.cost_tp)]),
+                html.Label(["C(−|−): a correct rejection ", _number("cost-tn-input", s.cost_tn)]),
+            ]),
+            html.P(className="explain", children=[
+                "As in Weka's cost/benefit matrix; a benefit is a negative cost (a caught "
+                "fraud that recovers 40: C(+|+) = −40). The choice depends only on the "
+                "differences ", html.B("C(−|+) − C(+|+)"), " and ", html.B("C(+|−) − C(−|−)"),
+                ", which take the costs' place in PC(+) = p(+)(C(−|+) − C(+|+)) / "
+                "[p(+)(C(−|+) − C(+|+)) + p(−)(C(+|−) − C(−|−))] and in cost space; the money "
+                "figures add the constant p(+)C(+|+) + p(−)C(−|−) that no decision changes."]),
+        ]),
         html.P(className="explain", children=[
             html.B("C(−|+)"), " is what a ", html.I("missed positive"),
             " costs (a positive case classified negative: an undetected tumour, an unflagged "
@@ -277,8 +291,9 @@ HELP = [
 
 # Served by dashboard/api.py; assets/viewstate.js points each link at the whole view (the
 # report and CSVs are the screen) and disables them, with the reason, until data is open.
-EXPORTS = (("report.html", "Download report (HTML)"), ("hull.csv", "hull.csv"),
-           ("envelope.csv", "envelope.csv"), ("operating_ranges.csv", "operating ranges.csv"))
+EXPORTS = (("report.html", "Download report (HTML)"), ("decision.json", "Export decision"),
+           ("hull.csv", "hull.csv"), ("envelope.csv", "envelope.csv"),
+           ("operating_ranges.csv", "operating ranges.csv"))
 
 
 NO_EXPORT_YET = "Open a data set first: the downloads are of the data on screen."
@@ -456,13 +471,19 @@ def _json_float(x: float) -> float | None:
 
 
 def sensitivity_result(services: Services, key: dict[str, Any] | None, on: bool,
-                       p: tuple[Any, Any], fn: tuple[Any, Any],
-                       fp: tuple[Any, Any]) -> dict[str, Any] | None:
-    """What is optimal over ranges of p(+) and both costs (core: ``criteria.sensitivity``)."""
+                       p: tuple[Any, Any], fn: tuple[Any, Any], fp: tuple[Any, Any],
+                       correct: tuple[Any, Any] = (None, None)) -> dict[str, Any] | None:
+    """What is optimal over ranges of p(+) and both costs (core: ``criteria.sensitivity``).
+
+    ``correct`` holds C(+|+) and C(−|−) (None: 0); the choice depends on the costs only through
+    the differences C(−|+) − C(+|+) and C(+|−) − C(−|−), so the ranges are moved by them.
+    """
     if not on or not key:
         return None
     if not _finite(*p, *fn, *fp):
         return {"error": "Give both ends of every range."}
+    tp, tn = (c if _finite(c) else 0.0 for c in correct)
+    fn, fp = (fn[0] - tp, fn[1] - tp), (fp[0] - tn, fp[1] - tn)
     try:
         hull = services.views.hull(key["id"], key.get("models"))
         r = sensitivity(hull, p, fn, fp)
@@ -573,10 +594,11 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Output("sensitivity-store", "data"),
         Input("sens-on", "value"), Input("sens-p-lo", "value"), Input("sens-p-hi", "value"),
         Input("sens-fn-lo", "value"), Input("sens-fn-hi", "value"),
-        Input("sens-fp-lo", "value"), Input("sens-fp-hi", "value"), Input("view-key", "data"))
-    def _sensitivity(on, p_lo, p_hi, fn_lo, fn_hi, fp_lo, fp_hi, key):
+        Input("sens-fp-lo", "value"), Input("sens-fp-hi", "value"), Input("view-key", "data"),
+        Input("cost-tp-input", "value"), Input("cost-tn-input", "value"))
+    def _sensitivity(on, p_lo, p_hi, fn_lo, fn_hi, fp_lo, fp_hi, key, cost_tp, cost_tn):
         return sensitivity_result(services, key, bool(on), (p_lo, p_hi), (fn_lo, fn_hi),
-                                  (fp_lo, fp_hi))
+                                  (fp_lo, fp_hi), (cost_tp, cost_tn))
 
     @app.callback(Output("constraint-store", "data"),
                   Input("constraint-request", "data"), Input("view-key", "data"))
@@ -597,7 +619,8 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Output("constraint-request", "data", allow_duplicate=True),
         Input("view-store", "data"),
         Input("p-pos-input", "value"), Input("cost-fn-input", "value"),
-        Input("cost-fp-input", "value"),
+        Input("cost-fp-input", "value"), Input("cost-tp-input", "value"),
+        Input("cost-tn-input", "value"),
         Input("volume-input", "value"), Input("unit-input", "value"),
         Input("prevalence-button", "n_clicks"),
         Input("sensitivity-store", "data"), Input("constraint-store", "data"),
