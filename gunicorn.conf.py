@@ -41,7 +41,13 @@ errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms pid=%(p)s'
 # The app's own warnings (e.g. "Redis cache ... failed") need a handler too, with the same
-# timestamp and pid as gunicorn's lines; gunicorn merges this with its defaults.
+# timestamp and pid as gunicorn's lines; gunicorn merges this with its defaults (top-level keys
+# replace its own, so both handlers are spelled out).
+# Every handler takes the tokens of links out of what it writes (RedactTokens): the request
+# line of "GET /s/<token>" or "POST /manage/<token>" would otherwise hand a reader of the log
+# the read link or the right to delete.
+from dashboard.config import RedactTokens  # noqa: E402 - a light module: no Flask, no Dash
+
 logconfig_dict = {
     "root": {"level": "WARNING", "handlers": ["error_console"]},
     "loggers": {
@@ -51,6 +57,13 @@ logconfig_dict = {
                             "qualname": "gunicorn.access"},
         "dashboard": {"level": "INFO", "propagate": True},
         "costdash": {"level": "INFO", "propagate": True},
+    },
+    "filters": {"redact_tokens": {"()": RedactTokens}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "generic",
+                    "stream": "ext://sys.stdout", "filters": ["redact_tokens"]},
+        "error_console": {"class": "logging.StreamHandler", "formatter": "generic",
+                          "stream": "ext://sys.stderr", "filters": ["redact_tokens"]},
     },
 }
 

@@ -6,7 +6,8 @@ named like the command line's (``positive``, ``layout``, ``label_column`` or ``l
 ``model_column``, ``score_column``, ``fold_column``, ``models``, ``drop_missing``).
 
 Replies: ``200 {"id", "name", "n", "classifiers"}``; ``400 {"error": message}`` for a file or
-option the loader rejects (its message as it is); ``413 {"error": message}`` above the size limit.
+option the loader rejects (its message as it is); ``413 {"error": message}`` above the size limit;
+``507`` when the disk is full. Temp files of a request go when it ends, however it ends.
 
 Every view a route reads -- the form of ``POST /api/v1/analyses``, the query of the report and
 CSV exports, a saved analysis -- is read by the one parser, :class:`costdash.view.View`: a bad
@@ -16,6 +17,8 @@ everywhere (:meth:`~costdash.view.View.condition`).
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import json
 import logging
@@ -27,7 +30,7 @@ from typing import IO, Any
 
 from flask import Blueprint, Flask, Request, current_app, jsonify, request
 from werkzeug.datastructures import MultiDict
-from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge
 
 from costdash.errors import CostdashError
 from costdash.view import View
@@ -45,6 +48,7 @@ from dashboard.storage import (
     DatasetNotFound,
     DatasetRecord,
     LoaderOptions,
+    StorageFull,
     StorageUnavailable,
     valid_id,
 )
@@ -67,13 +71,23 @@ def _size(n: int) -> str:
 
 
 class HashingFile:
-    """A temporary file on disk that hashes what is written to it (the upload's SHA-256)."""
+    """A temporary file on disk that hashes what is written to it (the upload's SHA-256).
+
+    Its writer holds an exclusive ``flock`` on it while it is open, so the periodic sweep of
+    the temp directory (:func:`sweep_upload_files`) can tell a file whose upload is still
+    arriving from one left behind by a process that died (the kernel drops a dead process's
+    locks).
+    """
 
     def __init__(self, directory: Path):
         directory.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix="upload-", dir=directory)
+        fd, name = tempfile.mkstemp(prefix=UPLOAD_PREFIX, dir=directory)
         self.path = Path(name)
         self._file: IO[bytes] = os.fdopen(fd, "w+b")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a file system without locks: the sweep's age rule still applies
+            pass
         self._hash = hashlib.sha256()
         self.size = 0
 
@@ -87,15 +101,50 @@ class HashingFile:
         return self._hash.hexdigest()
 
     def discard(self) -> None:
-        self._file.close()
-        self.path.unlink(missing_ok=True)
+        """Close and remove the file (again: a no-op)."""
+        try:
+            self._file.close()
+        finally:
+            self.path.unlink(missing_ok=True)
 
     def __getattr__(self, name: str) -> Any:  # read, seek, tell, flush, close, ...
         return getattr(self._file, name)
 
 
+UPLOAD_PREFIX = "upload-"
+
+
+def sweep_upload_files(directory: Path, *, older_than: float) -> int:
+    """Remove temp upload files that no process is writing (their writer died: a worker killed
+    mid-upload) and that were last written before ``older_than`` (a time stamp); returns how
+    many. Files whose writer holds their lock are left alone whatever their age."""
+    removed = 0
+    if not directory.is_dir():
+        return 0
+    for path in directory.glob(UPLOAD_PREFIX + "*"):
+        try:
+            if path.stat().st_mtime >= older_than:
+                continue
+            with open(path, "rb") as f:
+                try:
+                    fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # an upload still arriving
+                path.unlink(missing_ok=True)
+                removed += 1
+        except OSError:  # gone meanwhile, or not ours to remove
+            continue
+    return removed
+
+
 class UploadRequest(Request):
-    """Flask request whose uploaded files go straight to a hashing temp file in the data dir."""
+    """Flask request whose uploaded files go straight to a hashing temp file in the data dir.
+
+    Every such file is removed when the request ends (:meth:`close`, which Flask calls when it
+    pops the request context), whatever ended it: a reply, an error, a body over the limit
+    found while the form was being read, or a client that hung up mid-upload. Werkzeug forgets
+    the files of a form it could not finish reading, so they are tracked here as they are made.
+    """
 
     def _get_file_stream(self, total_content_length: int | None, content_type: str | None,
                          filename: str | None = None,
@@ -104,7 +153,19 @@ class UploadRequest(Request):
         if services is None:
             return super()._get_file_stream(total_content_length, content_type, filename,
                                             content_length)
-        return HashingFile(services.settings.data_dir / "tmp")  # type: ignore[return-value]
+        stream = HashingFile(services.settings.data_dir / "tmp")
+        self.__dict__.setdefault("_costdash_uploads", []).append(stream)
+        return stream  # type: ignore[return-value]
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            for stream in self.__dict__.pop("_costdash_uploads", ()):
+                try:
+                    stream.discard()
+                except OSError:
+                    log.exception("could not remove the temp file %s", stream.path)
 
 
 def _error(message: str, status: int):
@@ -199,7 +260,7 @@ def make_api(services: Services) -> Blueprint:
             source, sha = data, None
         options = LoaderOptions.from_form(form_fields)
         record = services.store.put(source, safe_filename(f.filename), options, sha256=sha)
-        if record.dataset is not None:  # stored by this request: undone if the request fails
+        if record.stored:  # stored by this request: undone if the request fails
             new_dataset.append(record.id)
         services.views.prime(record)
         return record
@@ -222,27 +283,35 @@ def make_api(services: Services) -> Blueprint:
         request.max_form_parts = MAX_FORM_PARTS
         if request.content_length is not None and request.content_length > limit + FORM_OVERHEAD:
             return too_large(request.content_length)
-        uploads = [f.stream for f in request.files.values()]
         new_dataset: list[str] = []
         try:
+            # Reading the form (inside the try: a chunked body over the limit or a client that
+            # hangs up fails here, and its temp file must go too; UploadRequest.close removes
+            # every temp file of the request in any case).
+            request.files  # noqa: B018 - parses the form
             return reply(new_dataset)
         except UploadRejected as rejected:
             return rejected.response
-        except (RequestEntityTooLarge, StorageUnavailable):
+        except (RequestEntityTooLarge, StorageUnavailable, ClientDisconnected):
             discard(new_dataset)
             raise
         except CostdashError as exc:
             discard(new_dataset)
             return _error(str(exc), 400)
+        except OSError as exc:
+            discard(new_dataset)
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise StorageFull("the server's disk is full") from exc
+            name = getattr(request.files.get("file"), "filename", None)
+            log.exception("upload of %r failed", name)
+            return _error("The server failed while reading the file; the error is in its log.", 500)
         except Exception:  # noqa: BLE001 - a JSON reply beats an HTML 500 page for the browser
             discard(new_dataset)
             name = getattr(request.files.get("file"), "filename", None)
             log.exception("upload of %r failed", name)
             return _error("The server failed while reading the file; the error is in its log.", 500)
         finally:
-            for s in uploads:
-                if isinstance(s, HashingFile):
-                    s.discard()
+            request.close()  # the temp files, now (Flask would at the end of the request)
 
     @api.post("/datasets")
     def create_dataset():
@@ -447,11 +516,37 @@ def make_api(services: Services) -> Blueprint:
             f'attachment; filename="{_download_name(record.name, name + ".csv")}"')
         return response
 
+    @api.get("/datasets/<dataset_id>/decision.json")
+    def dataset_decision(dataset_id: str):
+        """The decision to deploy for the view in the query (``costdash decide --json``)."""
+        from costdash.analysis import analyze
+        from costdash.decision import decide, decision_to_dict
+
+        stored = _stored(dataset_id)
+        if stored is None:
+            return _error(f"no data set with id '{dataset_id}'", 404)
+        record, dataset = stored
+        try:
+            view = query_view(dataset_id)
+            analysis = analyze(dataset, view.condition(dataset.prevalence), models=view.models)
+        except StorageUnavailable:
+            raise
+        except CostdashError as exc:
+            return _error(str(exc), 400)
+        response = jsonify(decision_to_dict(decide(analysis)))
+        response.headers["Content-Disposition"] = (
+            f'attachment; filename="{_download_name(record.name, "decision.json")}"')
+        return response
+
     return api
 
 
 def install_api(server: Flask, services: Services) -> None:
     server.request_class = UploadRequest
+    if server.config.get("MAX_CONTENT_LENGTH") is None:
+        # Every route, not only the upload routes: a form with a file part sent anywhere is
+        # spooled to the data dir until the request ends.
+        server.config["MAX_CONTENT_LENGTH"] = services.settings.max_upload_bytes + FORM_OVERHEAD
     server.register_blueprint(make_api(services))
 
     @server.get("/healthz")

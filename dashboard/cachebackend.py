@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -40,6 +41,8 @@ __all__ = ["REDIS_OPTIONS", "RETRY_AFTER", "WARN_EVERY", "FileCache", "Resilient
            "TextBytesSerializer"]
 
 log = logging.getLogger(__name__)
+config_log = logging.getLogger(__name__ + ".config")
+"""Advice about Redis's own settings (its memory bound), apart from the outage warnings."""
 
 WARN_EVERY = 30.0
 """Seconds between two warnings about an unusable Redis (per cache object, i.e. per process)."""
@@ -113,9 +116,53 @@ class TextBytesSerializer(BaseRedisSerializer):
 
 
 class FileCache(FileSystemCache):
-    """flask-caching's FileSystemCache without pickle (see :class:`TextBytesSerializer`)."""
+    """flask-caching's FileSystemCache without pickle (see :class:`TextBytesSerializer`), and
+    bounded in bytes as well as in entries.
+
+    flask-caching bounds the number of files only (``CACHE_THRESHOLD``); with bootstrap bands
+    of 17 MB each, 2,000 entries are 33 GB. When :attr:`max_bytes` is set (``create_app`` sets
+    it from ``COSTDASH_CACHE_MAX_MB``), each write that takes the directory over it removes
+    the entries written longest ago until the directory is at 80 % of it. Every value can be
+    computed again, so an entry removed early costs time, never data.
+    """
 
     serializer = TextBytesSerializer()
+    max_bytes: int = 0
+    """Bytes the cache's files may take (0: only the entry threshold bounds it)."""
+
+    def set(self, key: str, value: Any, timeout: Any = None,  # type: ignore[override]
+            mgmt_element: bool = False) -> bool:
+        stored = super().set(key, value, timeout, mgmt_element)
+        if stored and not mgmt_element and self.max_bytes:
+            self.bound_bytes()
+        return stored
+
+    def bound_bytes(self) -> int:
+        """Remove the oldest-written entries while the files take more than
+        :attr:`max_bytes`, down to 80 % of it; returns the bytes the cache then takes."""
+        entries, total = [], 0
+        for name in self._list_dir():
+            try:
+                st = os.stat(name)
+            except OSError:
+                continue
+            entries.append((st.st_mtime, st.st_size, name))
+            total += st.st_size
+        if total <= self.max_bytes:
+            return total
+        target = 0.8 * self.max_bytes
+        for _mtime, size, name in sorted(entries):
+            try:
+                os.remove(name)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                break
+            self._update_count(delta=-1)
+            total -= size
+            if total <= target:
+                break
+        return total
 
 
 class ResilientRedisCache(RedisCache):
@@ -172,6 +219,35 @@ class ResilientRedisCache(RedisCache):
     def available(self) -> bool:
         """False while the cache is skipping Redis after a connection failure."""
         return not self._is_down()
+
+    def memory_policy(self) -> tuple[int, str] | None:
+        """Redis's ``maxmemory`` and ``maxmemory-policy``; None when it does not say (down,
+        or ``CONFIG`` disabled, as on some managed services)."""
+        if self._is_down():
+            return None
+        try:
+            got = self._write_client.config_get("maxmemory*")
+            return int(got.get("maxmemory", 0)), str(got.get("maxmemory-policy", ""))
+        except (RedisError, OSError, ValueError):
+            return None
+
+    def warn_if_unbounded(self) -> bool:
+        """Log a warning when Redis may grow without bound or refuse writes when full
+        (``maxmemory`` 0, or the ``noeviction`` policy); True when it did. docs/deployment.md
+        has the settings: ``maxmemory`` and ``volatile-lru`` (``allkeys-lru`` on a Redis that
+        holds the cache alone)."""
+        policy = self.memory_policy()
+        if policy is None:
+            return False
+        maxmemory, name = policy
+        if maxmemory and name not in ("noeviction", ""):
+            return False
+        config_log.warning("Redis cache at %s has maxmemory %s and maxmemory-policy %s: the result "
+                    "cache (bootstrap bands are ~17 MB each) can fill its memory. Set maxmemory "
+                    "and maxmemory-policy volatile-lru (every cache entry has a TTL; queued jobs "
+                    "have none), see docs/deployment.md.", self._where(),
+                    maxmemory or "0 (no limit)", name or "?")
+        return True
 
 
 def _guarded(name: str) -> Callable[..., Any]:

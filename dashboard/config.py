@@ -15,17 +15,40 @@ Environment variables (all optional):
 ``COSTDASH_MAX_UPLOAD_MB``   largest accepted upload (default 200)
 ``COSTDASH_MAX_ROWS``        most data rows in one upload (default 50,000,000)
 ``COSTDASH_MAX_CLASSIFIERS`` most classifiers in one upload (default 200)
+``COSTDASH_CACHE_MAX_MB``    most megabytes the file cache (the embedded default) takes on disk
+                             (default 2048); a Redis cache is bounded by Redis's ``maxmemory``
+``COSTDASH_PUBLIC_URL``      the address users reach the service at (``https://costdash.example.org``):
+                             links handed out (share, manage, API, report) are built on it instead
+                             of on the request's ``Host`` header (default: unset, the request's own)
+``COSTDASH_UPLOAD_RETENTION_DAYS`` days an upload no saved analysis uses is kept (default 30; 0:
+                             for ever); renewed when the same file is uploaded again
+``COSTDASH_MAINTENANCE_SECONDS`` seconds between two runs of the housekeeping of each web process
+                             (expired analyses, old unshared uploads, temp files of dead uploads,
+                             finished job processes; default 300; 0: only at start)
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import secrets
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 MB = 1024 * 1024
+
+
+def public_url(url: str) -> str:
+    """``COSTDASH_PUBLIC_URL`` checked: ``http(s)://host[:port]``, no path, no trailing slash."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or "@" in parts.netloc \
+            or parts.path.strip("/") or parts.query or parts.fragment:
+        raise ValueError("COSTDASH_PUBLIC_URL must be http(s)://host[:port] (no path), not "
+                         f"{url!r}")
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 @dataclass(frozen=True)
@@ -56,6 +79,18 @@ class Settings:
         At most this many cost lines per classifier in the "all cost lines" view.
     cache_timeout : int
         Seconds a cached view model lives (0: until evicted).
+    cache_max_bytes : int
+        Bytes the file cache may take (0: bounded by its entry count only). A Redis cache is
+        bounded by Redis's own ``maxmemory`` (docs/deployment.md).
+    public_url : str or None
+        ``scheme://host[:port]`` of the service as its users reach it; links are built on it.
+        None: on the request's own address (its ``Host`` header).
+    upload_retention_days : float
+        Days a data set that no saved analysis uses is kept after its (last) upload; 0 keeps
+        it for ever.
+    maintenance_seconds : float
+        Seconds between two runs of the housekeeping (:class:`dashboard.factory.Maintenance`);
+        0 runs it only when the app is created.
     """
 
     data_dir: Path = field(default_factory=lambda: Path(".costdash-data"))
@@ -69,6 +104,10 @@ class Settings:
     max_roc_points: int = 400
     max_cost_lines: int = 60
     cache_timeout: int = 7 * 24 * 3600
+    cache_max_bytes: int = 2048 * MB
+    public_url: str | None = None
+    upload_retention_days: float = 30.0
+    maintenance_seconds: float = 300.0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
@@ -90,6 +129,13 @@ class Settings:
         for key in ("max_rows", "max_classifiers"):
             if env.get(f"COSTDASH_{key.upper()}"):
                 values[key] = int(env[f"COSTDASH_{key.upper()}"])
+        if env.get("COSTDASH_CACHE_MAX_MB"):
+            values["cache_max_bytes"] = int(float(env["COSTDASH_CACHE_MAX_MB"]) * MB)
+        if env.get("COSTDASH_PUBLIC_URL"):
+            values["public_url"] = env["COSTDASH_PUBLIC_URL"]
+        for key in ("upload_retention_days", "maintenance_seconds"):
+            if env.get(f"COSTDASH_{key.upper()}"):
+                values[key] = float(env[f"COSTDASH_{key.upper()}"])
         return cls.from_mapping({**values, **overrides})
 
     @classmethod
@@ -103,6 +149,11 @@ class Settings:
         values = dict(config)
         if "data_dir" in values:
             values["data_dir"] = Path(values["data_dir"])
+        if values.get("public_url"):
+            values["public_url"] = public_url(values["public_url"])
+        for key in ("upload_retention_days", "maintenance_seconds"):
+            if key in values and not (float(values[key]) >= 0):
+                raise ValueError(f"{key} must be a number of at least 0, not {values[key]!r}")
         return replace(cls(), **values)
 
     def resolved_secret_key(self) -> str:
@@ -128,3 +179,50 @@ class Settings:
         finally:
             tmp.unlink(missing_ok=True)
         return path.read_text().strip()
+
+
+# --- no secrets in logs --------------------------------------------------------------------------
+
+_SECRET_PATH = re.compile(r"(/(?:s|manage)/|/api/v1/analyses/)([^\s/?#\"']+)")
+_BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+")
+_ANALYSIS_ID = re.compile(r"[0-9a-f]{16}")
+REDACTED = "<redacted>"
+
+
+def redact_tokens(text: str) -> str:
+    """``text`` with the secrets of links taken out: whatever follows ``/s/``, ``/manage/``
+    and ``/api/v1/analyses/`` in a path (share and manage tokens; an analysis id, which is
+    no secret, is kept), and bearer tokens."""
+    def path(m: re.Match[str]) -> str:
+        return m.group(1) + (m.group(2) if _ANALYSIS_ID.fullmatch(m.group(2)) else REDACTED)
+
+    return _BEARER.sub(lambda m: m.group(1) + REDACTED, _SECRET_PATH.sub(path, text))
+
+
+class RedactTokens(logging.Filter):
+    """A logging filter that takes the tokens of links out of every record it sees
+    (:func:`redact_tokens`): gunicorn's access and error lines (``"POST /manage/<token>"``),
+    Werkzeug's request lines, Flask's "Exception on /s/<token>".
+
+    gunicorn.conf.py puts it on the handlers of every logger; :func:`redact_werkzeug_log` on
+    the development server's logger. Kept here, beside the settings, because this module is
+    light: gunicorn's master process imports it to configure logging.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a malformed record is logging's business, not ours
+            return True
+        clean = redact_tokens(message)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        return True
+
+
+def redact_werkzeug_log() -> None:
+    """Put :class:`RedactTokens` on Werkzeug's logger (the development server's request
+    lines), once per process."""
+    logger = logging.getLogger("werkzeug")
+    if not any(isinstance(f, RedactTokens) for f in logger.filters):
+        logger.addFilter(RedactTokens())

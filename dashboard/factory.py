@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +15,8 @@ from flask import redirect, request
 
 from dashboard.api import install_api
 from dashboard.cache import Services, ViewModels, init_cache
-from dashboard.config import Settings
-from dashboard.jobs import background_manager
+from dashboard.config import Settings, redact_werkzeug_log
+from dashboard.jobs import background_manager, reap_jobs
 from dashboard.links import install_links
 from dashboard.pages import PAGES, page_module
 from dashboard.sharing import ShareService
@@ -21,7 +25,12 @@ from dashboard.storage import make_store
 from dashboard.viewstate import schema_script
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
-STALE_UPLOAD_SECONDS = 24 * 3600
+
+log = logging.getLogger(__name__)
+
+UPLOAD_GRACE_SECONDS = 60.0
+"""A temp upload file nobody holds is removed once it is this old (the grace covers the moment
+between its creation and its writer taking the lock)."""
 
 
 def _settings(config: Settings | dict[str, Any] | None) -> Settings:
@@ -30,17 +39,145 @@ def _settings(config: Settings | dict[str, Any] | None) -> Settings:
     return Settings.from_env(**(config or {}))
 
 
-def _remove_stale_uploads(tmp: Path) -> None:
-    """Temp files of uploads interrupted mid-way (the route removes the others itself)."""
-    if not tmp.is_dir():
-        return
-    cutoff = time.time() - STALE_UPLOAD_SECONDS
-    for f in tmp.glob("upload-*"):
-        try:
-            if f.stat().st_mtime < cutoff:
-                f.unlink()
-        except OSError:
-            pass
+class PublicAddress:
+    """WSGI middleware: every request is seen at ``COSTDASH_PUBLIC_URL`` (its scheme and host),
+    whatever ``Host`` header it came with, so every link the app builds from
+    ``request.url_root`` -- share and manage links, the API's, the report's, the OpenAPI
+    servers -- points at the service, never at an address a client (or a proxy that does not
+    pass the host on) made up."""
+
+    def __init__(self, app: Any, public_url: str):
+        scheme, _, host = public_url.partition("://")
+        self.app, self.scheme, self.host = app, scheme, host
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        environ["HTTP_HOST"] = self.host
+        environ["wsgi.url_scheme"] = self.scheme
+        return self.app(environ, start_response)
+
+
+class Maintenance:
+    """The housekeeping of one app, run when the app is created and then every
+    ``settings.maintenance_seconds`` by one daemon thread per process (:func:`_schedule`):
+
+    * temp files of uploads whose writer died (a worker killed mid-upload; the route removes
+      every other one itself) -- :func:`dashboard.api.sweep_upload_files`;
+    * expired analyses, and the data sets only they used (their links already answer 404 at
+      once: every read checks the expiry; this frees the space);
+    * data sets no analysis uses, uploaded more than ``upload_retention_days`` ago (unshared
+      Explore uploads, and orphans of a save cut short: a process killed between storing the
+      data set and the analysis, a full disk);
+    * finished job processes of the embedded job manager (:func:`dashboard.jobs.reap_jobs`).
+
+    Every step is idempotent, so several processes (gunicorn workers, hosts) may run it at
+    once. A failing step is logged and the others still run.
+    """
+
+    grace = UPLOAD_GRACE_SECONDS
+
+    def __init__(self, services: Services):
+        self.services = services
+        self.interval = float(services.settings.maintenance_seconds)
+        self.due = time.monotonic() + self.interval
+        self.runs = 0
+        self.last: dict[str, Any] = {}
+
+    def run_once(self, now: float | None = None) -> dict[str, Any]:
+        """One round of every step; returns what each did (counts, or the error's name)."""
+        from dashboard.api import sweep_upload_files
+
+        now = time.time() if now is None else now
+        settings = self.services.settings
+        sharing = self.services.sharing
+        steps = {
+            "temp_files": lambda: sweep_upload_files(settings.data_dir / "tmp",
+                                                     older_than=now - self.grace),
+            "expired": lambda: sharing.purge_expired(now),
+            "unshared": lambda: sharing.sweep_unshared(settings.upload_retention_days, now),
+            "job_processes": reap_jobs,
+        }
+        done: dict[str, Any] = {}
+        for name, step in steps.items():
+            try:
+                done[name] = step()
+            except Exception as exc:  # noqa: BLE001 - the next round tries again
+                log.warning("costdash maintenance: %s failed (%s: %s)", name,
+                            type(exc).__name__, exc)
+                done[name] = type(exc).__name__
+        self.runs += 1
+        self.last = done
+        return done
+
+    def start(self) -> None:
+        """Run every ``interval`` seconds from now on (in this process; nothing if 0)."""
+        if self.interval > 0:
+            _schedule(self)
+
+    def stop(self) -> None:
+        with _scheduler_lock:
+            _scheduled.discard(self)
+
+
+_scheduled: weakref.WeakSet[Maintenance] = weakref.WeakSet()
+_scheduler_lock = threading.Lock()
+_scheduler_wake = threading.Event()
+_scheduler: threading.Thread | None = None
+
+
+def _scheduler_loop() -> None:
+    while True:
+        now = time.monotonic()
+        with _scheduler_lock:
+            due = [m for m in _scheduled if m.due <= now]
+            waits = [m.due - now for m in _scheduled if m.due > now]
+        while due:
+            m = due.pop()
+            m.due = time.monotonic() + m.interval
+            m.run_once()
+            waits.append(m.interval)
+            del m  # no strong reference while asleep: a dropped app goes away
+        _scheduler_wake.wait(min([60.0, *waits]))
+        _scheduler_wake.clear()
+
+
+def _schedule(maintenance: Maintenance) -> None:
+    """Add ``maintenance`` to this process's scheduler thread (started on first use). Apps are
+    held weakly, so an app a test drops is not kept alive by its housekeeping."""
+    global _scheduler
+    with _scheduler_lock:
+        _scheduled.add(maintenance)
+        if _scheduler is None or not _scheduler.is_alive():
+            _scheduler = threading.Thread(target=_scheduler_loop, daemon=True,
+                                          name="costdash-maintenance")
+            _scheduler.start()
+    _scheduler_wake.set()
+
+
+def _after_fork_in_child() -> None:
+    # A forked process (a job's child process, a Celery pool process) does not inherit the
+    # thread, and must not run its parent's housekeeping: it starts with none.
+    global _scheduler, _scheduler_lock, _scheduler_wake, _scheduled
+    _scheduler, _scheduler_lock, _scheduler_wake = None, threading.Lock(), threading.Event()
+    _scheduled = weakref.WeakSet()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+_warned_redis: set[str] = set()
+
+
+def _bound_cache(cache: Any, settings: Settings) -> None:
+    """The file cache gets its byte bound; a Redis cache's bound is Redis's own, and an
+    unbounded Redis is worth a warning (once per process and URL)."""
+    from dashboard.cachebackend import FileCache, ResilientRedisCache
+
+    backend = cache.cache
+    if isinstance(backend, FileCache):
+        backend.max_bytes = int(settings.cache_max_bytes)
+    elif isinstance(backend, ResilientRedisCache) and settings.cache_url not in _warned_redis:
+        _warned_redis.add(str(settings.cache_url))
+        backend.warn_if_unbounded()
 
 
 def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
@@ -59,19 +196,26 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
     """
     settings = _settings(config)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    _remove_stale_uploads(settings.data_dir / "tmp")
+    redact_werkzeug_log()  # the development server's request lines carry link tokens
     app = Dash("costdash", assets_folder=str(ASSETS), title="costdash", update_title=None,
                suppress_callback_exceptions=True, serve_locally=True,
                background_callback_manager=background_manager(settings))
     server = app.server
     server.secret_key = settings.resolved_secret_key()
+    if settings.public_url:
+        server.wsgi_app = PublicAddress(server.wsgi_app, settings.public_url)  # type: ignore[method-assign]
     store = make_store(settings)
     cache = init_cache(server, settings)
+    _bound_cache(cache, settings)
     views = ViewModels(store, cache, settings)
     services = Services(settings, store, views, ShareService(store, views.forget))
     server.extensions["costdash"] = services
     install_api(server, services)
     install_links(server, services)
+    maintenance = Maintenance(services)
+    maintenance.run_once()  # what a previous run left (a crash, a kill -9)
+    maintenance.start()
+    server.extensions["costdash-maintenance"] = maintenance
 
     @server.before_request
     def _root_to_default_page():

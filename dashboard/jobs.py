@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from dashboard.config import Settings
 
 __all__ = ["BAND_TIMEOUT", "DEFAULT_REPLICATES", "DEFAULT_SEED", "BandCache", "JobAbandoned",
-           "background_manager", "band_key", "job_failure_message"]
+           "background_manager", "band_key", "job_failure_message", "reap_jobs"]
 
 JOB_EXPIRE = 3600
 """Seconds a finished job's return value waits in the manager's store for its poll."""
@@ -276,13 +276,44 @@ def background_manager(settings: Settings) -> DiskcacheManager | CeleryManager:
             raise ValueError(f"COSTDASH_JOBS_URL must be redis://... or amqp://..., not {url!r}")
         return _celery_manager(_celery(url), JOB_EXPIRE)
     import diskcache
-    from dash import DiskcacheManager
 
     directory = settings.data_dir / "jobs"
     directory.mkdir(parents=True, exist_ok=True)
     # JSONDisk: job arguments, progress and results are kept as JSON, never pickled.
-    return DiskcacheManager(diskcache.Cache(str(directory), disk=diskcache.JSONDisk),
-                            expire=JOB_EXPIRE)
+    return _diskcache_manager()(diskcache.Cache(str(directory), disk=diskcache.JSONDisk),
+                                expire=JOB_EXPIRE)
+
+
+def reap_jobs() -> int:
+    """Collect the exit status of this process's finished job processes; returns how many.
+
+    Dash's ``DiskcacheManager`` starts each job as a child process and never waits for it, so
+    a finished job stays a zombie until the same web process starts its next job. This is
+    called on every poll of a job (:func:`_diskcache_manager`) and by the app's housekeeping
+    (:class:`dashboard.factory.Maintenance`).
+    """
+    import sys
+
+    mp = sys.modules.get("multiprocess")  # imported by Dash when it starts a job
+    if mp is None:
+        return 0
+    children = mp.process._children  # noqa: SLF001 - the set active_children() prunes
+    before = len(children)
+    mp.active_children()  # joins (reaps) those that ended
+    return before - len(children)
+
+
+def _diskcache_manager() -> type[DiskcacheManager]:
+    from dash import DiskcacheManager
+
+    class JobProcesses(DiskcacheManager):
+        """Dash's DiskcacheManager whose finished job processes do not linger as zombies."""
+
+        def job_running(self, job: Any) -> bool:
+            reap_jobs()
+            return super().job_running(job)
+
+    return JobProcesses
 
 
 def __getattr__(name: str) -> Any:
@@ -293,9 +324,15 @@ def __getattr__(name: str) -> Any:
 
     from dash import CeleryManager
 
-    manager = create_app()._background_manager
+    app = create_app()
+    manager = app._background_manager
     if not isinstance(manager, CeleryManager):
         raise RuntimeError("set COSTDASH_JOBS_URL=redis://... to run background jobs in Celery")
+    # The worker's main process only hands jobs to the pool processes it forks: no
+    # housekeeping here (the web roles do it), and no pooled database connection for the
+    # pool processes to inherit (each starts its own pool after the fork in any case).
+    app.server.extensions["costdash-maintenance"].stop()
+    app.server.extensions["costdash"].store.engine.dispose()
     return manager.handle
 
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import html
 import logging
+from dash.exceptions import DependencyException
 from flask import Flask, Response, jsonify, redirect, request
 from werkzeug.exceptions import MethodNotAllowed
 
 from costdash.errors import CostdashError
 from dashboard.cache import Services
 from dashboard.sharing import AnalysisNotFound, iso
-from dashboard.storage import AnalysisRecord, StorageUnavailable
+from dashboard.storage import AnalysisRecord, StorageFull, StorageUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,12 @@ def unavailable_page() -> Response:
         "minute.</p>"), 503)
 
 
+def disk_full_page() -> Response:
+    return page("Disk full", (
+        "<h1>The server's disk is full</h1><p>Nothing was changed, and what was saved before "
+        "is safe. The operator has to free space; please try again later.</p>"), 507)
+
+
 def _manage_body(record: AnalysisRecord, share_url: str, message: str = "",
                  error: str = "") -> str:
     e = html.escape
@@ -129,7 +136,7 @@ def install_links(server: Flask, services: Services) -> None:
     @server.before_request
     def _guard_shared_links():
         path = request.path
-        if request.method == "GET" and path.startswith("/s/"):
+        if request.method in ("GET", "HEAD") and path.startswith("/s/"):
             token = path[3:].rstrip("/")
             try:
                 sharing.open(token)
@@ -154,7 +161,7 @@ def install_links(server: Flask, services: Services) -> None:
             record = sharing.managed(token)
         except AnalysisNotFound:
             return not_found_page()
-        if request.method == "GET":
+        if request.method in ("GET", "HEAD"):
             done = {"renamed": "Renamed.", "expiry": "Expiry saved."}.get(
                 request.args.get("done", ""), "")
             return page(f"Manage {record.name}", _manage_body(record, _share_url(record), done))
@@ -183,11 +190,25 @@ def install_links(server: Flask, services: Services) -> None:
 
     @server.errorhandler(StorageUnavailable)
     def _storage_down(exc: StorageUnavailable):
+        if isinstance(exc, StorageFull):
+            log.error("disk full: %s", exc)
+            if request.path.startswith(("/api/", "/_dash")):
+                return jsonify({"error": "The server's disk is full; nothing was stored. "
+                                         "Try again later, or tell the operator."}), 507
+            return disk_full_page()
         log.warning("storage unavailable: %s", exc)
         if request.path.startswith(("/api/", "/_dash")):
             return jsonify({"error": "The database is not reachable right now; nothing was "
                                      "changed. Try again in a minute."}), 503
         return unavailable_page()
+
+    @server.errorhandler(DependencyException)
+    def _no_such_script(exc: DependencyException):
+        # Dash answers a component-suite path it did not register -- a path traversal
+        # attempt (/_dash-component-suites/dash/..%2f..%2fapp.py) or a mistyped name -- by
+        # raising; that is a 404, not a 500 with a traceback in the log.
+        log.info("no such script: %s", request.path[:200])
+        return Response("Not found\n", status=404, mimetype="text/plain")
 
     @server.after_request
     def _security_headers(response: Response) -> Response:

@@ -248,10 +248,25 @@ class ShareService:
         for dataset_id in self.store.delete_analysis(record.id) or ():
             self.forget_dataset(dataset_id)
 
-    def purge_expired(self, now: float | None = None) -> None:
-        """Delete expired analyses and the data sets only they used."""
-        for dataset_id in self.store.purge_expired(now):
+    def purge_expired(self, now: float | None = None) -> int:
+        """Delete expired analyses and the data sets only they used; returns how many data
+        sets went. (Their links answer 404 from the moment they expire, purged or not: every
+        read checks the expiry.)"""
+        gone = self.store.purge_expired(now)
+        for dataset_id in gone:
             self.forget_dataset(dataset_id)
+        return len(gone)
+
+    def sweep_unshared(self, retention_days: float, now: float | None = None) -> int:
+        """Delete data sets no analysis uses, (last) uploaded more than ``retention_days``
+        ago; 0 keeps them for ever. Returns how many went."""
+        if not retention_days or retention_days <= 0:
+            return 0
+        now = time.time() if now is None else now
+        gone = self.store.sweep_unshared(now - retention_days * DAY)
+        for dataset_id in gone:
+            self.forget_dataset(dataset_id)
+        return len(gone)
 
     @staticmethod
     def _updated(record: AnalysisRecord | None, old: AnalysisRecord) -> AnalysisRecord:

@@ -23,10 +23,11 @@ import json
 import os
 import re
 import time
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import IO, Any
 
@@ -39,7 +40,7 @@ from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier
 from costdash.errors import CostdashError, ParameterError
 
 __all__ = ["AnalysisRecord", "AnalysisStore", "DatasetNotFound", "DatasetRecord", "DatasetStore",
-           "LoaderOptions", "SqlStore", "StorageUnavailable", "dataset_from_tables",
+           "LoaderOptions", "SqlStore", "StorageFull", "StorageUnavailable", "dataset_from_tables",
            "dataset_to_tables", "database_url", "make_store"]
 
 _ID_PATTERN = re.compile(r"^[0-9a-f]{32}$")
@@ -59,6 +60,13 @@ class StorageUnavailable(CostdashError):
 
     A :class:`CostdashError`, so a page callback shows its message; HTTP routes answer 503
     for it (``dashboard.links``), never the 400 of other such errors."""
+
+
+class StorageFull(StorageUnavailable):
+    """The disk under the database (or the upload's temp file) is full; nothing was changed.
+
+    A :class:`StorageUnavailable`, so every path that lets an outage through lets this through
+    too; HTTP routes answer 507 and say the disk is full, not that the database is away."""
 
 
 # --- loader options -------------------------------------------------------------------------------
@@ -146,6 +154,10 @@ class DatasetRecord:
     created_at: float
     dataset: Dataset | None = field(default=None, compare=False, repr=False)
     """The loaded data set when :meth:`DatasetStore.put` just read it (not persisted)."""
+    stored: bool = field(default=False, compare=False)
+    """True when :meth:`DatasetStore.put` stored it in this call; False when it was there
+    already, or another process stored the same file meanwhile (so a failed request undoes
+    only what it stored itself)."""
 
     @property
     def prevalence(self) -> float:
@@ -443,11 +455,27 @@ def _parquet_bytes(table: pa.Table) -> bytes:
     return sink.getvalue()
 
 
+_DISK_FULL = ("database or disk is full", "no space left on device", "disk quota exceeded")
+
+
+def _disk_full(exc: Exception) -> bool:
+    """Whether a driver error says the disk is full (SQLite's SQLITE_FULL, PostgreSQL's
+    SQLSTATE 53100 ``disk_full``, or the OS's ENOSPC in the message)."""
+    orig = getattr(exc, "orig", exc)
+    if getattr(orig, "sqlstate", None) == "53100" or getattr(orig, "sqlite_errorname", None) \
+            == "SQLITE_FULL":
+        return True
+    text = str(orig).lower()
+    return any(phrase in text for phrase in _DISK_FULL)
+
+
 def _unavailable(exc: Exception) -> StorageUnavailable:
     # The driver's message may carry the URL; keep only its first line, without credentials.
     first = str(getattr(exc, "orig", exc)).strip().splitlines()[0] if str(exc).strip() else ""
-    return StorageUnavailable(f"the database is unavailable ({type(exc).__name__}: "
-                              f"{re.sub(r'//[^@/]*@', '//', first)[:200]})")
+    detail = f"{type(exc).__name__}: {re.sub(r'//[^@/]*@', '//', first)[:200]}"
+    if _disk_full(exc):
+        return StorageFull(f"the database's disk is full ({detail})")
+    return StorageUnavailable(f"the database is unavailable ({detail})")
 
 
 class SqlStore(DatasetStore, AnalysisStore):
@@ -464,8 +492,13 @@ class SqlStore(DatasetStore, AnalysisStore):
         Largest number of rows and of classifiers :meth:`put` accepts (None: no limit).
 
     Several processes (gunicorn workers) and, with PostgreSQL, several hosts can share one
-    database: rows are inserted with ``ON CONFLICT DO NOTHING`` on the content-hash key, so two
-    workers storing the same file at once store it once.
+    database: rows are inserted with ``ON CONFLICT DO NOTHING ... RETURNING`` on the
+    content-hash key, so two workers storing the same file at once store it once, and each
+    knows whether it was the one (:attr:`DatasetRecord.stored`).
+
+    Every read of a data set (:meth:`info`, :meth:`exists`, :meth:`get`) sees only live ones:
+    a data set whose analyses have all expired reads as gone at once (see :func:`_live`),
+    before :meth:`purge_expired` deletes it.
     """
 
     def __init__(self, url: str, *, max_bytes: int = 200 * 1024**2,
@@ -482,6 +515,7 @@ class SqlStore(DatasetStore, AnalysisStore):
             self.engine = sa.create_engine(url, pool_pre_ping=True, pool_size=5,
                                            max_overflow=5, pool_timeout=10,
                                            connect_args={"connect_timeout": 5})
+        _engines.add(self.engine)
         self._create_schema()
 
     def __repr__(self) -> str:
@@ -532,6 +566,7 @@ class SqlStore(DatasetStore, AnalysisStore):
         ds_id = dataset_id(sha256, options, filename)
         existing = self.info(ds_id)
         if existing is not None:
+            self._renew(existing)
             return existing
         raw = source if isinstance(source, bytes) else Path(source)
         size = len(raw) if isinstance(raw, bytes) else raw.stat().st_size
@@ -552,10 +587,27 @@ class SqlStore(DatasetStore, AnalysisStore):
                "n_neg": record.n_neg, "classifiers": json.dumps(list(record.classifiers)),
                "meta": json.dumps(meta), "size_bytes": size, "created_at": record.created_at}
         with self._begin() as conn:
-            inserted = conn.execute(self._insert_ignoring_duplicates(datasets_table), row)
-            if inserted.rowcount:  # 0: another worker stored the same file meanwhile
+            # The same file stored for analyses that have all expired reads as gone (see
+            # _live); the purge has not removed it yet: do it now, so it is stored afresh.
+            self._delete_analyses(conn, (analyses_table.c.dataset_id == ds_id)
+                                  & _expired(record.created_at))
+            # RETURNING, not rowcount: psycopg reports -1 as the rowcount of
+            # INSERT ... ON CONFLICT DO NOTHING, whether or not the row went in.
+            inserted = conn.execute(self._insert_ignoring_duplicates(datasets_table)
+                                    .returning(datasets_table.c.id), row).first()
+            if inserted is not None:  # None: another worker stored the same file meanwhile
                 conn.execute(dataset_parts_table.insert(), parts)
-        return record
+        return replace(record, stored=inserted is not None)
+
+    def _renew(self, record: DatasetRecord, now: float | None = None) -> None:
+        """Upload time set to now (a data set uploaded again starts its retention again),
+        at most once a minute per data set."""
+        now = time.time() if now is None else now
+        if now - record.created_at < 60:
+            return
+        with self._begin() as conn:
+            conn.execute(datasets_table.update().where(datasets_table.c.id == record.id)
+                         .values(created_at=now))
 
     def _row(self, dataset_id: str) -> sa.Row | None:
         if not valid_id(dataset_id):
@@ -563,8 +615,8 @@ class SqlStore(DatasetStore, AnalysisStore):
         # The index row without ``meta``: a record needs none of it.
         columns = [c for c in datasets_table.c if c.name != "meta"]
         with self._begin() as conn:
-            return conn.execute(sa.select(*columns)
-                                .where(datasets_table.c.id == dataset_id)).first()
+            return conn.execute(sa.select(*columns).where(
+                datasets_table.c.id == dataset_id, _live(time.time()))).first()
 
     def info(self, dataset_id: str) -> DatasetRecord | None:
         row = self._row(dataset_id)
@@ -585,7 +637,7 @@ class SqlStore(DatasetStore, AnalysisStore):
             return False
         with self._begin() as conn:
             return conn.execute(sa.select(datasets_table.c.id).where(
-                datasets_table.c.id == dataset_id)).first() is not None
+                datasets_table.c.id == dataset_id, _live(time.time()))).first() is not None
 
     def get(self, dataset_id: str) -> Dataset:
         missing = DatasetNotFound(f"no data set with id '{dataset_id}' is stored here; "
@@ -593,8 +645,8 @@ class SqlStore(DatasetStore, AnalysisStore):
         if not valid_id(dataset_id):
             raise missing
         with self._begin() as conn:
-            meta_text = conn.execute(sa.select(datasets_table.c.meta)
-                                     .where(datasets_table.c.id == dataset_id)).scalar()
+            meta_text = conn.execute(sa.select(datasets_table.c.meta).where(
+                datasets_table.c.id == dataset_id, _live(time.time()))).scalar()
             if meta_text is None:
                 raise missing
             parts = conn.execute(sa.select(dataset_parts_table.c.part,
@@ -693,9 +745,74 @@ class SqlStore(DatasetStore, AnalysisStore):
 
     def purge_expired(self, now: float | None = None) -> tuple[str, ...]:
         with self._begin() as conn:
-            _, orphans = self._delete_analyses(
-                conn, analyses_table.c.expires_at <= (now or time.time()))
+            _, orphans = self._delete_analyses(conn, _expired(now or time.time()))
         return orphans
+
+    def sweep_unshared(self, older_than: float, limit: int = 500) -> tuple[str, ...]:
+        """Delete data sets that no analysis uses and that were (last) uploaded before
+        ``older_than`` (a time stamp): unshared uploads past their retention, and orphans of a
+        save cut short. At most ``limit`` per call; returns their ids."""
+        def unused(column: Any) -> Any:
+            return ~sa.exists().where(analyses_table.c.dataset_id == column)
+
+        query = sa.select(datasets_table.c.id).where(
+            datasets_table.c.created_at < older_than, unused(datasets_table.c.id)).limit(limit)
+        if self.dialect == "postgresql":  # an analysis of one of them waits for this to end
+            query = query.with_for_update(skip_locked=True)
+        with self._begin() as conn:
+            ids = tuple(conn.execute(query).scalars())
+            if not ids:
+                return ()
+            # Each DELETE checks again that no analysis uses the data set (one may have been
+            # saved since the SELECT; SQLite has no row locks).
+            conn.execute(dataset_parts_table.delete().where(
+                dataset_parts_table.c.dataset_id.in_(ids),
+                unused(dataset_parts_table.c.dataset_id)))
+            gone = set(conn.execute(datasets_table.delete().where(
+                datasets_table.c.id.in_(ids), unused(datasets_table.c.id))
+                .returning(datasets_table.c.id)).scalars())
+        return tuple(i for i in ids if i in gone)
+
+
+def _expired(now: float) -> Any:
+    """SQL: the analysis has expired by ``now``."""
+    return analyses_table.c.expires_at <= now
+
+
+def _live(now: float) -> Any:
+    """SQL: the data set may be read at ``now``: no analysis uses it (an upload not shared,
+    within its retention), or at least one analysis that uses it has not expired.
+
+    Expiry is enforced here, at read time, on every route that reads a data set (report,
+    CSVs, API, pages, jobs): a data set whose analyses have all expired answers as if it were
+    gone at once, not when the next purge removes it."""
+    uses = analyses_table.c.dataset_id == datasets_table.c.id
+    unexpired = sa.or_(analyses_table.c.expires_at.is_(None), analyses_table.c.expires_at > now)
+    return sa.or_(~sa.exists().where(uses), sa.exists().where(uses, unexpired))
+
+
+_engines: weakref.WeakSet[sa.Engine] = weakref.WeakSet()
+"""Every engine of this process, for :func:`_forget_inherited_connections`."""
+
+
+def _forget_inherited_connections() -> None:
+    """In a forked child: give every engine a new, empty pool without closing the parent's
+    connections (``dispose(close=False)``, SQLAlchemy's advice for multiprocessing).
+
+    A pooled connection inherited through ``fork`` is the parent's socket: a Celery pool
+    process (forked from the worker that built the app), a job's child process (forked from a
+    web worker) or a worker of ``gunicorn --preload`` would talk on it at the same time as its
+    parent and the other children, and see the other's transaction state ("can't change
+    'autocommit' now: connection in transaction status INTRANS"). psycopg does not close a
+    connection it did not open in this process when the old pool is garbage collected."""
+    for engine in list(_engines):
+        try:
+            engine.dispose(close=False)
+        except Exception:  # noqa: BLE001, S110 - the child must start even so
+            pass
+
+
+os.register_at_fork(after_in_child=_forget_inherited_connections)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

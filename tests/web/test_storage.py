@@ -191,3 +191,62 @@ def test_caches_and_job_stores_never_pickle(tmp_path, redis_url):
     conf = _celery(redis_url).conf
     assert (conf.task_serializer, conf.result_serializer, list(conf.accept_content)) == \
         ("json", "json", ["json"])
+
+
+def test_concurrent_saves_of_one_file_store_it_once(store, breast_cancer_csv):
+    """Finding 5 of issue 11: 20 threads saving the same file at once. psycopg reports -1 as
+    the rowcount of ``INSERT ... ON CONFLICT DO NOTHING``, which was read as "inserted", so the
+    losers inserted the data set's parts again (UniqueViolation, a 500)."""
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    raw = breast_cancer_csv.read_bytes()
+    barrier = Barrier(20)
+
+    def save(i: int):
+        barrier.wait()
+        return store.put(raw, f"copy-{i}.csv")
+
+    with ThreadPoolExecutor(20) as pool:
+        records = list(pool.map(save, range(20)))
+    assert len({r.id for r in records}) == 1
+    # Exactly one save stored it; the others found it stored (and must not undo it).
+    assert sum(r.stored for r in records) == 1
+    assert store.count() == {"datasets": 1, "dataset_parts": 1, "analyses": 0}
+    assert store.get(records[0].id).n == records[0].n
+
+
+def test_a_forked_process_does_not_use_its_parents_connections(store):
+    """Finding 9 of issue 11: a Celery pool process (or a job's child process) forked after
+    the app had used the database inherited the pooled connection -- the parent's socket -- and
+    both talked on it ("can't change 'autocommit' now: connection in transaction status
+    INTRANS"). After fork the child's engine starts a pool of its own."""
+    import os
+
+    import sqlalchemy as sa
+
+    who = ("SELECT pg_backend_pid()" if store.dialect == "postgresql"
+           else "SELECT 1")  # SQLite: the connection object itself tells
+    with store.engine.connect() as conn:  # a pooled connection, checked in again
+        parent = (conn.execute(sa.text(who)).scalar(), id(conn.connection.dbapi_connection))
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report the connection it gets, and whether it works
+        try:
+            with store.engine.connect() as conn:
+                mine = (conn.execute(sa.text(who)).scalar(),
+                        id(conn.connection.dbapi_connection))
+            store.count()
+            os.write(write, repr(mine).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    child = eval(os.read(read, 1000).decode())  # noqa: S307 - a tuple of two ints we wrote
+    os.waitpid(pid, 0)
+    if store.dialect == "postgresql":
+        assert child[0] != parent[0]  # another server session, not the parent's
+    assert child[1] != parent[1]
+    # The parent's connection still works.
+    with store.engine.connect() as conn:
+        assert conn.execute(sa.text(who)).scalar() == parent[0]
+    assert store.count()["datasets"] == 0
