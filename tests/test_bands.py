@@ -19,6 +19,7 @@ from strategies import labelled_scores
 import costdash
 from costdash.bands import (
     MAX_REPLICATES,
+    NO_SIGNIFICANCE,
     CostBand,
     DifferenceBand,
     SignificantInterval,
@@ -194,8 +195,10 @@ def test_multinomial_sampler_is_multinomial(weights) -> None:
 # ------------------------------------------------------------------------------------------------
 
 def test_fig11_binomial_band() -> None:
-    band = cost_band((16, 4, 4, 6), replicates=4000, rng=11)
+    """Paper 000 Fig. 11 with the paper's method (percentile bootstrap, labelled uncalibrated)."""
+    band = cost_band((16, 4, 4, 6), replicates=4000, rng=11, method="percentile")
     assert isinstance(band, CostBand) and band.kind == "line"
+    assert band.method == "percentile" and not band.calibrated and "no confidence level" in band.label
     assert (band.tpr, band.fpr, band.n_pos, band.n_neg) == (0.8, 0.4, 20, 10)
     tpr_star = 1.0 - band.curves[:, -1]           # NE(1) = 1 - TPR*
     fpr_star = band.curves[:, 0]                  # NE(0) = FPR*
@@ -206,18 +209,26 @@ def test_fig11_binomial_band() -> None:
     np.testing.assert_allclose(band.cost, 0.2 * GRID + 0.4 * (1 - GRID), atol=1e-15)
     assert band.covers(band.cost).all()
     # Ten times the examples, same rates: a narrower band everywhere.
-    big = cost_band((160, 40, 40, 60), replicates=4000, rng=11)
+    big = cost_band((160, 40, 40, 60), replicates=4000, rng=11, method="percentile")
     assert np.all(big.width < band.width)
     assert big.covers(big.cost).all()
+    # The default for a fixed matrix: closed-form Wilson-MOVER, calibrated, no resampling.
+    default = cost_band((16, 4, 4, 6))
+    assert default.method == "wilson-mover" and default.calibrated and default.replicates == 0
+    assert default.curves.shape == (0, 201) and default.covers(default.cost).all()
+    np.testing.assert_allclose(default.cost, band.cost, atol=1e-15)
 
 
 def test_counted_classifier_inputs() -> None:
     one = CountedClassifier("d", tp=np.array([16]), fp=np.array([4]), fn=np.array([4]),
                             tn=np.array([6]))
-    a = cost_band(one, replicates=300, rng=5)
-    b = cost_band((16, 4, 4, 6), replicates=300, rng=5, name="d")
+    a = cost_band(one, replicates=300, rng=5, method="percentile")
+    b = cost_band((16, 4, 4, 6), replicates=300, rng=5, name="d", method="percentile")
     np.testing.assert_array_equal(a.curves, b.curves)
     assert a.name == "d"
+    a, b = cost_band(one), cost_band((16, 4, 4, 6), name="d")
+    np.testing.assert_array_equal(a.low, b.low)
+    np.testing.assert_array_equal(a.high, b.high)
     several = CountedClassifier("m", tp=np.array([16, 18]), fp=np.array([4, 6]),
                                 fn=np.array([4, 2]), tn=np.array([6, 4]),
                                 threshold=np.array([0.5, 0.3]))
@@ -233,7 +244,7 @@ def test_fixed_threshold_band_of_scores() -> None:
     rng = np.random.default_rng(4)
     y = rng.random(500) < 0.3
     s = rng.normal(size=500) + 1.5 * y
-    band = cost_band((y, s), threshold=0.75, replicates=2000, rng=1)
+    band = cost_band((y, s), threshold=0.75, replicates=2000, rng=1, method="percentile")
     assert band.kind == "line" and band.threshold == 0.75
     tpr = np.mean(s[y] >= 0.75)
     fpr = np.mean(s[~y] >= 0.75)
@@ -241,8 +252,13 @@ def test_fixed_threshold_band_of_scores() -> None:
     assert abs((1 - band.curves[:, -1]).mean() - tpr) < 0.01
     assert band.covers(band.cost).all()
     # The RocCurve of the same scores gives the same point.
-    via_roc = cost_band(roc_curve(y, s), threshold=0.75, replicates=2000, rng=1)
+    via_roc = cost_band(roc_curve(y, s), threshold=0.75, replicates=2000, rng=1,
+                        method="percentile")
     np.testing.assert_array_equal(via_roc.curves, band.curves)
+    closed = cost_band((y, s), threshold=0.75)
+    assert closed.method == "wilson-mover" and closed.threshold == 0.75
+    assert closed.tpr == pytest.approx(tpr) and closed.covers(closed.cost).all()
+    np.testing.assert_array_equal(cost_band(roc_curve(y, s), threshold=0.75).low, closed.low)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -392,29 +408,40 @@ def test_correlated_pairs_give_narrower_bands() -> None:
     assert high.width[inner].mean() < 0.5 * unpaired[inner].mean()
 
 
-def test_significant_intervals_for_a_better_classifier() -> None:
+def test_envelope_difference_has_no_significance_selected_difference_does() -> None:
     rng = np.random.default_rng(12)
     n = 3000
     y = rng.random(n) < 0.4
     z = rng.normal(size=n)
     good = ScoredClassifier("good", y, z + 2.0 * y)
     bad = ScoredClassifier("bad", y, 0.6 * z + 0.8 * rng.normal(size=n) + 0.8 * y)
+    # Re-tuned envelopes: an exploratory spread, never significant ranges (not a valid test).
     d = difference_band(good, bad, replicates=300, rng=0)
-    assert d.a == "good" and d.b == "bad"
-    assert np.all(d.diff[1:-1] < 0)
-    assert len(d.significant) == 1
-    sig = d.significant[0]
-    assert isinstance(sig, SignificantInterval) and sig.better == "good"
-    assert sig.lo < 0.1 and sig.hi > 0.9
-    inside = (d.pc >= sig.lo) & (d.pc <= sig.hi)
-    assert np.all(d.high[inside] < 0)
-    reverse = difference_band(bad, good, replicates=300, rng=0)
-    assert reverse.significant[0].better == "good"
-    np.testing.assert_allclose(reverse.diff, -d.diff, atol=1e-15)
+    assert d.a == "good" and d.b == "bad" and d.kind == "envelope"
+    assert not d.calibrated and d.significant == () and d.significance_note == NO_SIGNIFICANCE
+    assert np.all(d.diff[1:-1] < 0) and np.all(d.high[20:181] < 0)
+    assert d.at_level(0.5).significant == ()
+    # Thresholds selected on a stratified half, the paired difference banded on the other half.
+    s = difference_band(good, bad, select="split", rng=0)
+    assert s.calibrated and s.kind == "selected" and s.method == "newcombe-mover"
+    assert s.selection == "split" and s.thresholds.shape == (2, 201) and s.significance_note == ""
+    main = max(s.significant, key=lambda r: r.hi - r.lo)
+    assert isinstance(main, SignificantInterval) and main.better == "good"
+    assert main.lo < 0.1 and main.hi > 0.9
+    inside = (s.pc >= main.lo) & (s.pc <= main.hi)
+    assert np.all(s.high[inside] < 0)
+    assert all(r.better == "good" for r in s.significant)
+    # Same seed, same split: the reverse difference is the negated one.
+    reverse = difference_band(bad, good, select="split", rng=0)
+    np.testing.assert_allclose(reverse.diff, -s.diff, atol=1e-15)
+    assert {r.better for r in reverse.significant} == {"good"}
     # A stricter level can only shrink the significant ranges; at_level recomputes them.
-    strict = d.at_level(0.999)
-    assert strict.curves is d.curves
-    assert sum(s.hi - s.lo for s in strict.significant) <= sig.hi - sig.lo
+    strict = s.at_level(0.999)
+    assert sum(r.hi - r.lo for r in strict.significant) <= sum(r.hi - r.lo for r in s.significant)
+    # The simultaneous version is wider everywhere and its ranges are fewer.
+    whole = difference_band(good, bad, select="split", rng=0, simultaneous=True)
+    assert whole.simultaneous and np.all(whole.width >= s.width - 1e-15)
+    assert sum(r.hi - r.lo for r in whole.significant) <= sum(r.hi - r.lo for r in s.significant)
 
 
 def test_significant_only_on_part_of_the_range() -> None:
@@ -427,11 +454,14 @@ def test_significant_only_on_part_of_the_range() -> None:
     # a ranks the low-scoring positives higher and is otherwise b: it only matters when false
     # negatives are costly (high PC(+), low thresholds); for low PC(+) both are the same.
     a = np.where(y & (z < 0), 1.0 + 0.3 * z, b)
-    d = difference_band((y, a), (y, b), replicates=300, rng=0)
+    d = difference_band((y, a), (y, b), select="split", rng=0)
     assert len(d.significant) == 1
     sig = d.significant[0]
     assert sig.better == "a" and 0.15 < sig.lo < 0.4 and sig.hi > 0.9
-    assert np.all(d.curves[:, d.pc <= 0.1] == 0)     # identical for low PC(+) in every replicate
+    assert np.all(d.diff[d.pc <= 0.1] == 0)      # the same thresholds and rows for low PC(+)
+    # The exploratory envelope spread agrees in direction but declares nothing.
+    e = difference_band((y, a), (y, b), replicates=100, rng=0)
+    assert np.all(e.curves[:, e.pc <= 0.1] == 0) and e.significant == ()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -506,10 +536,16 @@ def csv_files(tmp_path_factory) -> dict[str, Path]:
     wide = d / "wide.csv"
     wide.write_text("y_true,good,bad\n" + "".join(
         f"{int(t)},{g:.6f},{b:.6f}\n" for t, g, b in zip(y, good, bad)))
+    validation = d / "validation.csv"
+    y = rng.random(n) < 0.4
+    z = rng.normal(size=n)
+    validation.write_text("y_true,good,bad\n" + "".join(
+        f"{int(t)},{g:.6f},{b:.6f}\n" for t, g, b in zip(y, z + 2.0 * y,
+                                                       0.5 * z + rng.normal(size=n) + 0.5 * y)))
     counts = d / "counts.csv"
     counts.write_text("model,tp,fp,fn,tn,threshold\nm,16,4,4,6,0.5\nm,18,6,2,4,0.3\n"
                       "single,16,4,4,6,\n")
-    return {"wide": wide, "counts": counts}
+    return {"wide": wide, "counts": counts, "validation": validation}
 
 
 def test_cli_band_json(csv_files, capsys) -> None:
@@ -551,7 +587,52 @@ def test_cli_band_text(csv_files, capsys) -> None:
     assert cli_main(["band", str(csv_files["wide"]), "--model", "bad", "--replicates", "100",
                      "--seed", "2"]) == 0
     text = capsys.readouterr().out
-    assert "bad" in text and "90% pointwise band" in text and "PC(+)" in text
+    assert "bad" in text and "resampling spread" in text and "PC(+)" in text
+    assert "90%" not in text            # an uncalibrated spread is shown without a level
+    assert cli_main(["band", str(csv_files["wide"]), "--model", "bad", "--threshold", "0.5"]) == 0
+    text = capsys.readouterr().out
+    assert "90% Wilson–MOVER band (pointwise)" in text and "estimand:" in text
+    assert cli_main(["band", str(csv_files["wide"]), "--model", "bad", "--select", "split",
+                     "--seed", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "stratified half" in text and "threshold" in text
+
+
+def test_cli_band_new_fields(csv_files, capsys) -> None:
+    assert cli_main(["band", str(csv_files["wide"]), "--model", "good", "--replicates", "50",
+                     "--seed", "1", "--json"]) == 0
+    curve = _strict_json(capsys.readouterr().out)
+    assert curve["calibrated"] is False and curve["method"] == "percentile"
+    assert curve["thresholds"] is None and curve["estimand"].startswith("None:")
+    assert cli_main(["band", str(csv_files["wide"]), "--model", "good", "--threshold", "1.0",
+                     "--simultaneous", "--json"]) == 0
+    rect = _strict_json(capsys.readouterr().out)
+    assert rect["calibrated"] is True and rect["method"] == "clopper-pearson"
+    assert rect["simultaneous"] is True and rect["replicates"] == 0
+    assert cli_main(["band", str(csv_files["wide"]), "--model", "good", "--select", "split",
+                     "--seed", "4", "--json"]) == 0
+    out = _strict_json(capsys.readouterr().out)
+    assert out["kind"] == "selected" and out["selection"] == "split" and out["calibrated"]
+    assert len(out["thresholds"]) == 201
+    assert out["thresholds"][0] == "flag nothing"          # at PC(+) = 0 nothing is flagged
+    assert {t for t in out["thresholds"] if isinstance(t, str)} <= {"flag nothing",
+                                                                     "flag everything"}
+    assert all(isinstance(t, float) for t in out["thresholds"][40:160])
+    # Same as the API with the same seed.
+    y_s = np.loadtxt(csv_files["wide"], delimiter=",", skiprows=1)
+    api = cost_band((y_s[:, 0].astype(bool), y_s[:, 1]), select="split", rng=4)
+    np.testing.assert_allclose(out["low"], api.low, atol=1e-12)
+    # A validation file: thresholds chosen there, the band on the main file's rows.
+    assert cli_main(["band", str(csv_files["wide"]), "--model", "good", "--select",
+                     str(csv_files["validation"]), "--json"]) == 0
+    val = _strict_json(capsys.readouterr().out)
+    assert val["selection"] == "validation" and val["n_pos"] + val["n_neg"] == 400
+    # Too few replicates for a band with a level; a method that does not fit the question.
+    assert cli_main(["band", str(csv_files["wide"]), "--model", "good", "--method",
+                     "double-bootstrap", "--replicates", "100"]) == 2
+    assert "at least 200" in capsys.readouterr().err
+    assert cli_main(["band", str(csv_files["wide"]), "--model", "good", "--simultaneous"]) == 2
+    assert "fixed threshold" in capsys.readouterr().err
 
 
 def test_cli_compare(csv_files, capsys) -> None:
@@ -560,14 +641,35 @@ def test_cli_compare(csv_files, capsys) -> None:
     out = _strict_json(capsys.readouterr().out)
     assert {"a", "b", "level", "pc", "diff", "low", "high", "significant"} <= set(out)
     assert out["a"] == "good" and out["b"] == "bad"
-    assert out["significant"] and all(s["better"] == "good" for s in out["significant"])
-    assert all({"lo", "hi", "better"} == set(s) for s in out["significant"])
+    # The re-tuned envelopes: exploratory, no significant ranges, and a note saying why.
+    assert out["calibrated"] is False and out["significant"] == [] and "not a test" in out["note"]
+    assert out["kind"] == "envelope" and out["thresholds"] is None
+    assert cli_main(["compare", str(csv_files["wide"]), "--a", "good", "--b", "bad",
+                     "--select", "split", "--seed", "3", "--json"]) == 0
+    sel = _strict_json(capsys.readouterr().out)
+    assert sel["calibrated"] is True and sel["kind"] == "selected" and sel["note"] == ""
+    assert sel["significant"] and all(s["better"] == "good" for s in sel["significant"])
+    assert all({"lo", "hi", "better"} == set(s) for s in sel["significant"])
+    assert set(sel["thresholds"]) == {"a", "b"} and len(sel["thresholds"]["b"]) == 201
+    assert cli_main(["compare", str(csv_files["wide"]), "--a", "good", "--b", "bad",
+                     "--threshold", "1.0", "0.5", "--simultaneous", "--json"]) == 0
+    fixed = _strict_json(capsys.readouterr().out)
+    assert (fixed["threshold_a"], fixed["threshold_b"], fixed["kind"]) == (1.0, 0.5, "line")
+    assert fixed["simultaneous"] is True and fixed["method"] == "newcombe-mover"
+    assert cli_main(["compare", str(csv_files["wide"]), "--a", "good", "--b", "bad",
+                     "--select", "split", "--seed", "3"]) == 0
+    assert "good is cheaper" in capsys.readouterr().out
     assert cli_main(["compare", str(csv_files["wide"]), "--a", "good", "--b", "bad",
                      "--replicates", "100", "--seed", "3"]) == 0
-    assert "good is cheaper" in capsys.readouterr().out
+    assert "not a test" in capsys.readouterr().out
+    assert cli_main(["compare", str(csv_files["wide"]), "--a", "good", "--b", "bad",
+                     "--select", str(csv_files["validation"]), "--json"]) == 0
+    assert _strict_json(capsys.readouterr().out)["selection"] == "validation"
     assert cli_main(["compare", str(csv_files["counts"]), "--a", "m", "--b", "single"]) == 2
     assert "scores" in capsys.readouterr().err
     assert cli_main(["compare", str(csv_files["wide"]), "--a", "good", "--b", "good"]) == 2
+    assert cli_main(["compare", str(csv_files["wide"]), "--a", "good", "--b", "bad",
+                     "--threshold", "1", "2", "3"]) == 2
 
 
 # ------------------------------------------------------------------------------------------------
@@ -584,14 +686,29 @@ def test_coverage_study_quick_mode(tmp_path, monkeypatch) -> None:
     out_file = tmp_path / "coverage.md"
     result = module.main(["--quick", "--out", str(out_file)])
     assert result["truth_gap"] < 1e-8
-    assert "fixed threshold" in out_file.read_text()
+    text = out_file.read_text()
+    assert "fixed t0: Wilson–MOVER" in text and "Acceptance checks" in text
     for r in result["results"]:
-        line = np.mean(r["line"]["coverage"])
-        envelope = np.mean(r["envelope"]["coverage"])
-        assert line > 0.8                     # close to nominal 0.9 (Monte Carlo SE ~0.04)
-        assert envelope < line                # the re-optimised envelope under-covers...
-        assert np.sum(r["envelope"]["truth_above"]) > np.sum(r["envelope"]["truth_below"])
-    assert result["runtime"] < 20
+        m = r["methods"]
+        fixed = np.mean(m["fixed-wilson"]["coverage"])
+        envelope = np.mean(m["env-pct"]["coverage"])
+        assert fixed > 0.8                    # close to nominal 0.9 (Monte Carlo SE ~0.05)
+        assert np.mean(m["sel-wilson"]["coverage"]) > 0.8
+        assert envelope < fixed               # the re-optimised envelope under-covers...
+        assert np.sum(m["env-pct"]["truth_above"]) > np.sum(m["env-pct"]["truth_below"])
+        assert m["fixed-cp"]["whole_curve"] >= m["fixed-wilson"]["whole_curve"]
+        assert m["env-double"]["calibrated"] and not m["env-pct"]["calibrated"]
+    # Separate streams: the simulated test sets do not depend on B.
+    design = module.DESIGNS[0]
+    seq = np.random.SeedSequence(1).spawn(4)[0]
+    a = module.run_design(design, seq, sets=3, replicates=50, double_sets=0,
+                          double_replicates=200, inner=10)
+    seq = np.random.SeedSequence(1).spawn(4)[0]
+    b = module.run_design(design, seq, sets=3, replicates=80, double_sets=0,
+                          double_replicates=200, inner=10)
+    for key in ("fixed-wilson", "sel-wilson", "diff-sel"):
+        assert a["methods"][key]["mean_width"] == b["methods"][key]["mean_width"]
+    assert result["runtime"] < 30
 
 
 def test_reading_a_band_at_a_pc_and_its_widest_point():
