@@ -17,6 +17,9 @@
  *   expectedCounts         OperatingCondition.expected_counts: (TP, FN, FP, TN) per volume
  *   extraCost              expected cost at one ROC point minus at another (a fixed threshold
  *                          or a constraint against the best choice), per case
+ *   pointMetrics           costdash.pinned.point_metrics: a pinned threshold's expected counts,
+ *                          precision and NPV at the conditions' p(+), recall, specificity, F1,
+ *                          expected cost and regret against the best choice
  *
  * The hull vertices and the logs of their edge slopes come from the server (view model), computed
  * by the core; +-1e308 stands for an infinite log slope. tests/web/test_e2e_explore.py checks that
@@ -114,8 +117,34 @@
             expectedCost(c, normalizedCost(c, baseFpr, baseTpr));
     }
 
+    const ratio = (a, b) => (b > 0 ? a / b : NaN);
+
+    /**
+     * The ROC point (fpr, tpr) priced at conditions `c` against the best choice (bestFpr,
+     * bestTpr), with expected counts among `volume` cases (point_metrics; NaN where the core
+     * has NaN: precision with nothing flagged, NPV with everything flagged, the regret's share
+     * when the best choice costs nothing or less).
+     */
+    function pointMetrics(c, fpr, tpr, bestFpr, bestTpr, volume) {
+        const p = c.p, q = 1 - p;
+        const tp = tpr * p, fn = (1 - tpr) * p, fp = fpr * q, tn = (1 - fpr) * q;
+        const ne = normalizedCost(c, fpr, tpr);
+        const cost = expectedCost(c, ne);
+        const neBest = normalizedCost(c, bestFpr, bestTpr);
+        const bestCost = expectedCost(c, neBest);
+        const regret = (ne - neBest) * c.costScale;
+        return {
+            tp: tp * volume, fn: fn * volume, fp: fp * volume, tn: tn * volume,
+            precision: ratio(tp, tp + fp), recall: tpr, specificity: 1 - fpr,
+            npv: ratio(tn, tn + fn), f1: ratio(2 * tp, 2 * tp + fp + fn),
+            normalizedCost: ne, expectedCost: cost, periodCost: cost * volume,
+            regret: regret, periodRegret: regret * volume,
+            regretShare: bestCost > 0 ? ratio(regret, bestCost) : NaN,
+        };
+    }
+
     window.costdashMath = {
         expitNeg, logSlope, valid, conditions, normalizedCost, expectedCost, optimalIndex,
-        trivialCost, saving, expectedCounts, extraCost,
+        trivialCost, saving, expectedCounts, extraCost, pointMetrics,
     };
 })();

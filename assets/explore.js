@@ -139,11 +139,44 @@
         x1: size, y0: -size, y1: size, layer: "above", opacity: 1,
         fillcolor: "rgba(255,255,255,0.35)", line: {color: color, width: 2.5, dash: "solid"}});
 
+    // Pinned thresholds: PIN_SLOTS (costdash.view.MAX_PINS) fixed slots in each figure, a diamond
+    // numbered like the pin's card in ROC space; in cost space the pin's cost line, the piece of
+    // it where the threshold is optimal for its classifier (thick) and a diamond at the current
+    // PC(+). Unused slots stay parked; a pin's number never changes text (a label edit would be a
+    // structure change).
+    const PIN_SLOTS = 4;
+    const DIAMOND = (r) => "M0," + r + " L" + r + ",0 L0,-" + r + " L-" + r + ",0 Z";
+    const pinMark = (name, k, size) => ({name: name, type: "path", xref: "x", yref: "y",
+        xsizemode: "pixel", ysizemode: "pixel", xanchor: PARK, yanchor: PARK, path: DIAMOND(size),
+        layer: "above", opacity: 1, fillcolor: "rgba(255,255,255,0.85)",
+        line: {color: COLORS.iso, width: 2.2, dash: "solid"},
+        label: {text: String(k + 1), textposition: "bottom left", padding: 6,
+            font: {size: 11, color: COLORS.iso}}});
+
+    function pinRocSlots() {
+        const out = [];
+        for (let k = 0; k < PIN_SLOTS; k++) out.push(pinMark("pin-" + k, k, 7));
+        return out;
+    }
+
+    function pinCostSlots() {
+        const out = [];
+        for (let k = 0; k < PIN_SLOTS; k++) {
+            out.push(lineSlot("pin-" + k + "-line", COLORS.iso, 1.4, "longdash"));
+            const piece = lineSlot("pin-" + k + "-optimal", COLORS.iso, 6, "solid");
+            piece.opacity = 0.35;
+            out.push(piece);
+            out.push(pinMark("pin-" + k, k, 6));
+        }
+        return out;
+    }
+
     function rocSlots() {
         return [
             {name: "sensitivity", type: "path", xref: "x", yref: "y", layer: "below", opacity: 1,
                 path: "M" + PARK + "," + PARK + " L" + PARK + "," + PARK,
                 fillcolor: "rgba(0,0,0,0)", line: {color: COLORS.segment, width: 16, dash: "solid"}},
+            ...pinRocSlots(),
             lineSlot("iso-performance", COLORS.iso, 1.8, "dash"),
             markSlot("chosen", "circle", COLORS.iso, 9),
             lineSlot("np-limit", COLORS.np, 1.2, "dashdot"),
@@ -159,6 +192,7 @@
                 opacity: 1, x0: PARK, x1: PARK, y0: 0, y1: 1, fillcolor: COLORS.band,
                 line: {color: "rgba(0,0,0,0)", width: 0, dash: "solid"}},
             lineSlot("pc", COLORS.iso, 1.5, "dash", "paper"),
+            ...pinCostSlots(),
             lineSlot("chosen-line", COLORS.iso, 1.2, "dot"),
             markSlot("chosen", "circle", COLORS.iso, 8),
             lineSlot("np-line", COLORS.np, 1.2, "dashdot"),
@@ -305,7 +339,11 @@
     const esc = (t) => String(t).replace(/[&<>"']/g, (ch) => ({"&": "&amp;", "<": "&lt;",
         ">": "&gt;", '"': "&quot;", "'": "&#39;"}[ch]));
 
-    function paint(texts, htmls) {
+    function paint(texts, htmls, shown) {
+        for (const [id, on] of Object.entries(shown || {})) {
+            const el = document.getElementById(id);
+            if (el && el.hidden === on) el.hidden = !on;
+        }
         for (const [id, text] of Object.entries(texts)) {
             const el = document.getElementById(id);
             if (el && el.textContent !== text) el.textContent = text;
@@ -354,12 +392,13 @@
      * moving parts of both figures, keeps the constraint request and the address bar current.
      * Slider steps are drawn before they get here (see "slider steps").
      */
-    function explore(view, pB, fnB, fpB, tpB, tnB, volume, unit, _clicks, sens, cons, request,
-                     maxFpr, capacity, key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi, fpLo, fpHi) {
+    function explore(view, pB, fnB, fpB, tpB, tnB, volume, unit, _clicks, sens, cons, pins,
+                     request, maxFpr, capacity, key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi,
+                     fpLo, fpHi) {
         const t = triggered();
         const r = resolveConditions(t, view, pB, fnB, fpB);
         last = {view: view, p: r.p, costFn: r.costFn, costFp: r.costFp, costTp: tpB,
-            costTn: tnB, volume: volume, unit: unit, sens: sens, cons: cons};
+            costTn: tnB, volume: volume, unit: unit, sens: sens, cons: cons, pins: pins};
         const drawn = render(last, t.has("view-store.data"));
         const req = constraintRequestOf(maxFpr, capacity, r.p, volume);
         recordView(key, ref, r.p, r.costFn, r.costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo,
@@ -490,14 +529,16 @@
             else if (r.value === null && !optional.has(name)) out.push(V.requirement(name) + ".");
         }
         if (out.length) return out;
-        const pairs = [[k.costFn, k.costTp, "C(−|+) − C(+|+)"], [k.costFp, k.costTn,
-            "C(+|−) − C(−|−)"]];
-        for (const [error, right, what] of pairs) {
+        // The view's rule across fields, in its words (costdash.view._priced_above_its_error).
+        const pairs = [[k.costFn, k.costTp, "C(−|+)", "C(+|+)"], [k.costFp, k.costTn, "C(+|−)",
+            "C(−|−)"]];
+        for (const [error, right, errorLabel, rightLabel] of pairs) {
             const r = isNum(right) ? right : 0;
             if (!(error - r > 0)) {
-                out.push(what + " must be positive (an error must cost more than the correct " +
-                    "decision, or every case would best be decided wrongly); got " + error +
-                    " − " + r + " = " + (error - r) + ".");
+                out.push(rightLabel + " must be below " + errorLabel + " (an error must cost " +
+                    "more than the correct decision, or every case would best be decided " +
+                    "wrongly); got " + rightLabel + " = " + r + ", " + errorLabel + " = " +
+                    error + ".");
             }
         }
         return out;
@@ -511,21 +552,128 @@
         }
     }
 
+    // --- pinned thresholds: the cards' text (cards laid out once, one per slot) ---------------
+
+    const PIN_TEXTS = ["title", "tp", "fn", "fp", "tn", "tp-rate", "fn-rate", "fp-rate",
+        "tn-rate", "precision", "recall", "specificity", "npv", "f1", "cost", "period-cost",
+        "regret", "regret-share", "verdict", "optimal", "beats", "test"];
+
+    function pinTitle(pin) {
+        let text = pin.model + ", score ≥ " + thresholdText(pin.threshold);
+        if (pin.error) return text;
+        if (pin.point_threshold === null) text += " (above every score: flags nothing)";
+        else if (pin.point_threshold !== pin.threshold) {
+            text += " (the same cases as ≥ " + thresholdText(pin.point_threshold) + ")";
+        }
+        return text;
+    }
+
+    /** Every slot blank ("–"), shown when it holds a pin; returns the pins (a list). */
+    function blankPins(k, texts, shown) {
+        const pins = Array.isArray(k.pins) ? k.pins.slice(0, PIN_SLOTS) : [];
+        for (let s = 0; s < PIN_SLOTS; s++) {
+            const pin = pins[s];
+            shown["pin-" + s] = Boolean(pin);
+            shown["pin-" + s + "-body"] = Boolean(pin && !pin.error);
+            for (const name of PIN_TEXTS) texts["pin-" + s + "-" + name] = "–";
+            texts["pin-" + s + "-error"] = pin && pin.error ? pin.error : "";
+            if (pin) texts["pin-" + s + "-title"] = pinTitle(pin);
+        }
+        shown["pins-empty"] = pins.length === 0;
+        return pins;
+    }
+
+    function pcInterval(iv) {
+        return "PC(+) " + fmtNum(iv[0]) + " to " + fmtNum(iv[1]);
+    }
+
+    /**
+     * The pins' readouts at conditions `c` (costmath.pointMetrics, the mirror of
+     * costdash.pinned.point_metrics) against the best choice (f, tp), and their shapes.
+     */
+    function fillPins(pins, c, best, vol, unit, colorOf, texts, R, C) {
+        const math = M();
+        const money = (x) => withUnit(fmtNum(x), unit);
+        pins.forEach((e, s) => {
+            if (e.error) return;
+            const id = (name) => "pin-" + s + "-" + name;
+            const m = math.pointMetrics(c, e.fpr, e.tpr, best.fpr, best.tpr,
+                                        vol === null ? 1 : vol);
+            if (vol !== null) {
+                texts[id("tp")] = friendly(m.tp);
+                texts[id("fn")] = friendly(m.fn);
+                texts[id("fp")] = friendly(m.fp);
+                texts[id("tn")] = friendly(m.tn);
+            }
+            texts[id("tp-rate")] = "TPR " + fmtNum(e.tpr);
+            texts[id("fn-rate")] = "FNR " + fmtNum(1 - e.tpr);
+            texts[id("fp-rate")] = "FPR " + fmtNum(e.fpr);
+            texts[id("tn-rate")] = "TNR " + fmtNum(1 - e.fpr);
+            texts[id("precision")] = fmtNum(m.precision);
+            texts[id("recall")] = fmtNum(m.recall);
+            texts[id("specificity")] = fmtNum(m.specificity);
+            texts[id("npv")] = fmtNum(m.npv);
+            texts[id("f1")] = fmtNum(m.f1);
+            texts[id("cost")] = money(m.expectedCost);
+            texts[id("period-cost")] = vol === null ? "–" : money(m.periodCost);
+            texts[id("regret")] = vol === null ? money(m.regret) + " per case"
+                : money(m.periodRegret);
+            texts[id("regret-share")] = Number.isNaN(m.regretShare) ? "–" : percent(m.regretShare);
+            const tiny = 1e-12 * (Math.abs(c.costScale) + Math.abs(c.constant));
+            const bestText = vertexName(best.name) +
+                (best.threshold === null ? "" : " at score ≥ " + thresholdText(best.threshold));
+            texts[id("verdict")] = m.regret <= tiny ? "This is the best choice at these conditions."
+                : "Using " + bestText + " instead saves " + (vol === null
+                    ? money(m.regret) + " per case" : money(m.periodRegret) + " per period") +
+                (Number.isNaN(m.regretShare) ? "" : " (" + percent(m.regretShare) + ")") + ".";
+            const iv = e.optimal_pc;
+            texts[id("optimal")] = iv === null ? "never (under " + e.model + "'s ROC hull)"
+                : iv[0] === iv[1] ? "only at PC(+) " + fmtNum(iv[0]) + " (inside a hull edge)"
+                : pcInterval(iv) + (c.pc >= iv[0] && c.pc <= iv[1] ? " (now inside)" : "");
+            texts[id("beats")] = e.beats_pc === null ? "nowhere" : pcInterval(e.beats_pc) +
+                (c.pc > e.beats_pc[0] && c.pc < e.beats_pc[1] ? " (now inside)" : "");
+            texts[id("test")] = "On the test set: TP " + e.tp + ", FN " + e.fn + ", FP " +
+                e.fp + ", TN " + e.tn + " (FPR " + fmtNum(e.fpr) + ", TPR " +
+                fmtNum(e.tpr) + ").";
+
+            const color = colorOf[e.model] || COLORS.iso;
+            const badge = document.getElementById(id("badge"));
+            if (badge && badge.dataset.color !== color) {
+                badge.dataset.color = color;
+                badge.style.color = color;
+            }
+            const mark = R["pin-" + s];
+            pin(mark, e.fpr, e.tpr, color);
+            mark.label.font.color = color;
+            place(C[id("line")], [0, e.fpr], [1, 1 - e.tpr]);
+            C[id("line")].line.color = color;
+            if (iv !== null) {
+                const at = (x) => (1 - e.tpr) * x + e.fpr * (1 - x);   // its cost line
+                place(C[id("optimal")], [iv[0], at(iv[0])], [iv[1], at(iv[1])]);
+                C[id("optimal")].line.color = color;
+            }
+            const markC = C["pin-" + s];
+            pin(markC, c.pc, m.normalizedCost, color);
+            markC.label.font.color = color;
+        });
+    }
+
     /** Readouts and the moving parts of both figures, for the current conditions. */
     function render(k, viewChanged) {
         const view = k.view, p = k.p, costFn = k.costFn, costFp = k.costFp, volume = k.volume,
             sens = k.sens, cons = k.cons;
         let unit = k.unit;
-        const texts = {}, htmls = {};
+        const texts = {}, htmls = {}, shown = {};
         for (const id of READOUT_IDS) texts[id] = "–";
         texts["conditions-error"] = "";
         texts["roc-caption"] = "ROC space";
         texts["cost-caption"] = "Cost space";
         htmls["sensitivity-readout"] = "";
         htmls["constraint-readout"] = "";
+        const pins = blankPins(k, texts, shown);
         if (!view) {
             texts.sentence = "Upload a predictions file or open a demo to start.";
-            paint(texts, htmls);
+            paint(texts, htmls, shown);
             return [NU(), NU()];
         }
         const math = M();
@@ -535,7 +683,7 @@
             // why, rather than leave numbers that no longer answer the question.
             texts["conditions-error"] = problems.join(" ");
             texts.sentence = "Fix the value marked above to see the best choice.";
-            paint(texts, htmls);
+            paint(texts, htmls, shown);
             setStale(true);
             return [NU(), NU()];
         }
@@ -675,7 +823,9 @@
                 cons.capacity.limit) + " flagged)", cons.capacity);
         }
         htmls["constraint-readout"] = notes.map((t) => "<p>" + esc(t) + "</p>").join("");
-        paint(texts, htmls);
+        fillPins(pins, c, {fpr: f, tpr: tp, name: name, threshold: thr}, vol, unit, colorOf,
+                 texts, R, C);
+        paint(texts, htmls, shown);
 
         return [
             drawOverlay("roc-graph", view, rocS, viewChanged),
@@ -782,7 +932,129 @@
         return {clicks: clicks, view: window.costdashView.get(), name: name, expiry: expiry};
     }
 
+    // --- the pinned-thresholds panel ------------------------------------------------------------
+    //
+    // The view's pins live in the `pins-view` store ({id: the data set they belong to, pins:
+    // [{model, threshold}]}) and in the one view object; a thin server callback turns them into
+    // exact ROC points (`pins-store`), which `explore` prices at the conditions on every step.
+    // The threshold slider steps through the thresholds of the classifier's thinned ROC curve
+    // (`pin-grid`, from the server; no scores); the number box takes any exact threshold.
+
+    let pinGrid = null;
+
+    /** The classifier list of the panel: the ticked classifiers; the choice kept when it still is
+     * one, else the first pinned classifier or the first ticked one. */
+    function pinModels(view, current, state) {
+        if (!view) return [NU(), NU()];
+        const names = view.classifiers.map((cl) => cl.name);
+        const pinned = ((state && state.pins) || []).map((p) => p.model)
+            .filter((n) => names.indexOf(n) >= 0);
+        const value = names.indexOf(current) >= 0 ? current : (pinned[0] || names[0] || null);
+        return [names.map((n) => ({label: n, value: n})), value === current ? NU() : value];
+    }
+
+    function nearestIndex(values, x) {
+        let lo = 0, hi = values.length - 1;
+        while (lo < hi) {                      // first value >= x
+            const mid = (lo + hi) >> 1;
+            if (values[mid] < x) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo > 0 && Math.abs(values[lo - 1] - x) <= Math.abs(values[lo] - x)) lo -= 1;
+        return lo;
+    }
+
+    function pinPreview(grid, i, box) {
+        if (!grid || !grid.threshold.length) return grid && grid.error ? grid.error : "";
+        const exact = isNum(box) && box === grid.threshold[i];
+        return (exact ? "" : "Nearest drawn point: ") + "score ≥ " +
+            thresholdText(grid.threshold[i]) + " gives FPR " + fmtNum(grid.fpr[i]) +
+            ", TPR " + fmtNum(grid.tpr[i]) + " on the test set.";
+    }
+
+    /** The slider and the number box follow each other: a slider step puts its threshold in the
+     * box; a typed threshold moves the slider to the nearest drawn one (the box keeps the exact
+     * value); a new classifier's grid puts the slider at the box's value (or in the middle). */
+    function pinControls(index, box, grid) {
+        const t = triggered();
+        pinGrid = grid;
+        describePinSlider();
+        if (!grid || !grid.threshold || !grid.threshold.length) {
+            return [NU(), NU(), pinPreview(grid, 0, box)];
+        }
+        const th = grid.threshold, top = th.length - 1;
+        const boxIndex = isNum(box) ? nearestIndex(th, box) : null;
+        if (t.has("pin-slider.value") && isNum(index)) {
+            const i = clamp(Math.round(index), 0, top);
+            return [NU(), boxIndex === i ? NU() : th[i], pinPreview(grid, i, boxIndex === i ? box
+                : th[i])];
+        }
+        if (t.has("pin-threshold-input.value")) {
+            if (boxIndex === null) return [NU(), NU(), ""];
+            return [boxIndex === index ? NU() : boxIndex, NU(), pinPreview(grid, boxIndex, box)];
+        }
+        if (boxIndex !== null) return [boxIndex, NU(), pinPreview(grid, boxIndex, box)];
+        const mid = Math.floor(top / 2);
+        return [mid, th[mid], pinPreview(grid, mid, th[mid])];
+    }
+
+    /** Pin, Remove, and another data set (whose classifiers the pins do not name). */
+    function editPins(_add, _submit, _r0, _r1, _r2, _r3, ref, model, box, state) {
+        const t = triggered();
+        const pins = ((state && state.pins) || []).slice();
+        const id = state ? state.id || null : null;
+        const V = window.costdashView;
+        const save = (list, dataId) => {
+            V.set({pins: list.length ? list : null});
+            return [{id: dataId, pins: list}, ""];
+        };
+        if (t.has("dataset-ref.data")) {
+            const refId = (ref && ref.id) || null;
+            return refId === id ? [NU(), NU()] : save([], refId);
+        }
+        for (let k = 0; k < PIN_SLOTS; k++) {
+            if (t.has("pin-" + k + "-remove.n_clicks")) {
+                return save(pins.filter((_, i) => i !== k), id);
+            }
+        }
+        if (!model) return [NU(), "Choose a classifier first."];
+        if (!isNum(box)) return [NU(), "Type a threshold or move the slider first."];
+        if (pins.some((p) => p.model === model && p.threshold === box)) {
+            return [NU(), model + " is already pinned at " + thresholdText(box) + "."];
+        }
+        if (pins.length >= PIN_SLOTS) {
+            return [NU(), "At most " + PIN_SLOTS + " pinned thresholds: remove one first."];
+        }
+        const next = pins.concat([{model: model, threshold: box}]);
+        const checked = V.check("pins", next);
+        if (checked.error) return [NU(), checked.error];
+        return save(next, id);
+    }
+
+    /** The threshold slider speaks thresholds, not its index. */
+    function describePinSlider() {
+        const thumb = document.querySelector("#pin-slider [role=slider]");
+        if (!thumb) return;
+        if (!watched.has(thumb)) {
+            watched.add(thumb);
+            new MutationObserver(describePinSlider).observe(thumb,
+                {attributes: true, attributeFilter: ["aria-valuenow"]});
+        }
+        const grid = pinGrid;
+        const label = "Threshold" + (grid && grid.model ? " of " + grid.model : "");
+        if (thumb.getAttribute("aria-label") !== label) thumb.setAttribute("aria-label", label);
+        const i = Number(thumb.getAttribute("aria-valuenow"));
+        if (!grid || !grid.threshold || !Number.isInteger(i) || grid.threshold[i] === undefined) {
+            return;
+        }
+        const text = "score ≥ " + thresholdText(grid.threshold[i]);
+        if (thumb.getAttribute("aria-valuetext") !== text) {
+            thumb.setAttribute("aria-valuetext", text);
+        }
+    }
+
     dc.costdash = Object.assign(dc.costdash || {}, {
+        pinModels, pinControls, editPins,
         explore, fillSensitivity, constraintRequest, recordView, recordViewFromOthers, shareRequest,
         _internals: {pToSlider, sliderToP, costToSlider, sliderToCost, fmtNum, clipLine, clipLinear},
     });

@@ -44,7 +44,9 @@
 
     /** "<requirement>; got '<value>'." -- the server's words (costdash.view.ViewField). */
     function problem(f, raw) {
-        let shown = Array.isArray(raw) ? raw.join(",") : String(raw);
+        const one = (x) => (x && typeof x === "object" && !Array.isArray(x)
+            ? one(x.model) + ":" + one(x.threshold) : String(x));
+        let shown = Array.isArray(raw) ? raw.map(one).join(",") : one(raw);
         if (shown.length > 40) shown = shown.slice(0, 40) + "…";
         return f.requirement + "; got '" + shown + "'.";
     }
@@ -91,8 +93,57 @@
                 .map((s) => String(s).trim()).filter((s) => s);
             return {value: names.length ? Array.from(new Set(names)) : null};
         }
+        if (f.kind === "pins") return checkPins(f, raw);
         const text = f.kind === "text" ? String(raw) : String(raw).trim();
         return {value: text.slice(0, f.max_length)};
+    }
+
+    /** Pins (ViewField._pins): "gbm:0.5,logreg:0.42", or a list of such items, {model,
+     * threshold} objects or [name, threshold] pairs -> [{model, threshold}], duplicates dropped. */
+    function checkPins(f, raw) {
+        let items;
+        if (typeof raw === "string") items = raw.split(",");
+        else if (Array.isArray(raw)) {
+            items = [];
+            for (const item of raw) {
+                if (typeof item === "string") items.push(...item.split(","));
+                else items.push(item);
+            }
+        } else items = [raw];
+        const pins = [], seen = new Set();
+        for (const item of items) {
+            let name, number;
+            if (typeof item === "string") {
+                if (item.trim() === "") continue;
+                const k = item.lastIndexOf(":");
+                if (k < 0) return {error: problem(f, raw)};
+                name = item.slice(0, k);
+                number = item.slice(k + 1);
+            } else if (Array.isArray(item) && item.length === 2) {
+                [name, number] = item;
+            } else if (item && typeof item === "object") {
+                name = item.model;
+                number = item.threshold;
+            } else {
+                return {error: problem(f, raw)};
+            }
+            if (typeof name !== "string" || !(typeof number === "number" ||
+                                                typeof number === "string")) {
+                return {error: problem(f, raw)};
+            }
+            name = name.trim();
+            const t = toNumber(number);
+            if (!name || name.indexOf(",") >= 0 || name.length > f.max_length ||
+                !isNum(t)) {
+                return {error: problem(f, raw)};
+            }
+            const key = JSON.stringify([name, t]);
+            if (seen.has(key)) continue;
+            seen.add(key);
+            pins.push({model: name, threshold: t});
+        }
+        if (f.max_items !== null && pins.length > f.max_items) return {error: problem(f, raw)};
+        return {value: pins.length ? pins : null};
     }
 
     function numText(x) {
@@ -101,6 +152,7 @@
 
     function format(f, v) {
         if (f.kind === "names") return v.join(",");
+        if (f.kind === "pins") return v.map((p) => p.model + ":" + numText(p.threshold)).join(",");
         if (f.kind === "range") return numText(v[0]) + "," + numText(v[1]);
         if (f.kind === "flag") return v ? "1" : "0";
         if (f.kind === "float" || f.kind === "int") return numText(v);
@@ -120,7 +172,7 @@
             if (!f.always && sameValue(v, f.default)) continue;
             q.set(f.name, format(f, v));
         }
-        const text = q.toString().replace(/%2C/g, ",");
+        const text = q.toString().replace(/%2C/g, ",").replace(/%3A/g, ":");
         return text ? "?" + text : "";
     }
 

@@ -35,12 +35,15 @@ from costdash.bands import MAX_REPLICATES
 from costdash.conditions import DEFAULT_COST, OperatingCondition, default_condition
 from costdash.errors import ParameterError
 
-__all__ = ["VIEW_FIELDS", "View", "ViewField", "field_named", "number_text", "view_schema"]
+__all__ = ["MAX_PINS", "VIEW_FIELDS", "View", "ViewField", "field_named", "number_text",
+           "view_schema"]
 
-Kind = Literal["id", "names", "name", "float", "int", "text", "flag", "range"]
+Kind = Literal["id", "names", "name", "float", "int", "text", "flag", "range", "pins"]
 
 MAX_NAME_LENGTH = 200
 MAX_NAMES = 1000
+MAX_PINS = 4
+"""Most pinned thresholds a view holds (the Explore page draws each in a fixed slot)."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,9 @@ class ViewField:
         The query-string parameter and JSON key (also the :class:`View` attribute).
     kind : str
         ``"float"``, ``"int"``, ``"text"``, ``"flag"``, ``"range"`` (two floats, low and high,
-        each within the bounds), ``"names"`` (a comma-separated list), ``"name"`` or ``"id"``.
+        each within the bounds), ``"names"`` (a comma-separated list), ``"name"``, ``"id"`` or
+        ``"pins"`` (classifier:threshold pairs, ``gbm:0.5,logreg:0.42``; typed as a tuple of
+        ``(name, threshold)``, as JSON a list of ``{"model", "threshold"}``).
     label : str
         What the user calls it, for messages ("p(+)", "Replicates (B)").
     default : Any
@@ -64,6 +69,8 @@ class ViewField:
         Longest text accepted (``text``, ``name``); longer text is cut (``unit``) or refused.
     always : bool
         Written to the query string even at its default (the conditions travel with every link).
+    max_items : int or None
+        Most items of a list (``pins``).
     """
 
     name: str
@@ -77,6 +84,7 @@ class ViewField:
     max_length: int = MAX_NAME_LENGTH
     always: bool = False
     doc: str = ""
+    max_items: int | None = None
 
     # --- bounds, in words and as a test -------------------------------------------------------
 
@@ -105,6 +113,8 @@ class ViewField:
                 "range": "two numbers (from, to)"}.get(self.kind)
         if what is None:
             return {"names": f"{self.label} must be a list of names",
+                    "pins": f"{self.label} must be at most {self.max_items} classifier:threshold "
+                            "pairs (a name without commas, a finite number)",
                     "flag": f"{self.label} must be 1 or 0",
                     "id": f"{self.label} must be a data set id"}.get(
                 self.kind, f"{self.label} must be text of at most {self.max_length} characters")
@@ -124,8 +134,11 @@ class ViewField:
 
     def _problem(self, raw: Any) -> ParameterError:
         def text(x: Any) -> str:
-            return number_text(x) if isinstance(x, (int, float)) and not isinstance(x, bool) \
-                and math.isfinite(x) else str(x)
+            if isinstance(x, dict):     # a pin as JSON, shown as the query writes it
+                return f"{text(x.get('model'))}:{text(x.get('threshold'))}"
+            if isinstance(x, int) and not isinstance(x, bool):
+                return number_text(x) if abs(x) < 2**1023 else "a number beyond float range"
+            return number_text(x) if isinstance(x, float) and math.isfinite(x) else str(x)
 
         shown = ",".join(map(text, raw)) if isinstance(raw, (list, tuple)) else text(raw)
         shown = shown if len(shown) <= 40 else shown[:40] + "…"
@@ -136,7 +149,7 @@ class ViewField:
             raise self._problem(raw)
         try:
             x = float(raw.strip()) if isinstance(raw, str) else float(raw)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise self._problem(raw) from None
         if not self.in_bounds(x):
             raise self._problem(raw)
@@ -187,6 +200,8 @@ class ViewField:
                 raise ParameterError(f"{self.label}: at most {MAX_NAMES} names of at most "
                                      f"{self.max_length} characters each.")
             return tuple(dict.fromkeys(names)) or None
+        if self.kind == "pins":
+            return self._pins(raw)
         text = str(raw).strip() if self.kind != "text" else str(raw)
         if self.kind == "id":
             if not _ID_PATTERN.match(text):
@@ -198,10 +213,52 @@ class ViewField:
             raise ParameterError(f"{self.label} is longer than {self.max_length} characters.")
         return text
 
+    def _pins(self, raw: Any) -> tuple[tuple[str, float], ...] | None:
+        """``gbm:0.5,logreg:0.42`` (or a list of such items, ``{"model", "threshold"}`` objects
+        or ``[name, threshold]`` pairs) as ``(name, threshold)`` pairs, duplicates dropped."""
+        if isinstance(raw, str):
+            items: list[Any] = raw.split(",")
+        elif isinstance(raw, (list, tuple)):
+            items = []
+            for item in raw:
+                items.extend(item.split(",") if isinstance(item, str) else [item])
+        else:
+            items = [raw]
+        pins: list[tuple[str, float]] = []
+        for item in items:
+            if isinstance(item, str):
+                if not item.strip():
+                    continue
+                name, colon, number = item.rpartition(":")
+            elif isinstance(item, dict):
+                name, colon, number = item.get("model"), ":", item.get("threshold")
+            elif isinstance(item, (list, tuple)) and len(item) == 2:
+                name, colon, number = item[0], ":", item[1]
+            else:
+                raise self._problem(raw)
+            if not colon or not isinstance(name, str) or isinstance(number, bool) \
+                    or not isinstance(number, (int, float, str)):
+                raise self._problem(raw)
+            name = name.strip()
+            try:
+                threshold = float(number.strip()) if isinstance(number, str) else float(number)
+            except (ValueError, OverflowError):
+                raise self._problem(raw) from None
+            if not name or "," in name or len(name) > self.max_length \
+                    or not math.isfinite(threshold):
+                raise self._problem(raw)
+            pins.append((name, threshold))
+        pins = list(dict.fromkeys(pins))
+        if self.max_items is not None and len(pins) > self.max_items:
+            raise self._problem(raw)
+        return tuple(pins) or None
+
     def format(self, value: Any) -> str:
         """``value`` as query-string text (numbers round-trip exactly)."""
         if self.kind == "names":
             return ",".join(value)
+        if self.kind == "pins":
+            return ",".join(f"{name}:{number_text(t)}" for name, t in value)
         if self.kind == "range":
             return f"{number_text(value[0])},{number_text(value[1])}"
         if self.kind == "flag":
@@ -211,6 +268,8 @@ class ViewField:
         return str(value)
 
     def to_json_value(self, value: Any) -> Any:
+        if self.kind == "pins":
+            return [{"model": name, "threshold": t} for name, t in value]
         if self.kind in ("names", "range"):
             return list(value)
         return value
@@ -282,6 +341,9 @@ VIEW_FIELDS: tuple[ViewField, ...] = (
               doc="False positive rate at most this (Neyman–Pearson constraint)."),
     ViewField("capacity", "float", "Capacity", None, 0.0,
               doc="Flag at most this many cases per period."),
+    ViewField("pins", "pins", "Pinned thresholds", max_items=MAX_PINS,
+              doc="Explore: thresholds in use to price at the conditions, as classifier:threshold "
+                  "pairs (score >= threshold is flagged), e.g. gbm:0.5,logreg:0.42."),
     ViewField("model", "name", "Classifier",
               doc="The classifier of the Confidence and Folds pages."),
     ViewField("threshold", "float", "Fixed threshold",
@@ -301,6 +363,20 @@ VIEW_FIELDS: tuple[ViewField, ...] = (
 
 _BY_NAME = {f.name: f for f in VIEW_FIELDS}
 
+_PRICED_AGAINST = {"cost_tp": "cost_fn", "cost_tn": "cost_fp"}
+"""Each correct decision's cost and the error it must stay below (read before it)."""
+
+
+def _priced_above_its_error(name: str, value: float, cost: float) -> ParameterError | None:
+    """The message when a correct decision (``name``) is priced at or above its error."""
+    if cost - value > 0.0:
+        return None
+    f, error = _BY_NAME[name], _BY_NAME[_PRICED_AGAINST[name]]
+    return ParameterError(
+        f"{f.label} must be below {error.label} (an error must cost more than the correct "
+        f"decision, or every case would best be decided wrongly); got {f.label} = "
+        f"{number_text(value)}, {error.label} = {number_text(cost)}.")
+
 CONDITION_FIELDS = ("p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn")
 """The fields that make the operating conditions (:meth:`View.condition`)."""
 
@@ -314,7 +390,7 @@ def _value_of(source: Mapping[str, Any], name: str) -> Any:
     value = source.get(name)
     if not isinstance(value, list) or not value:
         return value
-    if _BY_NAME[name].kind not in ("names", "range") or isinstance(value[0], str) and \
+    if _BY_NAME[name].kind not in ("names", "range", "pins") or isinstance(value[0], str) and \
             len(value) == 1:
         return value[0]
     return value
@@ -343,6 +419,7 @@ class View:
     sens_fp: tuple[float, float] | None = None
     max_fpr: float | None = None
     capacity: float | None = None
+    pins: tuple[tuple[str, float], ...] | None = None
     model: str | None = None
     threshold: float | None = None
     pc: float | None = None
@@ -400,19 +477,17 @@ class View:
             except ParameterError as exc:
                 problems.append(exc)
                 continue
+            if value is not None and f.name in _PRICED_AGAINST:
+                # The one rule that spans fields (read after the error's own field): an error
+                # must cost more than the matching correct decision; leniently, left at 0.
+                error = _PRICED_AGAINST[f.name]
+                problem = _priced_above_its_error(f.name, value,
+                                                  values.get(error, _BY_NAME[error].default))
+                if problem is not None:
+                    problems.append(problem)
+                    continue
             if value is not None:
                 values[f.name] = value
-        # The one rule that spans fields: an error must cost more than the matching correct
-        # decision (OperatingCondition says it in words); leniently, the correct decisions'
-        # costs go back to 0.
-        for error, right in (("cost_fn", "cost_tp"), ("cost_fp", "cost_tn")):
-            if right in values:
-                try:
-                    OperatingCondition(0.5, **{error: values.get(error, DEFAULT_COST),
-                                               right: values[right]})
-                except ParameterError as exc:
-                    problems.append(exc)
-                    del values[right]
         return cls(**values), problems
 
     def with_values(self, **changes: Any) -> View:
@@ -422,7 +497,13 @@ class View:
             f = _BY_NAME[name]
             value = f.parse(raw)
             typed[name] = f.default if value is None else value
-        return replace(self, **typed)
+        changed = replace(self, **typed)
+        for right, error in _PRICED_AGAINST.items():
+            problem = _priced_above_its_error(right, getattr(changed, right),
+                                              getattr(changed, error))
+            if problem is not None:
+                raise problem
+        return changed
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -441,8 +522,9 @@ class View:
         return {f.name: f.format(v) for f, v in self._set_fields()}
 
     def to_search(self) -> str:
-        """``?`` and the query string (commas in lists and ranges left readable)."""
-        text = urlencode(self.to_query()).replace("%2C", ",")
+        """``?`` and the query string (commas in lists and ranges and colons in pins left
+        readable: ``pins=gbm:0.5,logreg:0.42``)."""
+        text = urlencode(self.to_query()).replace("%2C", ",").replace("%3A", ":")
         return "?" + text if text else ""
 
     def to_json(self) -> dict[str, Any]:
@@ -479,5 +561,6 @@ def view_schema() -> list[dict[str, Any]]:
         out.append({"name": f.name, "kind": f.kind, "label": f.label, "default": f.default,
                     "low": f.low, "high": f.high, "low_open": f.low_open,
                     "high_open": f.high_open, "max_length": f.max_length, "always": f.always,
+                    "max_items": f.max_items,
                     "requirement": f.requirement(), "doc": f.doc})
     return out

@@ -135,6 +135,11 @@ def view_field_schema(name: str) -> dict[str, Any]:
         "name": text,
         # Longer text is cut, not refused; what the server keeps is never longer.
         "text": {"type": "string", "maxLength": field["max_length"]},
+        # JSON: [{"model", "threshold"}]; the query: gbm:0.5,logreg:0.42.
+        "pins": {"type": "array", "minItems": 1, "maxItems": field["max_items"], "items": {
+            "type": "object", "required": ["model", "threshold"], "additionalProperties": False,
+            "properties": {"model": {**text, "pattern": "^[^,]+$"},
+                           "threshold": {"type": "number"}}}},
     }[kind]
     schema = {**schema, "description": f"{field['doc']} {field['requirement']}."}
     if field["default"] is not None:
@@ -253,9 +258,34 @@ SCHEMAS: dict[str, Any] = {
         "threshold": THRESHOLD,
         "fpr": RATE, "tpr": RATE,
         "normalized_cost": {"type": "number"},
-        "expected_cost": {"type": "number", "description": "Per example."},
+        "expected_cost": {"type": "number", "description": "Per example, the constant part "
+                                                           "p(+)C(+|+) + p(-)C(-|-) included."},
+        "cost_tp": {"type": "number", "description": "C(+|+), cost of a true positive (a "
+                                                     "benefit is negative)."},
+        "cost_tn": {"type": "number", "description": "C(-|-), cost of a true negative."},
     }, description="The best hull vertex under the condition; slope is the iso-performance "
-                   "slope p(-)C(+|-) / (p(+)C(-|+))."),
+                   "slope p(-)(C(+|-) - C(-|-)) / (p(+)(C(-|+) - C(+|+)))."),
+    "DecisionResult": _closed({
+        "decision": _closed({
+            "classifier": {"type": "string"}, "threshold": THRESHOLD,
+            "p_pos": {"type": "number"}, "cost_fn": {"type": "number"},
+            "cost_fp": {"type": "number"}, "cost_tp": {"type": "number"},
+            "cost_tn": {"type": "number"}, "pc": RATE,
+            "normalized_cost": {"type": "number"},
+            "expected_cost": {"type": "number", "description": "Per case, the constant part "
+                                                               "of correct decisions included."},
+            "valid_pc": {**_RANGE, "description": "PC(+) interval where the choice stays "
+                                                  "optimal."},
+            "valid_p_pos": {**_RANGE, "description": "The same interval as p(+), at the "
+                                                     "view's costs."},
+        }, description="The choice at the view's conditions."),
+        "policy": {"type": "array", "items": _closed({
+            "pc_lo": RATE, "pc_hi": RATE, "classifier": {"type": "string"},
+            "threshold": THRESHOLD}, description="One piece of the policy."),
+            "description": "The lower envelope's pieces in order, covering PC(+) from 0 to 1; "
+                           "trivial choices are all-negative / all-positive with a null "
+                           "threshold."},
+    }, description="costdash decide --json."),
     "AnalyzeResult": _closed(_ANALYZE_RESULT,
                              description="The JSON of costdash analyze --json (no NaN or "
                                          "infinity anywhere)."),
@@ -425,6 +455,22 @@ PATHS: dict[str, Any] = {
                 "400": _BAD_VIEW,
                 "404": _error("No data set with this id, or no table of this name."),
                 "503": STORAGE_DOWN,
+            },
+        },
+    },
+    "/api/v1/datasets/{dataset_id}/decision.json": {
+        "get": {
+            "operationId": "getDatasetDecision", "tags": ["exports"],
+            "summary": "The decision to deploy under the view's conditions, and its policy",
+            "description": "The JSON of costdash decide --json for the ticked classifiers of "
+                           "the view in the query: the classifier and threshold (score >= "
+                           "threshold is positive), the PC(+) and p(+) intervals over which it "
+                           "stays optimal, and the policy table of the whole PC(+) axis.",
+            "parameters": [_DATASET_ID, *_VIEW_QUERY],
+            "responses": {
+                "200": _json_reply("The decision, as an attachment.", _ref("DecisionResult")),
+                "400": _BAD_VIEW,
+                "404": _error("No data set with this id."), "503": STORAGE_DOWN,
             },
         },
     },

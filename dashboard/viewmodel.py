@@ -24,6 +24,7 @@ from costdash.conditions import default_condition
 from costdash.costspace import LowerEnvelope, lower_envelope
 from costdash.dataset import Dataset
 from costdash.hull import SAME_LOG_SLOPE, RocHull, convex_hull
+from costdash.pinned import PinnedThreshold
 from costdash.roc import RocCurve, thin_indices
 
 VIEW_VERSION = 1
@@ -196,3 +197,25 @@ def client_model(view: dict[str, Any], colors: dict[str, str]) -> dict[str, Any]
             "hull": {k: c["hull"][k] for k in ("fpr", "tpr", "threshold", "log_edges")},
         } for c in view["classifiers"] if c["name"] in selected],
     }
+
+
+def pinned_entry(pin: PinnedThreshold) -> dict[str, Any]:
+    """A pinned threshold (:func:`costdash.pinned.pin_threshold`) for the browser: its exact ROC
+    point, test-set counts and PC(+) intervals (JSON: a missing threshold or interval is None)."""
+    return {"model": pin.classifier, "threshold": pin.threshold,
+            "point_threshold": pin.point_threshold if math.isfinite(pin.point_threshold)
+            else None,
+            "fpr": pin.fpr, "tpr": pin.tpr, "tp": pin.tp, "fp": pin.fp, "fn": pin.fn,
+            "tn": pin.tn,
+            "optimal_pc": list(pin.optimal_pc) if pin.optimal_pc else None,
+            "beats_pc": list(pin.beats_trivial_pc) if pin.beats_trivial_pc else None}
+
+
+def pin_grid(entry: dict[str, Any]) -> dict[str, Any]:
+    """The thresholds a classifier's thinned ROC curve holds (:func:`classifier_entry`), lowest
+    first, with their ROC points: what the threshold slider of the Explore page steps through."""
+    roc = entry["roc"]
+    rows = sorted((t, f, tp) for t, f, tp in zip(roc["threshold"], roc["fpr"], roc["tpr"])
+                  if t is not None)
+    return {"model": entry["name"], "threshold": [r[0] for r in rows],
+            "fpr": [r[1] for r in rows], "tpr": [r[2] for r in rows]}

@@ -83,7 +83,7 @@ def test_decide_json_contract(capsys):
 def test_decide_refuses_a_gain_dressed_as_a_cost(capsys):
     path = DEMOS["breast-cancer"].path
     assert main(["decide", str(path), "--cost-fn", "3", "--cost-tp", "5"]) == 2
-    assert "C(−|+) − C(+|+) must be positive" in capsys.readouterr().err
+    assert "C(+|+) must be below C(−|+)" in capsys.readouterr().err
 
 
 def test_sklearn_fixed_threshold_classifier_makes_the_same_decision():

@@ -60,6 +60,11 @@ def field_values(f: ViewField) -> st.SearchStrategy:
         return st.text(min_size=1, max_size=f.max_length).filter(lambda s: s.strip())
     if f.kind == "flag":
         return st.booleans()
+    if f.kind == "pins":
+        pin = st.tuples(_NAME_TEXT.filter(lambda s: "," not in s),
+                        st.floats(allow_nan=False, allow_infinity=False))
+        return st.lists(pin, min_size=1, max_size=f.max_items,
+                        unique_by=lambda p: (p[0], p[1] + 0.0)).map(tuple)
     return st.text(alphabet="0123456789abcdef", min_size=32, max_size=32)  # id
 
 
@@ -70,6 +75,12 @@ def views(draw) -> View:
     for f in VIEW_FIELDS:
         if draw(st.booleans()):
             values[f.name] = draw(field_values(f))
+    # A correct decision must cost less than its error (the view refuses the pair otherwise).
+    for error, right in (("cost_fn", "cost_tp"), ("cost_fp", "cost_tn")):
+        if values.get(right, 0.0) >= values.get(error, 1.0):
+            values.pop(right, None)
+            if values.get(error, 1.0) <= 0.0:
+                values.pop(error)
     return View(**values)
 
 
@@ -236,10 +247,6 @@ def test_round_trip_through_json(view):
 @PROPERTY
 @given(views(), st.floats(0.0, 1.0, exclude_min=True, exclude_max=True))
 def test_condition_and_effective_follow_the_default_rule(view, prevalence):
-    if view.cost_tp >= view.cost_fn or view.cost_tn >= view.cost_fp:
-        with pytest.raises(ParameterError, match="must be positive"):
-            view.condition(prevalence)
-        return
     cond = view.condition(prevalence)
     assert cond == default_condition(prevalence, view.p_pos, view.cost_fn, view.cost_fp,
                                      view.cost_tp, view.cost_tn)
@@ -250,12 +257,25 @@ def test_condition_and_effective_follow_the_default_rule(view, prevalence):
 def _bad_fields(source) -> list[ViewField]:
     """The fields whose value in ``source`` the strict parser refuses, field by field."""
     bad = []
+    # A correct decision's cost is judged beside its error's (the one rule across fields).
+    priced_against = {"cost_tp": "cost_fn", "cost_tn": "cost_fp"}
     for f in VIEW_FIELDS:
+        error = priced_against.get(f.name)
+        # Beside the error's value when that reads, else beside its default (the lenient view).
+        beside = (error,) if error is not None and _field_reads(source, error) else ()
         try:
-            View.parse(source, only=(f.name,))
+            View.parse(source, only=(*beside, f.name))
         except ParameterError:
             bad.append(f)
     return bad
+
+
+def _field_reads(source, name: str) -> bool:
+    try:
+        View.parse(source, only=(name,))
+    except ParameterError:
+        return False
+    return True
 
 
 def _check_messages(source) -> None:
@@ -313,3 +333,44 @@ def test_printable_junk_in_names_is_kept_as_text():
     view = View.parse({"models": f"{weird},<script>"})
     assert view.models == (weird, "<script>")
     assert View.parse(view.to_search()) == view
+
+
+# --- pinned thresholds ----------------------------------------------------------------------------
+
+def test_pins_read_from_the_address_json_and_pairs():
+    pins = (("gbm", 0.5), ("logreg", 0.42))
+    assert View.parse("pins=gbm:0.5,logreg:0.42").pins == pins
+    assert View.parse("pins=gbm:0.5&pins=logreg:0.42").pins == pins       # repeated
+    assert View.parse({"pins": [{"model": "gbm", "threshold": 0.5},
+                                {"model": "logreg", "threshold": "0.42"}]}).pins == pins
+    assert View.parse({"pins": [["gbm", 0.5], ["logreg", 0.42]]}).pins == pins
+    # A name may hold a colon (the threshold is after the last one); duplicates go.
+    assert View.parse("pins=a:b:-1.5e-3,gbm:0.5,gbm:0.50").pins == (("a:b", -1.5e-3),
+                                                                      ("gbm", 0.5))
+    view = View(pins=pins)
+    assert view.to_search().endswith("&pins=gbm:0.5,logreg:0.42")
+    assert view.to_json()["pins"] == [{"model": "gbm", "threshold": 0.5},
+                                      {"model": "logreg", "threshold": 0.42}]
+    # A threshold reads back exactly: 0.4999996 is not 0.5.
+    assert View(pins=(("m", 0.4999996),)).to_query()["pins"] == "m:0.4999996"
+
+
+@pytest.mark.parametrize("raw", ["gbm", "gbm:", ":0.5", "gbm:x", "gbm:nan", "gbm:inf",
+                                 "a:1,b:2,c:3,d:4,e:5", [{"model": "a"}], [{"model": 3,
+                                                                             "threshold": 1}],
+                                 [[1, 2, 3]], [True], {"model": "a,b", "threshold": 1}])
+def test_bad_pins_are_refused_in_the_fields_words(raw):
+    with pytest.raises(ParameterError) as error:
+        View.parse({"pins": raw})
+    assert str(error.value).startswith(
+        "Pinned thresholds must be at most 4 classifier:threshold pairs")
+    view, problems = View.parse_lenient({"pins": raw, "cost_fn": "3"})
+    assert view == View(cost_fn=3.0) and len(problems) == 1
+
+
+@pytest.mark.parametrize("query", ["cost_fn=3&cost_tp=5", "cost_fp=1&cost_tn=1", "cost_tp=2"])
+def test_a_correct_decision_priced_at_its_error_is_refused(query):
+    with pytest.raises(ParameterError, match=r"must be below C\((−\|\+|\+\|−)\)"):
+        View.parse(query)
+    view, problems = View.parse_lenient(query)
+    assert (view.cost_tp, view.cost_tn) == (0.0, 0.0) and len(problems) == 1

@@ -14,34 +14,47 @@ Element ids used by users' automation and the acceptance checks (a stable contra
 ``volume-input``, ``pc-value``, ``slope-value``, ``chosen-classifier``, ``chosen-threshold``,
 ``normalized-cost``, ``expected-cost``, ``roc-graph``, ``cost-graph``, ``upload-error``.
 
+Pinned thresholds (``pins=gbm:0.5,logreg:0.42``, at most :data:`costdash.view.MAX_PINS`): the
+panel's Pin/Remove edit the view's pins in the browser, :func:`pinned_result` turns them into
+exact ROC points with the core (``costdash.pinned``; counts and rates only, never scores) and
+``explore.js`` prices them at the conditions on every step, in fixed cards ``pin-<k>`` (ids
+``pin-<k>-tp``, ``-fn``, ``-fp``, ``-tn``, ``-precision``, ``-recall``, ``-specificity``,
+``-npv``, ``-f1``, ``-cost``, ``-period-cost``, ``-regret``, ``-regret-share``, ``-optimal``,
+``-beats``, ``-test``, ``-remove``) and fixed shape slots. Panel ids: ``pin-model``,
+``pin-slider``, ``pin-threshold-input``, ``pin-add``, ``pin-message``.
+
 URL: ``/explore?data=<id>&p_pos=&cost_fn=&cost_fp=&volume=&unit=&models=a,b`` plus, when used,
-``lines=1``, ``sens_p=lo,hi``, ``sens_fn=lo,hi``, ``sens_fp=lo,hi``, ``max_fpr=``, ``capacity=``:
+``lines=1``, ``sens_p=lo,hi``, ``sens_fn=lo,hi``, ``sens_fp=lo,hi``, ``max_fpr=``, ``capacity=``,
+``pins=``:
 fields of the one view (:class:`costdash.view.View`), parsed once by the shell's routing and
 written back only by ``assets/viewstate.js``; the other pages' fields ride along untouched.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from dataclasses import dataclass, replace
 from typing import Any
 
 import flask
-from dash import (ClientsideFunction, Dash, Input, Output, State, ctx, dcc, html,
-                  no_update)
+from dash import ClientsideFunction, Dash, Input, Output, State, ctx, dcc, html, no_update
 
 from costdash.conditions import OperatingCondition
 from costdash.criteria import MixedOperatingPoint, neyman_pearson, sensitivity, workforce
 from costdash.demo import DEMOS
-from costdash.errors import CostdashError
-from costdash.view import View
+from costdash.errors import CostdashError, ParameterError
+from costdash.pinned import pin_threshold
+from costdash.roc import roc_of
+from costdash.view import MAX_PINS, View, field_named
 from dashboard.cache import Services
+from dashboard.components import condition_field, number_box, open_demo
 from dashboard.figures import classifier_colors, cost_figure, roc_figure
 from dashboard.figures.common import graph_config
 from dashboard.storage import AnalysisRecord, DatasetNotFound, valid_id
-from dashboard.components import condition_field, number_box, open_demo
+from dashboard.viewmodel import client_model, pin_grid, pinned_entry
 from dashboard.viewstate import page_view, problems_note
-from dashboard.viewmodel import client_model
 
 P_SLIDER = (-6.0, 6.0)
 COST_SLIDER = (-3.0, 6.0)
@@ -176,6 +189,92 @@ def _classifiers_panel(s: View) -> html.Section:
     ])
 
 
+def _pins_panel(s: View) -> html.Section:
+    return html.Section(className="panel pins-panel", children=[
+        html.H2("Pinned thresholds"),
+        html.P(className="explain", children=[
+            "Price a threshold already in use (a case is flagged when its score ≥ the "
+            f"threshold) at the conditions above, against the best choice: up to {MAX_PINS} "
+            "at once, e.g. production and a candidate."]),
+        html.Div(className="field", children=[
+            html.Label("Classifier", htmlFor="pin-model"),
+            dcc.Dropdown(id="pin-model", options=[], value=None, clearable=False,
+                         searchable=True, placeholder="open a data set first"),
+        ]),
+        html.Div(className="field-head", children=[
+            html.Label("Threshold (score ≥)", htmlFor="pin-threshold-input"),
+            _number("pin-threshold-input", None, placeholder="e.g. 0.5"),
+        ]),
+        dcc.Slider(id="pin-slider", min=0, max=1, step=1, value=0, marks={},
+                   updatemode="drag", allow_direct_input=False, className="slider"),
+        html.Div(id="pin-preview", className="note", **{"aria-live": "polite"}),
+        html.Button("Pin this threshold", id="pin-add", n_clicks=0, className="demo-button"),
+        html.Div(id="pin-message", className="error", role="alert"),
+    ])
+
+
+def _pin_slot(k: int) -> html.Div:
+    """One pin's card: laid out once, hidden until a pin fills it; assets/explore.js writes its
+    text (see docs/dashboard.md for why the readouts are not Dash outputs)."""
+    def i(name: str) -> str:
+        return f"pin-{k}-{name}"
+
+    def cell(name: str, title: str) -> html.Td:
+        return html.Td(title=title, children=[html.Span("–", id=i(name)),
+                                              html.Span("–", id=i(f"{name}-rate"),
+                                                        className="rate")])
+
+    return html.Div(id=f"pin-{k}", className="pin-slot", hidden=True, children=[
+        html.Div(className="pin-head", children=[
+            html.Span(str(k + 1), id=i("badge"), className="pin-badge",
+                      **{"aria-hidden": "true"}),
+            html.Span("–", id=i("title"), className="pin-title"),
+            html.Button("Remove", id=i("remove"), n_clicks=0, className="link-button",
+                        **{"aria-label": f"Remove pinned threshold {k + 1}"}),
+        ]),
+        html.P(id=i("error"), className="error"),
+        html.Div(id=i("body"), className="pin-body", children=[
+            html.Table(className="confusion", children=[
+                html.Thead(html.Tr([html.Th("per period"), html.Th("flagged"),
+                                    html.Th("not flagged")])),
+                html.Tbody([
+                    html.Tr([html.Th("positive"), cell("tp", "TP"), cell("fn", "FN (missed)")]),
+                    html.Tr([html.Th("negative"), cell("fp", "FP (false alarms)"),
+                             cell("tn", "TN")]),
+                ]),
+            ]),
+            html.Div(className="readout-grid pin-metrics", children=[
+                _readout("precision", i("precision"),
+                         title="p(+)TPR / (p(+)TPR + p(−)FPR): at the conditions' p(+)"),
+                _readout("recall (TPR)", i("recall")),
+                _readout("specificity (TNR)", i("specificity")),
+                _readout("NPV", i("npv"), title="p(−)TNR / (p(−)TNR + p(+)FNR)"),
+                _readout("F1", i("f1")),
+                _readout("cost per case", i("cost")),
+                _readout("cost per period", i("period-cost")),
+                _readout("regret per period", i("regret"),
+                         title="what it costs more than the best choice"),
+                _readout("regret share", i("regret-share"),
+                         title="the regret as a share of the best choice's cost"),
+            ]),
+            html.P(id=i("verdict"), className="pin-verdict"),
+            html.P(className="pin-ranges", children=[
+                "Optimal for its classifier: ", html.Span("–", id=i("optimal")),
+                ". Beats both trivial classifiers: ", html.Span("–", id=i("beats")), "."]),
+            html.P(id=i("test"), className="pin-test"),
+        ]),
+    ])
+
+
+def _pins_card() -> html.Div:
+    return html.Div(className="card wide pins-card", children=[
+        html.H3("Pinned thresholds at these conditions"),
+        html.P("None yet: choose a classifier and a threshold under “Pinned thresholds” and "
+               "pin it.", id="pins-empty", className="explain"),
+        html.Div(className="pin-slots", children=[_pin_slot(k) for k in range(MAX_PINS)]),
+    ])
+
+
 def _range_inputs(key: str, label: str, values: tuple[float | None, float | None]) -> html.Div:
     lo, hi = values
     return html.Div(className="range-row", children=[
@@ -263,6 +362,7 @@ def _readouts() -> html.Section:
                 html.Tbody(id="fixed-table-body"),
             ]),
         ]),
+        _pins_card(),
     ])
 
 
@@ -355,6 +455,11 @@ def layout(query: dict[str, list[str]], services: Services, *,
         dcc.Store(id="constraint-store"),
         dcc.Store(id="url-state"),
         dcc.Store(id="share-request"),
+        # The view's pins and the data set they name; their exact points; the slider's grid.
+        dcc.Store(id="pins-view", data={"id": s.data, "pins": field_named("pins")
+                                        .to_json_value(s.pins) if s.pins else []}),
+        dcc.Store(id="pins-store"),
+        dcc.Store(id="pin-grid"),
         *([_shared_banner(shared)] if shared is not None else []),
         html.Section(className="data-bar", children=[
             html.Div(_upload_zone(services), style=hidden),
@@ -367,7 +472,7 @@ def layout(query: dict[str, list[str]], services: Services, *,
         ]),
         html.Div(className="explore-grid", children=[
             html.Aside(className="controls", children=[
-                _conditions_panel(s), _classifiers_panel(s), _analysis_panel(s),
+                _conditions_panel(s), _classifiers_panel(s), _pins_panel(s), _analysis_panel(s),
                 *([_share_panel()] if shared is None else [])]),
             html.Div(className="results", children=[
                 html.P(id="sentence", className="sentence", **{"aria-live": "polite"},
@@ -533,6 +638,95 @@ def constraint_result(services: Services, key: dict[str, Any] | None,
     return out or None
 
 
+def pin_grid_result(services: Services, key: dict[str, Any] | None,
+                    model: str | None) -> dict[str, Any] | None:
+    """The thresholds the threshold slider steps through: those of ``model``'s thinned ROC curve
+    in the cached view model (:func:`dashboard.viewmodel.pin_grid`), lowest first."""
+    if not key or not key.get("id") or not model:
+        return None
+    try:
+        full = services.views.full(key["id"])
+    except CostdashError as exc:
+        return {"model": model, "threshold": [], "fpr": [], "tpr": [], "error": str(exc)}
+    entry = next((c for c in full["classifiers"] if c["name"] == model), None)
+    if entry is None:
+        return None
+    grid = pin_grid(entry)
+    if not grid["threshold"]:
+        grid["error"] = (f"{model} has no score thresholds (it was given as confusion "
+                         "matrices): nothing to pin.")
+    return grid
+
+
+PIN_CACHE_VERSION = 1
+
+
+def _pin_cache_key(dataset_id: str, name: str, threshold: float) -> str:
+    digest = hashlib.sha256(json.dumps([name, threshold]).encode()).hexdigest()[:32]
+    return f"pin:v{PIN_CACHE_VERSION}:{dataset_id}:{digest}"
+
+
+def pinned_result(services: Services, key: dict[str, Any] | None,
+                  state: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The view's pinned thresholds as exact ROC points (core: ``costdash.pinned``).
+
+    ``state`` is the page's ``pins-view`` store: ``{"id": data set, "pins": [{"model",
+    "threshold"}]}``. Each pin becomes :func:`dashboard.viewmodel.pinned_entry` (cached per data
+    set, classifier and threshold; a miss reads the data set once for all the pins it needs), or
+    ``{"model", "threshold", "error"}`` when its classifier is not in the data set or not ticked.
+    Only counts and rates reach the browser, never scores.
+    """
+    if not key or not key.get("id") or not state or not state.get("pins"):
+        return []
+    if state.get("id") not in (None, key["id"]):
+        return []           # pins of another data set (the page clears them)
+    try:
+        pins = field_named("pins").parse(state["pins"]) or ()
+    except ParameterError as exc:
+        return [{"model": "", "threshold": None, "error": str(exc)}]
+    try:
+        full = services.views.full(key["id"])
+    except CostdashError as exc:
+        return [{"model": n, "threshold": t, "error": str(exc)} for n, t in pins]
+    names = [c["name"] for c in full["classifiers"]]
+    ticked = set(key.get("models") or names)
+    out: list[dict[str, Any] | None] = []
+    missing: dict[int, tuple[str, float, str]] = {}
+    for name, threshold in pins:
+        if name not in names:
+            out.append({"model": name, "threshold": threshold,
+                        "error": f"This data set has no classifier named '{name}'."})
+        elif name not in ticked:
+            out.append({"model": name, "threshold": threshold,
+                        "error": f"{name} is not ticked under Classifiers."})
+        else:
+            cache_key = _pin_cache_key(key["id"], name, threshold)
+            text = services.views.cache.get(cache_key)
+            out.append(json.loads(text) if text else None)
+            if text is None:
+                missing[len(out) - 1] = (name, threshold, cache_key)
+    if missing:
+        try:
+            dataset = services.store.get(key["id"])
+        except CostdashError as exc:
+            for i, (name, threshold, _) in missing.items():
+                out[i] = {"model": name, "threshold": threshold, "error": str(exc)}
+            return [o for o in out if o is not None]
+        classifiers = {c.name: c for c in (*dataset.scored, *dataset.counted)}
+        rocs: dict[str, Any] = {}
+        for i, (name, threshold, cache_key) in missing.items():
+            if name not in rocs:
+                rocs[name] = roc_of(classifiers[name])   # one sort per classifier
+            try:
+                entry = pinned_entry(pin_threshold(rocs[name], threshold))
+            except CostdashError as exc:
+                out[i] = {"model": name, "threshold": threshold, "error": str(exc)}
+                continue
+            services.views.cache.set(cache_key, json.dumps(entry, allow_nan=False))
+            out[i] = entry
+    return [o for o in out if o is not None]
+
+
 def share_view(services: Services, view: dict[str, Any], name: str | None,
                expires_in_days: Any, root_url: str) -> Any:
     """Save the open data set and the ``view`` (the browser's view object, JSON) as an
@@ -624,6 +818,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Input("volume-input", "value"), Input("unit-input", "value"),
         Input("prevalence-button", "n_clicks"),
         Input("sensitivity-store", "data"), Input("constraint-store", "data"),
+        Input("pins-store", "data"),
         State("constraint-request", "data"),
         State("np-max-fpr-input", "value"), State("capacity-input", "value"),
         State("view-key", "data"), State("dataset-ref", "data"),
@@ -658,6 +853,44 @@ def register_callbacks(app: Dash, services: Services) -> None:
             return no_update
         return share_view(services, request.get("view") or {}, request.get("name"),
                           request.get("expiry"), flask.request.url_root)
+
+    # Pinned thresholds: the panel's classifier list, the slider's grid (the thinned curve's
+    # thresholds, from the cached view model), slider and box following each other, Pin/Remove
+    # (browser), then the exact points (server, core) that `explore` prices at the conditions.
+    app.clientside_callback(
+        _cs("pinModels"), Output("pin-model", "options"), Output("pin-model", "value"),
+        Input("view-store", "data"), State("pin-model", "value"), State("pins-view", "data"))
+
+    @app.callback(Output("pin-grid", "data"), Output("pin-slider", "max"),
+                  Output("pin-slider", "marks"), Output("pin-slider", "disabled"),
+                  Input("pin-model", "value"), State("view-key", "data"),
+                  prevent_initial_call=True)
+    def _pin_grid(model, key):
+        grid = pin_grid_result(services, key, model)
+        thresholds = (grid or {}).get("threshold") or []
+        if not thresholds:
+            return grid, 1, {}, True
+        top = len(thresholds) - 1
+        return grid, max(top, 1), {0: f"{thresholds[0]:.4g}", top: f"{thresholds[-1]:.4g}"}, \
+            top == 0
+
+    app.clientside_callback(
+        _cs("pinControls"), Output("pin-slider", "value"),
+        Output("pin-threshold-input", "value"), Output("pin-preview", "children"),
+        Input("pin-slider", "value"), Input("pin-threshold-input", "value"),
+        Input("pin-grid", "data"), prevent_initial_call=True)
+    app.clientside_callback(
+        _cs("editPins"), Output("pins-view", "data"), Output("pin-message", "children"),
+        Input("pin-add", "n_clicks"), Input("pin-threshold-input", "n_submit"),
+        *[Input(f"pin-{k}-remove", "n_clicks") for k in range(MAX_PINS)],
+        Input("dataset-ref", "data"),
+        State("pin-model", "value"), State("pin-threshold-input", "value"),
+        State("pins-view", "data"), prevent_initial_call=True)
+
+    @app.callback(Output("pins-store", "data"), Input("pins-view", "data"),
+                  Input("view-key", "data"))
+    def _pins(state, key):
+        return pinned_result(services, key, state)
 
     app.clientside_callback(
         _cs("constraintRequest"),

@@ -92,3 +92,60 @@ def test_costmath_js_rejects_what_the_core_rejects():
     entry = {"fpr": [0.0, 1.0], "tpr": [0.0, 1.0], "log_edges": [0.0]}
     bad = [(0.0, 1.0, 1.0), (1.0, 1.0, 1.0), (0.5, 0.0, 1.0), (0.5, 1.0, -1.0)]
     assert [row[-1] for row in run_js(entry, bad)] == [False] * 4
+
+
+POINT_RUNNER = """
+const fs = require("fs");
+global.window = {};
+eval(fs.readFileSync(process.argv[1], "utf8"));
+const M = window.costdashMath;
+const input = JSON.parse(fs.readFileSync(0, "utf8"));
+const nan = (x) => (Number.isNaN(x) ? "nan" : x);
+process.stdout.write(JSON.stringify(input.map(([p, fn, fp, tp, tn, f, t, f0, t0, vol]) => {
+    const m = M.pointMetrics(M.conditions(p, fn, fp, tp, tn), f, t, f0, t0, vol);
+    return Object.fromEntries(Object.entries(m).map(([k, v]) => [k, nan(v)]));
+})));
+"""
+
+
+def test_pinned_point_metrics_equal_the_core():
+    """costmath.pointMetrics (a pinned threshold's live readouts) against
+    costdash.pinned.point_metrics, from p(+) = 1e-9 to 1 - 1e-9, with benefits, at the edges
+    of ROC space (nothing or everything flagged)."""
+    from costdash.pinned import point_metrics
+
+    rng = np.random.default_rng(17)
+    cases = []
+    for p, fn, fp in random_conditions(2000, seed=23):
+        tp_cost = float(-rng.uniform(0, 100)) if rng.random() < 0.3 else 0.0
+        tn_cost = float(-rng.uniform(0, 100)) if rng.random() < 0.3 else 0.0
+        f, t, f0, t0 = (float(x) for x in rng.random(4))
+        if rng.random() < 0.1:
+            f, t = (0.0, 0.0) if rng.random() < 0.5 else (1.0, 1.0)
+        cases.append((p, fn, fp, tp_cost, tn_cost, f, t, f0, t0, float(10 ** rng.uniform(0, 7))))
+    done = subprocess.run([NODE, "-e", POINT_RUNNER, str(REPO / "assets" / "costmath.js")],
+                          input=json.dumps(cases), capture_output=True, text=True, check=True,
+                          timeout=60)
+    names = {"tp": "tp", "fn": "fn", "fp": "fp", "tn": "tn", "precision": "precision",
+             "recall": "recall", "specificity": "specificity", "npv": "npv", "f1": "f1",
+             "normalizedCost": "normalized_cost", "expectedCost": "expected_cost",
+             "periodCost": "period_cost", "regret": "regret", "periodRegret": "period_regret",
+             "regretShare": "regret_share"}
+    for case, js in zip(cases, json.loads(done.stdout)):
+        p, fn, fp, tp_cost, tn_cost, f, t, f0, t0, vol = case
+        cond = OperatingCondition(p, fn, fp, tp_cost, tn_cost)
+        core = point_metrics(cond, f, t, best=(f0, t0), volume=vol)
+        assert set(js) == set(names)
+        for key, attr in names.items():
+            want = getattr(core, attr)
+            if math.isnan(want):
+                assert js[key] == "nan", (key, case)
+            else:
+                # Same operations in the same order: equal to the last bit or nearly; money
+                # is a sum of the varying part and the constant one, so its error is relative
+                # to their sizes (an ulp of PC(+) from Math.exp).
+                terms = abs(cond.cost_scale) + abs(cond.constant_cost)
+                money = {"expectedCost": terms, "regret": terms, "periodCost": terms * vol,
+                         "periodRegret": terms * vol}.get(key, 0.0)
+                assert js[key] == pytest.approx(want, rel=1e-12, abs=1e-300 + 1e-13 * money), \
+                    (key, case)

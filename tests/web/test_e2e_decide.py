@@ -40,7 +40,9 @@ def test_benefits_shift_the_money_and_decide_through_the_differences(live_server
     # A gain dressed as a cost is refused in words, and never reaches the address bar.
     page.fill("#cost-tp-input", "50")
     page.press("#cost-tp-input", "Enter")
-    expect(page.locator("#conditions-error")).to_contain_text("C(−|+) − C(+|+) must be positive")
+    expect(page.locator("#conditions-error")).to_have_text(
+        "C(+|+) must be below C(−|+) (an error must cost more than the correct decision, or "
+        "every case would best be decided wrongly); got C(+|+) = 50, C(−|+) = 30.")
     expect(page.locator("#pc-value")).to_have_text("–")
     assert "cost_tp=-10" in page.evaluate("() => location.search")
     page.fill("#cost-tp-input", "-10")

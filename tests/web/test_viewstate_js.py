@@ -80,6 +80,12 @@ def _value(field, rng: np.random.Generator):
         return [f"m{k}" for k in rng.choice(20, size=int(rng.integers(1, 4)), replace=False)]
     if field.kind == "id":
         return "".join(rng.choice(list("0123456789abcdef"), 32))
+    if field.kind == "pins":
+        names = ["gbm", "log:reg", "m 1", "ü"]
+        return [{"model": str(rng.choice(names)),
+                 "threshold": float(rng.choice([rng.normal() * 10.0 ** rng.integers(-9, 9), 0.5,
+                                                -0.0, 1e-7, 1e21, 123456789.125]))}
+                for _ in range(int(rng.integers(1, field.max_items + 1)))]
     return f"x{int(rng.integers(1000))}"
 
 
@@ -104,7 +110,9 @@ def test_the_browser_writes_the_same_address_as_the_core():
 BAD = {"p_pos": ["0", "1", "-0.5", "abc", "1e400"], "cost_fn": ["0", "-1", "x"],
        "volume": ["-3"], "replicates": ["0", "20000", "1.5", "lots"], "level": ["1", "0", "2"],
        "seed": ["-1", "0.5"], "max_fpr": ["1.5", "-0.1"], "capacity": ["-5"],
-       "sens_p": ["0,2", "0.5,0.1", "a,b"]}
+       "sens_p": ["0,2", "0.5,0.1", "a,b"],
+       "pins": ["gbm", "gbm:", ":0.5", "gbm:x", "gbm:nan", "a:1,b:2,c:3,d:4,e:5", "a,b:1",
+                ["gbm:0.5", "x"]]}
 
 
 def test_the_browser_refuses_what_the_core_refuses_in_the_same_words():
@@ -164,3 +172,13 @@ def test_readout_arithmetic_equals_the_core():
         expected_extra = cond.expected_cost(ne) - cond.expected_cost(cond.normalized_cost(f0, t0))
         assert math.isclose(extra, expected_extra, rel_tol=1e-9,
                             abs_tol=1e-12 * cond.cost_scale)
+
+
+def test_the_browser_reads_pins_as_the_core_does():
+    raws = ["gbm:0.5,logreg:0.42", "a:b:-1.5e-3, gbm:0.5,gbm:0.50,", ["gbm:0.5", "x:1e-9"],
+            [{"model": "gbm", "threshold": 0.5}, {"model": " m ", "threshold": "2"}],
+            [["gbm", 0.25]]]
+    js = run_viewstate([], [("pins", raw) for raw in raws])["checks"]
+    for raw, answer in zip(raws, js):
+        typed = field_named("pins").parse(raw)
+        assert answer == {"value": field_named("pins").to_json_value(typed)}, raw
