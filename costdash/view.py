@@ -352,6 +352,17 @@ VIEW_FIELDS: tuple[ViewField, ...] = (
               doc="Confidence: read the band here; absent: the PC(+) of the conditions."),
     ViewField("a", "name", "Classifier A", doc="Compare: the first classifier."),
     ViewField("b", "name", "Classifier B", doc="Compare: the second classifier."),
+    ViewField("method", "name", "Band method",
+              doc="Confidence and Compare: which band. split: thresholds picked per PC(+) on a "
+                  "stratified half, their cost banded on the other half (calibrated; the default "
+                  "without a threshold); wilson-mover: closed form, calibrated (the default with "
+                  "a threshold); percentile: a bootstrap shown without a level (the re-tuned "
+                  "envelope's resampling spread, or the paper's band of a fixed threshold); "
+                  "double-bootstrap: the envelope's approximate calibrated band. A value that "
+                  "does not fit the question means its default."),
+    ViewField("simultaneous", "flag", "Whole curve", False,
+              doc="Confidence and Compare: a band that holds at every PC(+) at once "
+                  "(closed-form bands only)."),
     ViewField("level", "float", "Confidence level", DEFAULT_LEVEL, 0.0, 1.0, True, True,
               doc="Level of the bootstrap bands."),
     ViewField("replicates", "int", "Replicates (B)", DEFAULT_REPLICATES, 1, MAX_REPLICATES,
@@ -425,6 +436,8 @@ class View:
     pc: float | None = None
     a: str | None = None
     b: str | None = None
+    method: str | None = None
+    simultaneous: bool = False
     level: float = DEFAULT_LEVEL
     replicates: int = DEFAULT_REPLICATES
     seed: int = DEFAULT_SEED

@@ -438,8 +438,10 @@ def make_api(services: Services) -> Blueprint:
         """Bootstrap bands already computed for this data set (on the Confidence page), of the
         ticked classifiers only: those of the ``band`` parameters (repeatable), else of the
         view's ``model``, else of every scored classifier; at the view's ``threshold``,
-        ``replicates`` and ``seed``, read at its ``level``. A report never starts a
-        bootstrap: a band not computed yet is simply left out."""
+        band choice (``method``, ``simultaneous``: :func:`costdash.band_choice.band_choice`,
+        the same key as the page's), ``replicates`` and ``seed``, read at its ``level``. A
+        report never starts a job: a band not computed yet is simply left out."""
+        from costdash.band_choice import band_choice
         from dashboard.jobs import BandCache, cost_band_key
 
         scored = [c.name for c in dataset.scored]
@@ -452,12 +454,15 @@ def make_api(services: Services) -> Blueprint:
         else:
             wanted = scored
         cache = BandCache(services.views.cache)
+        # Scored classifiers only: a fixed threshold is the only "fixed" question here.
+        choice = band_choice(getattr(view, "method", None), getattr(view, "simultaneous", False),
+                             fixed=view.threshold is not None)
         bands = []
         for model in wanted:
             if model not in scored or model not in ticked:
                 continue
             band = cache.get(cost_band_key(dataset_id, model, view.threshold, view.replicates,
-                                           view.seed))
+                                           view.seed, choice))
             if band is not None:
                 bands.append(band.at_level(view.level))
         return bands

@@ -20,6 +20,7 @@ from typing import Any
 from dash import Input, Output, dcc, html, no_update, set_props
 from dash.exceptions import BackgroundCallbackError
 
+from costdash.band_choice import BandChoice, default_method, method_options
 from costdash.bands import confidence_ranks
 from costdash.costspace import LowerEnvelope, lower_envelope
 from costdash.errors import CostdashError, ParameterError
@@ -32,8 +33,9 @@ from dashboard.viewmodel import hull_from_entry
 __all__ = ["CACHE_DOWN", "GRID", "JOB_ERROR_PREFIX", "NO_DATA", "UNSET_WHEN_IMPLIED_JS",
            "Resolved", "as_float", "as_int", "background_options", "band_settings", "check_fields",
            "condition_field", "conditions_pc", "dataset_line", "default_model", "envelope_of", "fmt_range",
-           "job_controls", "job_error_handler", "job_error_text", "no_data", "number_box",
-           "open_demo", "prevalence_of", "progress_reporter", "resolve", "run_disabled", "warn"]
+           "job_controls", "job_error_handler", "job_error_text", "method_controls", "method_note",
+           "method_state", "no_data", "number_box", "open_demo", "press_run", "prevalence_of",
+           "progress_reporter", "resolve", "run_disabled", "warn"]
 
 log = logging.getLogger(__name__)
 
@@ -106,16 +108,29 @@ def check_fields(values: Mapping[str, Any], required: Sequence[str] = ()
     return typed, problems
 
 
-def band_settings(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """A bootstrap job's settings as the controls send them (``replicates`` and ``level``, with
-    whatever else the page has), typed by the view schema, and a message for each invalid one:
-    its label and bounds, or a level the replicates cannot resolve."""
-    typed, problems = check_fields(values, required=("replicates", "level"))
-    if not problems:
+def band_settings(values: Mapping[str, Any], choice: BandChoice | None = None
+                  ) -> tuple[dict[str, Any], list[str]]:
+    """A band job's settings as the controls send them (``level``, and ``replicates`` unless the
+    band is closed form, with whatever else the page has), typed by the view schema, and a
+    message for each invalid one: its label and bounds, a level the replicates cannot resolve,
+    or too few replicates for the chosen method (a double bootstrap carries a level).
+
+    ``choice``: the band asked for; with a closed-form one the replicates box is not used (and
+    not checked: the page disables it), ``typed["replicates"]`` is then absent.
+    """
+    if choice is not None and choice.closed_form:
+        values = {k: v for k, v in values.items() if k != "replicates"}
+    required = ("level", "replicates") if "replicates" in values else ("level",)
+    typed, problems = check_fields(values, required=required)
+    if not problems and "replicates" in typed:
         try:
             confidence_ranks(typed["level"], typed["replicates"])
         except CostdashError as exc:
             problems.append(str(exc))
+    if not problems and choice is not None and "replicates" in typed \
+            and typed["replicates"] < choice.min_replicates:
+        problems.append(f"{choice.label} needs at least {choice.min_replicates} replicates "
+                        f"(it shows a confidence level); got {typed['replicates']:,}.")
     return typed, problems
 
 
@@ -181,7 +196,7 @@ def prevalence_of(services: Services, data_id: str | None) -> float | None:
 def dataset_line(view: dict[str, Any]) -> str:
     """"name: 569 cases, 212 positive, 5 classifiers" (and the folds, when there are some)."""
     n_cls = len(view["classifiers"])
-    folds = (f"; {view['n_folds']} folds, pooled into one test set for the bootstrap"
+    folds = (f"; {view['n_folds']} folds, pooled into one test set for the bands"
              if view.get("n_folds") else "")
     return (f"{view['name']}: {view['n']:,} cases, {view['n_pos']:,} positive, {n_cls} "
             f"classifier{'s' if n_cls != 1 else ''}{folds}")
@@ -231,6 +246,13 @@ them; the typed value otherwise. Inputs: the box's value, the implied value (a s
 
 # --- job controls ---------------------------------------------------------------------------------
 
+SIMULTANEOUS_ON = "on"
+"""The value of the whole-curve checklist's one option (``{prefix}-simultaneous``)."""
+
+RUN_BOOTSTRAP = "Run bootstrap"
+RUN_CLOSED_FORM = "Compute band"
+
+
 def number_box(id_: str, value: Any, *, debounce: float = 0.4, **kwargs: Any) -> dcc.Input:
     """A number input that sends what is typed.
 
@@ -263,15 +285,20 @@ def condition_field(name: str, id_: str, value: Any, *, extra: Sequence[Any] = (
         html.Div(className="field-head", children=[label, number]), *extra])
 
 
-def job_controls(prefix: str, replicates: int, level: float) -> list:
-    """Replicates and level boxes, Run and Cancel, the progress bar and the status line."""
+def job_controls(prefix: str, replicates: int, level: float,
+                 choice: BandChoice | None = None) -> list:
+    """Replicates and level boxes, Run and Cancel, the progress bar and the status line
+    (``choice``: a closed-form band starts with the replicates box disabled)."""
+    closed = choice is not None and choice.closed_form
     return [
         html.Div(className="field-row", children=[
-            html.Label(["Replicates (B) ", number_box(f"{prefix}-replicates", replicates)]),
+            html.Label(["Replicates (B) ", number_box(f"{prefix}-replicates", replicates,
+                                                      disabled=closed)]),
             html.Label(["Confidence level ", number_box(f"{prefix}-level", level)]),
         ]),
         html.Div(className="job-buttons", children=[
-            html.Button("Run bootstrap", id=f"{prefix}-run", n_clicks=0, className="run-button"),
+            html.Button(RUN_CLOSED_FORM if closed else RUN_BOOTSTRAP, id=f"{prefix}-run",
+                        n_clicks=0, className="run-button"),
             html.Button("Cancel", id=f"{prefix}-cancel", n_clicks=0, disabled=True,
                         className="cancel-button"),
         ]),
@@ -281,6 +308,104 @@ def job_controls(prefix: str, replicates: int, level: float) -> list:
         ]),
         html.Div(id=f"{prefix}-status", className="note job-status", **{"aria-live": "polite"}),
     ]
+
+
+def method_note(choice: BandChoice) -> str:
+    """What the chosen band costs and what it is, under the method control."""
+    if choice.method == "split" and choice.difference:
+        text = ("Half of the rows (stratified, from the seed) pick each classifier's best "
+                "threshold at each PC(+); the band is the difference of their costs on the other "
+                "half, the same rows for both. Wider than one from all rows, but a valid test "
+                "of the thresholds you would pick.")
+    elif choice.method == "split":
+        text = ("Half of the rows (stratified, from the seed) pick the best threshold at each "
+                "PC(+); the band is their cost on the other half, so it is wider than one from "
+                "all rows but answers what the thresholds you pick will cost on new data.")
+    elif choice.closed_form:
+        text = ("Closed form from the error counts at the fixed threshold(s); calibrated, also "
+                "with small counts.")
+    elif choice.method == "double-bootstrap":
+        text = ("Every replicate is itself resampled 100 times: about 100 times the work of one "
+                "bootstrap, at least 200 replicates. Approximate: below about 1,000 test "
+                "examples it under-covers (docs/bands.md).")
+    elif choice.difference and not choice.fixed:
+        text = ("Both envelopes re-tuned on every resample: exploratory, drawn without a "
+                "level, and not a test (no significant ranges).")
+    elif choice.fixed:
+        text = ("The paper's bootstrap: not calibrated with small counts (zero width when FN or "
+                "FP is 0), so drawn without a level.")
+    else:
+        text = ("Every replicate re-picks its thresholds on its own resample: a spread, drawn "
+                "without a level (it sits below the optimal cost it seems to bracket).")
+    if choice.closed_form:
+        text += " No resampling: the replicates are not used."
+    else:
+        text += " The whole-curve option needs a closed-form band."
+    return text
+
+
+def method_controls(prefix: str, choice: BandChoice, simultaneous: bool) -> list:
+    """The band's method (radio items ``{prefix}-method``), the whole-curve toggle
+    (``{prefix}-simultaneous``), a note on the choice (``{prefix}-method-note``) and the store
+    of the question's default method (``{prefix}-method-default``: the view records the
+    method only when it is not that, in ``{prefix}-method-view``)."""
+    state = method_state(choice)
+    return [
+        html.Div(className="field method-field", role="group",
+                 **{"aria-labelledby": f"{prefix}-method-label"}, children=[
+            html.Span("Band", id=f"{prefix}-method-label", className="label"),
+            dcc.RadioItems(id=f"{prefix}-method", options=state.options, value=choice.method,
+                           className="method-choice"),
+            dcc.Checklist(id=f"{prefix}-simultaneous", options=state.simultaneous_options,
+                          value=[SIMULTANEOUS_ON] if simultaneous else [],
+                          className="toggle"),
+            html.P(state.note, id=f"{prefix}-method-note", className="explain"),
+        ]),
+        dcc.Store(id=f"{prefix}-method-default", data=state.default),
+        dcc.Store(id=f"{prefix}-method-view"),
+    ]
+
+
+@dataclass
+class MethodState:
+    """What the method control shows for a band choice (see :func:`method_controls`)."""
+
+    options: list[dict[str, Any]]
+    value: str
+    simultaneous_options: list[dict[str, Any]]
+    note: str
+    replicates_disabled: bool
+    run_text: str
+    default: str
+
+    def as_tuple(self) -> tuple:
+        return (self.options, self.value, self.simultaneous_options, self.note,
+                self.replicates_disabled, self.run_text, self.default)
+
+
+def method_state(choice: BandChoice) -> MethodState:
+    """The method control for ``choice``: the question's options, the (resolved) value, the
+    whole-curve toggle (disabled unless closed form), the note, whether the replicates box is
+    disabled (closed form) and the Run button's words."""
+    whole = ("Whole curve (simultaneous): significant over every PC(+) at once"
+             if choice.difference else "Whole curve (simultaneous): holds at every PC(+) at once")
+    return MethodState(
+        options=[{"label": label, "value": value}
+                 for value, label in method_options(fixed=choice.fixed,
+                                                    difference=choice.difference)],
+        value=choice.method,
+        simultaneous_options=[{"label": whole, "value": SIMULTANEOUS_ON,
+                               "disabled": not choice.closed_form}],
+        note=method_note(choice), replicates_disabled=choice.closed_form,
+        run_text=RUN_CLOSED_FORM if choice.closed_form else RUN_BOOTSTRAP,
+        default=default_method(fixed=choice.fixed, difference=choice.difference))
+
+
+def press_run(choice: BandChoice, replicates: int | None, what: str = "the band") -> str:
+    """The status line before a band is computed: which button, and what it computes."""
+    if choice.closed_form:
+        return f"Press {RUN_CLOSED_FORM} for {what}: closed form, no resampling."
+    return f"Press {RUN_BOOTSTRAP} to compute {what} from {replicates:,} replicates."
 
 
 def run_disabled(job_class: str | None, problems: Sequence[str]) -> Any:

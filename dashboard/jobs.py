@@ -29,7 +29,9 @@ a new confidence level needs no new resampling (``band.at_level``). The job puts
 shared flask-caching cache (:class:`BandCache`) and sends the browser only a small reference; a
 normal callback reads it back. The cache holds ``.npz`` bytes (arrays plus a JSON header), never
 pickled objects of ours, keyed by a hash of everything that determines the band: data set id,
-classifier(s), threshold, replicates, seed and grid.
+classifier(s), threshold(s), the band's method, whether it is simultaneous and how thresholds are
+selected (:class:`costdash.band_choice.BandChoice`), replicates (0 for a closed-form band, which
+does not resample), seed and grid.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from costdash.band_choice import BandChoice, band_choice
 from costdash.bands import CostBand, DifferenceBand, SignificantInterval
 from costdash.view import DEFAULT_REPLICATES, DEFAULT_SEED  # re-exported: defined by the view
 
@@ -54,7 +57,8 @@ if TYPE_CHECKING:
     from dashboard.config import Settings
 
 __all__ = ["BAND_TIMEOUT", "DEFAULT_REPLICATES", "DEFAULT_SEED", "BandCache", "JobAbandoned",
-           "background_manager", "band_key", "job_failure_message", "reap_jobs"]
+           "background_manager", "band_key", "cost_band_key", "difference_band_key",
+           "job_failure_message", "reap_jobs"]
 
 JOB_EXPIRE = 3600
 """Seconds a finished job's return value waits in the manager's store for its poll."""
@@ -342,17 +346,38 @@ def band_key(kind: str, **fields_: Any) -> str:
     """Cache key of a band: a hash of everything that determines it (JSON, order-independent)."""
     text = json.dumps({"kind": kind, **fields_}, sort_keys=True, separators=(",", ":"),
                       default=float)
-    return f"band:v1:{kind}:{hashlib.sha256(text.encode()).hexdigest()[:40]}"
+    return f"band:v2:{kind}:{hashlib.sha256(text.encode()).hexdigest()[:40]}"
 
 
 BAND_GRID = 201
 """PC(+) points of every band the dashboard computes (Confidence and Compare pages, reports)."""
 
 def cost_band_key(data_id: str, model: str, threshold: float | None, replicates: int,
-                  seed: int) -> str:
-    """Cache key of the cost band of ``model`` (the Confidence page's job, the report's band)."""
+                  seed: int, choice: BandChoice | None = None) -> str:
+    """Cache key of the cost band of ``model`` (the Confidence page's job, the report's band).
+
+    ``choice``: the band asked for (default: the default of the question, see
+    :func:`costdash.band_choice.band_choice`); a closed-form band ignores ``replicates``.
+    """
+    if choice is None:
+        choice = band_choice(fixed=threshold is not None)
     return band_key("cost", data=data_id, model=model, threshold=threshold,
-                    replicates=replicates, seed=seed, grid=BAND_GRID)
+                    replicates=0 if choice.closed_form else replicates, seed=seed,
+                    grid=BAND_GRID, **choice.key_fields())
+
+
+def difference_band_key(data_id: str, a: str, b: str, replicates: int, seed: int,
+                        choice: BandChoice | None = None,
+                        threshold: float | tuple[float, float] | None = None) -> str:
+    """Cache key of the band of ``a - b`` (the Compare page's job); as :func:`cost_band_key`,
+    with the fixed threshold(s), one for both or ``(t_a, t_b)``, when there are some."""
+    if choice is None:
+        choice = band_choice(fixed=threshold is not None, difference=True)
+    thresholds = None if threshold is None else (
+        list(threshold) if isinstance(threshold, (tuple, list)) else [threshold, threshold])
+    return band_key("difference", data=data_id, a=a, b=b, threshold=thresholds,
+                    replicates=0 if choice.closed_form else replicates, seed=seed,
+                    grid=BAND_GRID, **choice.key_fields())
 
 
 _BANDS = {"cost": CostBand, "difference": DifferenceBand}

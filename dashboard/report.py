@@ -46,6 +46,7 @@ from costdash.criteria import (
 from costdash.dataset import Dataset
 from costdash.errors import CostdashError
 from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE
+from costdash.pinned import pin_threshold, point_metrics
 from costdash.view import VIEW_FIELDS, View, ViewField
 from dashboard.figures.bands import band_figure
 from dashboard.figures.cost import cost_figure
@@ -233,7 +234,11 @@ def report_view(view: View, names: Sequence[str]) -> View:
     ticked = set(view.selected(list(names)))
     dropped = [f for f in CLASSIFIER_FIELDS
                if getattr(view, f) is not None and getattr(view, f) not in ticked]
-    return view.without(*dropped) if dropped else view
+    view = view.without(*dropped) if dropped else view
+    if view.pins and any(name not in ticked for name, _ in view.pins):
+        kept = tuple(pin for pin in view.pins if pin[0] in ticked)
+        view = view.with_values(pins=list(kept) or None)
+    return view
 
 
 def _field_text(f: ViewField, value: Any) -> str:
@@ -431,6 +436,66 @@ def _constraints_section(analysis: Analysis, view: View) -> str:
     return "".join(parts)
 
 
+def _pc_interval(interval: tuple[float, float] | None, never: str) -> str:
+    if interval is None:
+        return never
+    lo, hi = interval
+    return f"only at {readout(lo)} (inside a hull edge)" if lo == hi else \
+        f"{readout(lo)} to {readout(hi)}"
+
+
+def _pinned_section(analysis: Analysis, view: View) -> str:
+    """The view's pinned thresholds at its conditions, as the Explore page's pin cards show them
+    (core: :mod:`costdash.pinned`); pins of unticked classifiers are already out of the view."""
+    if not view.pins:
+        return ""
+    op = analysis.operating_point
+    cond, best = op.condition, op.vertex
+    unit = view.unit.strip()
+    volume = view.volume if view.volume > 0 else None
+
+    def money(x: float) -> str:
+        return _with_unit(readout(x), unit)
+
+    counts_rows, money_rows = [], []
+    for name, threshold in view.pins:
+        try:
+            pin = pin_threshold(analysis.classifier(name).roc, threshold)
+        except (KeyError, CostdashError) as exc:
+            message = str(exc) if isinstance(exc, CostdashError) else f"no classifier {name}"
+            counts_rows.append([_e(name), _e(_threshold(threshold)), _e(message)]
+                               + [""] * 10)
+            continue
+        m = point_metrics(cond, pin.fpr, pin.tpr, best=(best.fpr, best.tpr),
+                          volume=volume or 1.0)
+        counts = ["–"] * 4 if volume is None else [friendly(x) for x in (m.tp, m.fn, m.fp, m.tn)]
+        head = [_e(name), _e(_threshold(threshold))]
+        counts_rows.append(head + [readout(pin.fpr), readout(pin.tpr), *counts]
+                           + [readout(x) if math.isfinite(x) else "–"
+                              for x in (m.precision, m.recall, m.specificity, m.npv, m.f1)])
+        money_rows.append(head + [
+            _e(money(m.expected_cost)),
+            "–" if volume is None else _e(money(m.period_cost)),
+            _e(money(m.regret) + " per case" if volume is None else money(m.period_regret)),
+            percent(m.regret_share) if math.isfinite(m.regret_share) else "–",
+            _e(_pc_interval(pin.optimal_pc, "never (under its ROC hull)")),
+            _e(_pc_interval(pin.beats_trivial_pc, "nowhere")),
+            f"TP {pin.tp}, FN {pin.fn}, FP {pin.fp}, TN {pin.tn}"])
+    per = "per period" if volume is None else f"per period ({friendly(volume)} cases)"
+    return ('<section id="pinned"><h2>Pinned thresholds</h2>'
+            "<p>Thresholds in use (a case is flagged when its score ≥ the threshold), at this "
+            "view's conditions; the regret is what each costs more than the chosen operating "
+            "point. Precision and NPV are at the view's p(+).</p>"
+            + _table(["classifier", "threshold (score ≥)", "FPR", "TPR", f"TP {per}", "FN",
+                      "FP", "TN", "precision", "recall", "specificity", "NPV", "F1"],
+                     counts_rows, name_cols=2, css_class="pinned")
+            + _table(["classifier", "threshold (score ≥)", "cost per case", "cost per period",
+                      "regret per period", "regret share",
+                      "optimal for its classifier at PC(+)", "beats both trivial at PC(+)",
+                      "test set"], money_rows, name_cols=2, css_class="pinned-money")
+            + "</section>")
+
+
 # --- the report -----------------------------------------------------------------------------------
 
 def build_report(dataset: Dataset, condition: OperatingCondition | None = None, *,
@@ -525,6 +590,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
     parts.append(_money_section(analysis, view))
     parts.append(_sensitivity_section(analysis, view))
     parts.append(_constraints_section(analysis, view))
+    parts.append(_pinned_section(analysis, view))
 
     roc, cost = _report_figures(dataset, analysis, name, view)
     parts.append('<section id="figures"><h2>ROC space and cost space</h2><div class="figs">'
@@ -563,20 +629,44 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
     return "\n".join(p for p in parts if p)
 
 
+def _band_threshold_cell(b: CostBand) -> str:
+    if b.threshold is not None:
+        return _e(_threshold(b.threshold))
+    if b.kind == "selected":
+        return ("picked per PC(+) on a held-out half" if b.selection == "split"
+                else "picked per PC(+) on validation rows")
+    return "one matrix" if b.kind == "line" else "whole curve"
+
+
+def _band_replicates_cell(b: CostBand) -> str:
+    if b.replicates == 0:
+        return "– (closed form)"
+    if b.inner_replicates:
+        return f"{b.replicates:,} × {b.inner_replicates:,}"
+    return f"{b.replicates:,}"
+
+
 def _bands_section(band_list: list[CostBand], analysis: Analysis, names: Sequence[str],
                    view: View | None) -> str:
-    """The bands' settings and figures (``view``: the seed they were computed with)."""
+    """The bands' settings and figures (``view``: the seed they were computed with). A level
+    only for a calibrated band (the others are resampling spreads); each band's label and the
+    question it answers (``estimand``)."""
     index = {n: i for i, n in enumerate(names)}   # colours by position in the whole data set
-    headers = ["classifier", "kind", "threshold", "level", "replicates"]
-    rows = [[_e(b.name), _e(b.kind),
-             "whole curve" if b.threshold is None else _e(_threshold(b.threshold)),
-             _num(b.level), f"{b.replicates:,}"] for b in band_list]
+    headers = ["classifier", "kind", "threshold", "method", "level", "replicates"]
+    rows = [[_e(b.name), _e(b.kind), _band_threshold_cell(b), _e(b.method),
+             _num(b.level) if b.calibrated else "none (a spread)", _band_replicates_cell(b)]
+            for b in band_list]
     if view is not None:
         headers.append("seed")
         rows = [[*row, f"{view.seed}"] for row in rows]
+    headers.append("band")
+    rows = [[*row, _e(b.label)] for row, b in zip(rows, band_list)]
     pc = analysis.operating_point.condition.pc if view is None or view.pc is None else view.pc
-    parts = ['<section id="bands"><h2>Bootstrap cost bands</h2>',
-             _table(headers, rows, css_class="bands"), '<div class="figs">']
+    estimands = "".join(f'<li><b>{_e(b.name)}</b>: {_e(b.estimand)}</li>' for b in band_list)
+    parts = ['<section id="bands"><h2>Cost bands</h2>',
+             _table(headers, rows, css_class="bands"),
+             '<p>What each band is a band for:</p>',
+             f'<ul class="estimands">{estimands}</ul>', '<div class="figs">']
     for j, b in enumerate(band_list):
         fig = band_figure(b, name=b.name, index=index.get(b.name, j),
                           envelope=analysis.classifier(b.name).envelope, pc=pc)

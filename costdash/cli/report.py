@@ -1,5 +1,5 @@
 """``costdash report FILE -o report.html [--band MODEL ...]``: a self-contained HTML report
-(figures and tables, and bootstrap bands when asked for).
+(figures and tables, and confidence bands when asked for).
 
 The options build one :class:`costdash.view.View` (``--view`` takes a dashboard view's query
 string, the other options override it), so the file is the report the dashboard's download gives
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from costdash.band_choice import band_choice
 from costdash.bands import cost_band
 from costdash.cli.common import (
     add_condition_options,
@@ -27,6 +28,9 @@ from costdash.view import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED, View
 
 BAND_FIELDS = ("level", "replicates", "seed")
 
+METHOD_CHOICES = ("split", "wilson-mover", "percentile", "double-bootstrap")
+"""``--method``: the band choices of :mod:`costdash.band_choice` for one classifier."""
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -39,14 +43,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", metavar="PATH", default="report.html",
                         help="where to write the report (default report.html)")
     parser.add_argument("--title", help="the report's title (default: from the file name)")
-    bands = parser.add_argument_group("bootstrap confidence bands (optional)")
+    bands = parser.add_argument_group("confidence bands (optional; docs/bands.md)")
     bands.add_argument("--band", action="append", metavar="MODEL", default=[],
-                       help="add a bootstrap band on this classifier's cost curve (repeatable; "
-                            "default: the view's model=, if any)")
+                       help="add a band on this classifier's cost curve (repeatable; default: "
+                            "the view's model=, if any); at the view's threshold= if any")
+    bands.add_argument("--method", choices=METHOD_CHOICES, default=None,
+                       help="which band (default: 'split' without a threshold: thresholds "
+                            "picked on a stratified half and their cost banded on the other "
+                            "half, calibrated; 'wilson-mover' with one); 'percentile': a "
+                            "bootstrap without a level (the resampling spread of the re-tuned "
+                            "envelope, or the paper's band of a fixed threshold); "
+                            "'double-bootstrap': the envelope's approximate calibrated band")
+    bands.add_argument("--simultaneous", action="store_true", default=None,
+                       help="bands that hold for the whole curve at once (closed-form bands "
+                            "only)")
     bands.add_argument("--level", type=float, metavar="L",
-                       help=f"pointwise confidence level of the bands (default {DEFAULT_LEVEL})")
+                       help=f"confidence level of the bands (default {DEFAULT_LEVEL}; shown only "
+                            "for a calibrated band)")
     bands.add_argument("--replicates", type=int, metavar="B",
-                       help=f"bootstrap replicates per band (default {DEFAULT_REPLICATES})")
+                       help=f"bootstrap replicates per band (default {DEFAULT_REPLICATES}; "
+                            "unused by the closed-form bands)")
     bands.add_argument("--seed", type=int,
                        help=f"random seed, for a reproducible report (default {DEFAULT_SEED})")
     add_condition_options(parser)
@@ -93,10 +109,22 @@ def run(args: argparse.Namespace) -> int:
                                 f"({', '.join(view.models or ())})")
     # Without --band, the view's own classifier (the Confidence page's), as the download does.
     wanted = args.band or [m for m in (view.model,) if m in ticked and m in scored]
+    # The band of the page and of the report download for the same view (band_choice): the
+    # options, else the view's method= and simultaneous= (once the view has those fields).
+    choice = band_choice(args.method or getattr(view, "method", None),
+                         args.simultaneous or getattr(view, "simultaneous", False),
+                         fixed=view.threshold is not None)
+    if args.method and not choice.asked:
+        raise CostdashError(f"--method {args.method} does not fit "
+                            + ("a fixed threshold (threshold= in the view): use wilson-mover or "
+                               "percentile" if view.threshold is not None else
+                               "a whole curve (no threshold): use split, percentile or "
+                               "double-bootstrap"))
     bands = []
     for model in dict.fromkeys(wanted):  # each once, in the order given
         bands.append(cost_band(scored[model], threshold=view.threshold, level=view.level,
-                               replicates=view.replicates, rng=view.seed, name=model))
+                               replicates=view.replicates, rng=view.seed, name=model,
+                               **choice.arguments()))
     html = build_report(dataset, view=view, title=args.title, name=Path(args.file).name,
                         bands=bands or None)
     out = Path(args.output)

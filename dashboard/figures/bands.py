@@ -7,11 +7,14 @@ passed straight to plotly (sent as typed arrays). No cost arithmetic here.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 
-from costdash.bands import CostBand
+from costdash.bands import CostBand, DifferenceBand
 from costdash.costspace import LowerEnvelope
+from costdash.view import number_text
 from dashboard.figures.common import axis, base_layout
 from dashboard.figures.palette import TRIVIAL_COLOR, classifier_color, classifier_dash
 
@@ -41,6 +44,43 @@ def trivial_traces() -> list[go.Scatter]:
 def level_text(level: float) -> str:
     """A confidence level as a percentage: 90%, 97.50%."""
     return f"{level:.0%}" if round(level * 100, 6).is_integer() else f"{level:.2%}"
+
+
+def band_name(band: CostBand | DifferenceBand) -> str:
+    """The band in two or three words: "90% band" when it is calibrated, else "resampling
+    spread" (no level: its coverage is not its level)."""
+    return f"{level_text(band.level)} band" if band.calibrated else "resampling spread"
+
+
+def legend_label(label: str, width: int = 62) -> str:
+    """A long label (``band.label``) broken into legend lines (``<br>`` in place of a space) of
+    at most about ``width`` characters, so that it does not run off a narrow plot;
+    ``label.replace("<br>", " ")`` gives it back."""
+    lines: list[str] = []
+    for word in label.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
+
+
+def picked_text(threshold: float) -> str:
+    """A selected threshold in words: "score ≥ 0.42", "flag nothing" (+inf) or "flag
+    everything" (-inf), as the CLI's JSON writes them."""
+    t = float(threshold)
+    if math.isinf(t):
+        return "flag nothing" if t > 0 else "flag everything"
+    return f"score ≥ {number_text(t)}"
+
+
+def curve_name(band: CostBand, name: str) -> str:
+    """The legend name of the band's estimate (``band.cost``)."""
+    if band.kind == "selected":
+        return f"{name}, held-out cost of the thresholds selected at each PC(+)"
+    if band.threshold is not None:
+        return f"{name} at threshold {band.threshold:g}"
+    return name
 
 
 def y_top(curves: list[np.ndarray], *, floor: float = 0.05, cap: float = 0.55) -> float:
@@ -77,7 +117,7 @@ def band_traces(pc: np.ndarray, low: np.ndarray, high: np.ndarray, *, color: str
 
 def band_figure(band: CostBand | None, *, name: str, index: int,
                 envelope: LowerEnvelope | None = None, pc: float | None = None) -> go.Figure:
-    """A classifier's cost curve with its bootstrap band.
+    """A classifier's cost curve with its confidence band (or resampling spread).
 
     Parameters
     ----------
@@ -92,8 +132,10 @@ def band_figure(band: CostBand | None, *, name: str, index: int,
         The current PC(+), marked by a vertical line (shape ``pc``).
 
     Traces (``uid``): ``all-negative``, ``all-positive``; with a band ``band-low``, ``band-high``
-    (filled between) and ``cost`` (the full-data curve on the band's grid: ``band.cost``); else
-    ``envelope``; with a fixed-threshold band also ``envelope`` (dotted).
+    (filled between; legend: ``band.label``, a level only when the band is calibrated) and
+    ``cost`` (the band's estimate on its grid, ``band.cost``: the full-data curve, the fixed
+    threshold's line, or the held-out cost of the selected thresholds); else ``envelope``; with
+    a fixed-threshold or selected-thresholds band also ``envelope`` (dotted, all rows).
     """
     color = classifier_color(index)
     shapes, notes = pc_marker(pc)
@@ -106,22 +148,26 @@ def band_figure(band: CostBand | None, *, name: str, index: int,
         shapes=shapes, annotations=notes, uirevision=name)
     fig = go.Figure(data=trivial_traces(), layout=layout)
     if band is not None:
-        pct = level_text(band.level)
         fig.add_traces(band_traces(band.pc, band.low, band.high, color=color,
-                                   label=f"{pct} band, {band.replicates:,} replicates"))
-        thr = "" if band.threshold is None else f" at threshold {band.threshold:g}"
+                                   label=legend_label(band.label)))
+        curve = curve_name(band, name)
+        extra, data = "", [band.low, band.high]
+        if band.kind == "selected" and band.thresholds is not None:
+            # The threshold picked at each PC(+), as the hover shows it (+-inf: trivial).
+            picked = np.array([picked_text(t) for t in band.thresholds], dtype=object)
+            extra, data = "<br>threshold %{customdata[2]}", [band.low, band.high, picked]
         fig.add_trace(go.Scatter(
-            x=band.pc, y=band.cost, mode="lines", name=f"{name}{thr}", uid="cost", meta=name,
+            x=band.pc, y=band.cost, mode="lines", name=curve, uid="cost", meta=name,
             line={"color": color, "width": 2.5, "dash": classifier_dash(index)},
-            customdata=np.column_stack((band.low, band.high)),
-            hovertemplate=(f"<b>{name}</b>{thr}<br>PC(+) %{{x:.4f}}<br>cost %{{y:.4f}}"
-                           f"<br>{pct} band [%{{customdata[0]:.4f}}, %{{customdata[1]:.4f}}]"
-                           "<extra></extra>")))
-    if envelope is not None and (band is None or band.kind == "line"):
+            customdata=np.column_stack(data),
+            hovertemplate=(f"<b>{curve}</b><br>PC(+) %{{x:.4f}}<br>cost %{{y:.4f}}"
+                           f"<br>{band_name(band)} [%{{customdata[0]:.4f}}, "
+                           f"%{{customdata[1]:.4f}}]{extra}<extra></extra>")))
+    if envelope is not None and (band is None or band.kind in ("line", "selected")):
         alone = band is None
         fig.add_trace(go.Scatter(
             x=envelope.pc, y=envelope.cost, mode="lines", uid="envelope", meta=name,
-            name=name if alone else f"{name}, best threshold at each PC(+)",
+            name=name if alone else f"{name}, best threshold at each PC(+) (all rows)",
             line={"color": color, "width": 2.5 if alone else 1.2,
                   "dash": classifier_dash(index) if alone else "dot"},
             hovertemplate=(f"<b>{name}</b> (best threshold)<br>PC(+) %{{x:.4f}}<br>"

@@ -1,7 +1,7 @@
 """Two classifiers compared in cost space (the Compare page).
 
 Pure builders: core results in (each classifier's exact :class:`~costdash.costspace.LowerEnvelope`,
-their :class:`~costdash.costspace.DifferenceCurve` and optionally the paired bootstrap
+their :class:`~costdash.costspace.DifferenceCurve` and optionally the paired
 :class:`~costdash.bands.DifferenceBand`), ``plotly.graph_objects.Figure`` out. The numbers are the
 core's arrays as they are (numpy, sent as typed arrays); nothing is computed here but positions of
 labels.
@@ -14,7 +14,8 @@ import plotly.graph_objects as go
 
 from costdash.bands import DifferenceBand
 from costdash.costspace import DifferenceCurve, LowerEnvelope
-from dashboard.figures.bands import band_traces, level_text, rgba, trivial_traces, y_top
+from dashboard.figures.bands import (band_name, band_traces, legend_label, rgba, trivial_traces,
+                                     y_top)
 from dashboard.figures.common import axis, base_layout
 from dashboard.figures.palette import HULL_COLOR, TRIVIAL_COLOR, classifier_color, classifier_dash
 
@@ -76,15 +77,18 @@ def difference_figure(difference: DifferenceCurve, *, indices: tuple[int, int],
 
     Below zero ``a`` is cheaper. Layout shapes ``better-<k>`` shade each PC(+) range where one
     classifier is strictly better (in its colour, labelled when wide enough). Traces (``uid``):
-    ``zero``; with a band ``band-low``/``band-high`` (filled between) and one ``significant-a`` /
-    ``significant-b`` bar along the bottom per classifier with significant ranges; ``difference``
-    (exact, on the merged breakpoints); ``crossovers`` (markers at y = 0).
+    ``zero``; with a band ``band-low``/``band-high`` (filled between; legend ``band.label``, a
+    level only when the band is calibrated), for a band of fixed or selected thresholds
+    ``band-diff`` (its own estimate, ``band.diff``: on the held-out rows for selected ones), and
+    one ``significant-a`` / ``significant-b`` bar along the bottom per classifier with
+    significant ranges (a calibrated band only: an uncalibrated one has none);
+    ``difference`` (exact, on the merged breakpoints); ``crossovers`` (markers at y = 0).
     """
     a, b = difference.a, difference.b
     colors = {a: classifier_color(indices[0]), b: classifier_color(indices[1])}
     values = [np.abs(difference.diff)]
     if band is not None:
-        values += [np.abs(band.low), np.abs(band.high)]
+        values += [np.abs(band.low), np.abs(band.high), np.abs(band.diff)]
     reach = max(0.02, float(max(np.max(v) for v in values)) * 1.15)
     shapes, notes = _better_shapes(difference, colors)
     layout = base_layout(
@@ -97,12 +101,24 @@ def difference_figure(difference: DifferenceCurve, *, indices: tuple[int, int],
                              name="no difference", uid="zero", hoverinfo="skip",
                              showlegend=False, line={"color": TRIVIAL_COLOR, "width": 1}))
     if band is not None:
-        pct = level_text(band.level)
+        name_of_band = band_name(band)
         fig.add_traces(band_traces(band.pc, band.low, band.high, color=BAND_COLOR,
-                                   label=f"{pct} paired bootstrap band ({band.replicates:,})"))
+                                   label=legend_label(band.label)))
+        if band.kind != "envelope":
+            # The band's own estimate: for selected thresholds, the difference of their costs
+            # on the held-out rows (not the exact curve, which tunes on every row).
+            what = ("held-out difference of the selected thresholds" if band.kind == "selected"
+                    else "difference at the fixed thresholds")
+            fig.add_trace(go.Scatter(
+                x=band.pc, y=band.diff, mode="lines", name=what, uid="band-diff",
+                line={"color": BAND_COLOR, "width": 1.5, "dash": "dash"},
+                customdata=np.column_stack((band.low, band.high)),
+                hovertemplate=(f"PC(+) %{{x:.4f}}<br>{what}: %{{y:.4f}}<br>{name_of_band} "
+                               "[%{customdata[0]:.4f}, %{customdata[1]:.4f}]<extra></extra>")))
         y_bar = -reach * 1.06  # below the band
+        scope = "over the whole curve" if band.simultaneous else "pointwise"
         for side, name in (("a", a), ("b", b)):
-            runs = [s for s in band.significant if s.better == name]
+            runs = [s for s in band.significant if s.better == name] if band.calibrated else []
             if not runs:
                 continue
             x = np.array([v for s in runs for v in (s.lo, s.hi, np.nan)], dtype=np.float64)
@@ -111,8 +127,8 @@ def difference_figure(difference: DifferenceCurve, *, indices: tuple[int, int],
                 x=x, y=y, mode="lines+markers", uid=f"significant-{side}", meta=name,
                 name=f"{name} significantly better", connectgaps=False,
                 line={"color": colors[name], "width": 6}, marker={"size": 7, "color": colors[name]},
-                hovertemplate=(f"<b>{name}</b> significantly better ({pct} band)"
-                               "<br>PC(+) %{x:.4f}<extra></extra>")))
+                hovertemplate=(f"<b>{name}</b> significantly better ({name_of_band}, "
+                               f"{scope})<br>PC(+) %{{x:.4f}}<extra></extra>")))
     fig.add_trace(go.Scatter(
         x=difference.pc, y=difference.diff, mode="lines", name=f"{a} − {b}", uid="difference",
         line={"color": HULL_COLOR, "width": 2.5},

@@ -3,21 +3,28 @@ more than test-set noise.
 
 Exact part (instant): each classifier's own lower envelope (from the cached view model's hulls),
 their difference a - b with its crossovers and the PC(+) ranges where each is better
-(:func:`costdash.costspace.envelope_difference`). Bootstrap part (a background job, see
+(:func:`costdash.costspace.envelope_difference`). Band part (a background job, see
 :mod:`dashboard.jobs`): the paired band of the difference
-(:func:`costdash.bands.difference_band`), both classifiers re-evaluated on the same resampled
-rows; the PC(+) ranges where it excludes 0 are listed. As on the Confidence page, the band with
-its replicates stays in the server's result cache and a change of level only re-reads it
-(``band.at_level``).
+(:func:`costdash.bands.difference_band`, chosen with :func:`costdash.band_choice.band_choice`),
+both classifiers evaluated on the same rows. By default the thresholds of each are picked per
+PC(+) on a stratified half of the rows and the difference of their costs is banded on the other
+half (Newcombe–MOVER, closed form, calibrated): the PC(+) ranges where it excludes 0 are
+significant (pointwise, or over the whole curve with "whole curve"). The other choice, the
+paired bootstrap of the two re-tuned envelopes (paper 000 §9), is an exploratory resampling
+spread: no level and no significant ranges (``band.significance_note`` says why). As on the
+Confidence page, the band stays in the server's result cache and a change of level only
+re-reads it (``band.at_level``).
 
-Element ids (a stable contract): ``compare-a``, ``compare-b``, ``compare-replicates``,
-``compare-level``, ``compare-run``, ``compare-cancel``, ``compare-progress``,
-``compare-envelopes``, ``compare-difference``, ``compare-crossovers``, ``compare-better``,
-``compare-significant``, ``compare-status``, ``compare-dataset``, ``compare-error``.
+Element ids (a stable contract): ``compare-a``, ``compare-b``, ``compare-method``,
+``compare-simultaneous``, ``compare-replicates``, ``compare-level``, ``compare-run``,
+``compare-cancel``, ``compare-progress``, ``compare-envelopes``, ``compare-difference``,
+``compare-crossovers``, ``compare-better``, ``compare-significant``, ``compare-status``,
+``compare-dataset``, ``compare-error``.
 
 The page opens with the whole view (:class:`costdash.view.View`): its own fields ``a``, ``b``,
-``level``, ``replicates`` and ``seed``, and Explore's ticked classifiers, whose first two are the
-pair when ``a`` and ``b`` are absent (with none ticked: the two best). It hands its controls to
+``level``, ``replicates``, ``seed`` (and ``method`` and ``simultaneous`` once the view has
+them), and Explore's ticked classifiers, whose first two are the pair when ``a`` and ``b`` are
+absent (with none ticked: the two best). It hands its controls to
 the browser's one view object (``assets/viewstate.js``), which writes the address bar.
 """
 
@@ -30,6 +37,7 @@ from typing import Any
 
 from dash import Dash, Input, Output, State, callback_context, dcc, html, no_update
 
+from costdash.band_choice import BandChoice, band_choice
 from costdash.bands import DifferenceBand, difference_band
 from costdash.costspace import DifferenceCurve, envelope_difference
 from costdash.dataset import CountedClassifier
@@ -37,14 +45,14 @@ from costdash.errors import CostdashError
 from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
 from dashboard.cache import Services
 from dashboard.components import band_settings as job_settings
-from dashboard.components import (GRID, NO_DATA, background_options, check_fields, dataset_line,
-                                  envelope_of, fmt_range, job_controls, progress_reporter,
-                                  resolve, run_disabled, warn)
+from dashboard.components import (GRID, NO_DATA, UNSET_WHEN_IMPLIED_JS, background_options,
+                                  dataset_line, envelope_of, fmt_range,
+                                  job_controls, method_controls, method_state, press_run,
+                                  progress_reporter, resolve, run_disabled, warn)
 from dashboard.figures.bands import band_figure
-from dashboard.figures.bands import level_text as percent
 from dashboard.figures.common import graph_config
 from dashboard.figures.compare import difference_figure, envelopes_figure
-from dashboard.jobs import BandCache, band_key
+from dashboard.jobs import BandCache, difference_band_key
 from dashboard.viewstate import page_view, problems_note, record_view_js
 
 HELP = [
@@ -58,22 +66,41 @@ HELP = [
                  "zero line a is cheaper, above it b is. Circles mark the crossovers, where the "
                  "better classifier changes; the shading shows which one is better where, on "
                  "this test set (exact, no grid)."]),
-        html.Li(["Run bootstrap: both classifiers are re-evaluated on the same resampled test "
-                 "rows (a paired bootstrap, so their correlation is kept) and the grey band is "
-                 "the pointwise confidence band of the difference. Where it lies entirely on one "
-                 "side of zero the difference is significant; the bars along the bottom mark "
-                 "those ranges."]),
+        html.Li(["Compute band (the default, ", html.B("thresholds picked on a held-out "
+                 "half"), "): on a stratified half of the rows each classifier's best threshold "
+                 "is picked at every PC(+); on the other half, the same rows for both (paired, "
+                 "so their correlation is kept), the grey band is a calibrated band of the "
+                 "difference of those thresholds' costs (the dashed grey line). Where it lies "
+                 "entirely on one side of zero the difference is significant; the bars along "
+                 "the bottom mark those ranges."]),
         html.Li(["The band measures test-set sampling variability of these two fixed models, "
                  "not of the learning algorithms. It is pointwise: scan many PC(+) values and "
-                 "some will look significant by chance. Each replicate re-tunes both "
-                 "classifiers' thresholds, as the curves on the left do."]),
+                 "some will look significant by chance; ", html.B("whole curve"), " makes the "
+                 "ranges significant over every PC(+) at once."]),
+        html.Li([html.B("Resampling spread of the re-tuned envelopes"), ": the paired bootstrap "
+                 "re-tunes both classifiers' thresholds on every resample, as the curves on the "
+                 "left do. When the two differ in flexibility that is not a valid test (it "
+                 "finds differences that are not there), so it is drawn without a level and "
+                 "without significant ranges."]),
     ]),
 ]
 
 
-def band_settings(replicates: Any, level: Any) -> tuple[dict[str, Any], list[str]]:
-    """The difference band's settings, typed and checked (:func:`components.band_settings`)."""
-    return job_settings({"replicates": replicates, "level": level})
+def choice_of(method: Any = None, simultaneous: Any = False) -> BandChoice:
+    """The difference band the controls ask for (no fixed thresholds on this page)."""
+    return band_choice(method, simultaneous, difference=True)
+
+
+def band_settings(replicates: Any, level: Any, method: Any = None, simultaneous: Any = False
+                  ) -> tuple[dict[str, Any], list[str]]:
+    """The difference band's settings, typed and checked (:func:`components.band_settings`):
+    a closed-form band does not use (or check) the replicates (``typed["replicates"]`` None).
+    ``typed["choice"]`` is the :class:`~costdash.band_choice.BandChoice`."""
+    choice = choice_of(method, simultaneous)
+    typed, problems = job_settings({"replicates": replicates, "level": level}, choice)
+    typed.setdefault("replicates", None)
+    typed["choice"] = choice
+    return typed, problems
 
 
 def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
@@ -84,6 +111,9 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
     a, b = view.a, view.b
     if view.models and a is None and b is None:
         a, b = (list(view.models) + [None, None])[:2]
+    # ``method`` and ``simultaneous`` are view fields once costdash.view has them.
+    simultaneous = bool(getattr(view, "simultaneous", False))
+    choice = choice_of(getattr(view, "method", None), simultaneous)
     return html.Div(className="bands-page compare", children=[
         dcc.Store(id="compare-query", data=view.to_json()),
         dcc.Store(id="compare-data"),
@@ -114,9 +144,10 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                 html.Section(className="panel", children=[
                     html.H2("Is the difference real?"),
                     html.P(className="explain", children=[
-                        "A paired bootstrap of the test set: where its band of a − b excludes "
-                        "0, one classifier is significantly better (pointwise)."]),
-                    *job_controls("compare", view.replicates, view.level),
+                        "A band of a − b on the same rows for both: where a calibrated band "
+                        "excludes 0, one classifier is significantly better."]),
+                    *method_controls("compare", choice, simultaneous),
+                    *job_controls("compare", view.replicates, view.level, choice),
                 ]),
             ]),
             html.Div(className="results", children=[
@@ -142,7 +173,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                         html.Div("–", id="compare-better", className="summary"),
                     ]),
                     html.Div(className="card", children=[
-                        html.H3("Significantly better (paired bootstrap)"),
+                        html.H3("Significantly better (paired band)"),
                         html.Div("–", id="compare-significant", className="summary",
                                  **{"aria-live": "polite"}),
                     ]),
@@ -216,16 +247,18 @@ def load(services: Services, query: View | Mapping[str, Any] | None,
                   current={"id": r.id, "name": r.view["name"]})
 
 
-def band_request_key(data_id: str, a: str, b: str, replicates: int, seed: int) -> str:
-    """Cache key of the paired band of ``a - b``."""
-    return band_key("difference", data=data_id, a=a, b=b, replicates=replicates, seed=seed,
-                    grid=GRID)
+def band_request_key(data_id: str, a: str, b: str, replicates: int, seed: int,
+                     choice: BandChoice | None = None) -> str:
+    """Cache key of the paired band of ``a - b`` (:func:`dashboard.jobs.difference_band_key`:
+    the method, whole curve or not, the selection, the replicates of a bootstrap)."""
+    return difference_band_key(data_id, a, b, replicates, seed,
+                               choice if choice is not None else choice_of())
 
 
 def unpaired_message(name: str) -> str:
     return (f"{name} is known only by confusion-matrix counts, so there are no test rows to "
-            "resample in pairs: the bootstrap band of a difference needs both classifiers' "
-            "scores on the same rows.")
+            "evaluate in pairs: the band of a difference needs both classifiers' scores on "
+            "the same rows.")
 
 
 def failed_job_reply(message: str) -> dict[str, Any] | None:
@@ -236,33 +269,38 @@ def failed_job_reply(message: str) -> dict[str, Any] | None:
     a, b = states.get("compare-a.value"), states.get("compare-b.value")
     if not data or not data.get("id") or not a or not b:
         return None
-    typed, problems = check_fields({"replicates": states.get("compare-replicates.value")},
-                                   required=("replicates",))
+    choice = choice_of(states.get("compare-method.value"),
+                       states.get("compare-simultaneous.value"))
+    typed, problems = job_settings({"replicates": states.get("compare-replicates.value"),
+                                    "level": DEFAULT_LEVEL}, choice)
     if problems:
         return None
     seed = states.get("compare-seed.data")
-    key = band_request_key(data["id"], a, b, typed["replicates"],
-                           DEFAULT_SEED if seed is None else seed)
+    key = band_request_key(data["id"], a, b, typed.get("replicates") or 0,
+                           DEFAULT_SEED if seed is None else seed, choice)
     return {"key": key, "error": message}
 
 
 def compute_difference(services: Services, data: dict | None, a: str | None, b: str | None,
                        replicates: Any, seed: int | None,
-                       progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                       progress: Callable[[int, int], None] | None = None, *,
+                       method: Any = None, simultaneous: Any = False) -> dict[str, Any]:
     """The background job: the paired band of a - b (unless cached), kept in the result cache.
 
-    Returns ``{"key", "seconds"}`` or ``{"key", "error"}`` (``key`` None when the number
-    of replicates is invalid: nothing is resampled then).
+    ``method`` and ``simultaneous``: the band asked for (:func:`choice_of`; None: thresholds
+    selected on a held-out half). Returns ``{"key", "seconds"}`` or ``{"key", "error"}``
+    (``key`` None when the settings are invalid: nothing is computed then).
     """
     seed = DEFAULT_SEED if seed is None else seed
     if not data or not data.get("id") or not a or not b:
         return {"key": None, "error": NO_DATA}
     # Run is disabled while a setting is invalid; this guards a click that raced the check.
-    typed, problems = check_fields({"replicates": replicates}, required=("replicates",))
+    choice = choice_of(method, simultaneous)
+    typed, problems = job_settings({"replicates": replicates, "level": DEFAULT_LEVEL}, choice)
     if problems:
         return {"key": None, "error": " ".join(problems)}
-    replicates = typed["replicates"]
-    key = band_request_key(data["id"], a, b, replicates, seed)
+    replicates = typed.get("replicates") or 0
+    key = band_request_key(data["id"], a, b, replicates, seed, choice)
     bands = BandCache(services.views.cache)
     if bands.has(key):
         return {"key": key, "seconds": None}
@@ -278,8 +316,8 @@ def compute_difference(services: Services, data: dict | None, a: str | None, b: 
             return {"key": key, "error": unpaired_message(c.name)}
     start = time.perf_counter()
     try:
-        band = difference_band(ca, cb, level=DEFAULT_LEVEL, replicates=replicates, rng=seed,
-                               grid=GRID, progress=progress)
+        band = difference_band(ca, cb, level=DEFAULT_LEVEL, replicates=max(replicates, 1),
+                               rng=seed, grid=GRID, progress=progress, **choice.arguments())
     except CostdashError as exc:
         return {"key": key, "error": str(exc)}
     seconds = time.perf_counter() - start
@@ -310,18 +348,25 @@ def better_text(d: DifferenceCurve) -> list:
 
 
 def significant_text(band: DifferenceBand) -> list:
-    """"gbm better on PC(+) 0.12–0.57" per classifier, from the band's significant ranges."""
-    head = (f"{percent(band.level)} paired band from {band.replicates:,} replicates "
-            "(ranges are grid values, every 0.005):")
+    """What the band is (``band.label``: a level only when it is calibrated), then "gbm
+    significantly better on PC(+) 0.12–0.57" per classifier from its significant ranges, or, for
+    an uncalibrated band, why there are none (``band.significance_note``)."""
+    label = f"{band.label[0].upper()}{band.label[1:]}"
+    if not band.calibrated:
+        note = band.significance_note
+        return [html.P(label + ".", className="muted"),
+                html.P(note[0].upper() + note[1:] + ".", className="significance-note")]
+    head = f"{label}; ranges are grid values, every 0.005."
+    scope = "over the whole curve" if band.simultaneous else "pointwise"
     lines = []
     for name in (band.a, band.b):
         ranges = [fmt_range(s.lo, s.hi) for s in band.significant if s.better == name]
         if ranges:
             lines.append(html.P([html.B(name), f" significantly better on PC(+) "
-                                 f"{', '.join(ranges)}"], className="significant"))
+                                 f"{', '.join(ranges)} ({scope})"], className="significant"))
     if not lines:
-        lines = [html.P("Nowhere significant: at every PC(+) the band includes 0, so this "
-                        "test set cannot tell them apart.", className="significant")]
+        lines = [html.P(f"Nowhere significant ({scope}): at every PC(+) the band includes 0, so "
+                        "these rows cannot tell them apart.", className="significant")]
     return [html.P(head, className="muted"), *lines]
 
 
@@ -346,7 +391,8 @@ def _blank(message: Any) -> Rendered:
 
 
 def render(services: Services, data: dict | None, a: str | None, b: str | None,
-           replicates: Any, level: Any, seed: int | None, done: dict | None) -> Rendered:
+           replicates: Any, level: Any, seed: int | None, done: dict | None,
+           method: Any = None, simultaneous: Any = False) -> Rendered:
     """Both figures and the readouts: exact curves always, the band when it was computed for
     these settings (read from the cache, at the requested level).
 
@@ -356,10 +402,10 @@ def render(services: Services, data: dict | None, a: str | None, b: str | None,
     seed = DEFAULT_SEED if seed is None else seed
     if not data or not data.get("id"):
         return _blank(NO_DATA)
-    typed, problems = band_settings(replicates, level)
+    typed, problems = band_settings(replicates, level, method, simultaneous)
     if problems:
         return Rendered(status=warn(problems))
-    replicates, level = typed["replicates"], typed["level"]
+    replicates, level, choice = typed["replicates"], typed["level"], typed["choice"]
     r = resolve(services, data["id"], None)
     ea, eb = r.entry(a), r.entry(b)
     if ea is None or eb is None:
@@ -379,26 +425,29 @@ def render(services: Services, data: dict | None, a: str | None, b: str | None,
     if unpaired:
         out.significant = html.P(unpaired_message(unpaired), className="warn")
         return out
-    key = band_request_key(data["id"], a, b, replicates, seed)
+    key = band_request_key(data["id"], a, b, replicates or 0, seed, choice)
     band = BandCache(services.views.cache).get(key)
     if band is None:
         failed = done and done.get("key") == key and done.get("error")
         out.significant = (html.P(done["error"], className="warn") if failed else
-                           html.P(f"Press Run bootstrap for the paired band of {a} − {b} "
-                                  f"({replicates:,} replicates).", className="muted"))
+                           html.P(press_run(choice, replicates, f"the paired band of {a} − {b}"),
+                                  className="muted"))
         return out
     band = band.at_level(level)
     out.difference = difference_figure(d, indices=indices, band=band)
     out.significant = significant_text(band)
     just_run = done and done.get("key") == key and done.get("seconds") is not None
-    out.status = (f"{band.replicates:,} paired replicates (seed {seed})"
-                  + (f", computed in {done['seconds']:.2f} s." if just_run else
-                     ", kept from an earlier run (no resampling)."))
+    how = (f"closed form on the held-out half (seed {seed} for the split)"
+           if band.selection == "split" else "closed form" if band.replicates == 0
+           else f"{band.replicates:,} paired replicates (seed {seed})")
+    out.status = how + (f", computed in {done['seconds']:.2f} s." if just_run else
+                        ", kept from an earlier run (nothing recomputed).")
     return out
 
 
-VIEW_FIELDS = ["data", "a", "b", "level", "replicates"]
-"""The view fields this page's controls set (in the order of the recording callback's inputs)."""
+VIEW_FIELDS = ["data", "a", "b", "level", "replicates", "method", "simultaneous"]
+"""The view fields this page's controls set (in the order of the recording callback's inputs;
+``method`` and ``simultaneous`` are ignored by the browser's view until costdash.view has them)."""
 
 
 # --- callbacks -------------------------------------------------------------------------------------
@@ -420,17 +469,28 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Input("compare-run", "n_clicks"),
         State("compare-data", "data"), State("compare-a", "value"), State("compare-b", "value"),
         State("compare-replicates", "value"), State("compare-seed", "data"),
+        State("compare-method", "value"), State("compare-simultaneous", "value"),
         **background_options("compare", error_reply=failed_job_reply))
-    def _run(set_progress, _clicks, data, a, b, replicates, seed):
+    def _run(set_progress, _clicks, data, a, b, replicates, seed, method, simultaneous):
         return compute_difference(services, data, a, b, replicates, seed,
-                                  progress_reporter(set_progress))
+                                  progress_reporter(set_progress), method=method,
+                                  simultaneous=simultaneous)
+
+    @app.callback(
+        Output("compare-method", "options"), Output("compare-method", "value"),
+        Output("compare-simultaneous", "options"), Output("compare-method-note", "children"),
+        Output("compare-replicates", "disabled"), Output("compare-run", "children"),
+        Output("compare-method-default", "data"),
+        Input("compare-method", "value"), Input("compare-simultaneous", "value"))
+    def _method(method, simultaneous):
+        return method_state(choice_of(method, simultaneous)).as_tuple()
 
     @app.callback(
         Output("compare-run", "disabled"),
         Input("compare-replicates", "value"), Input("compare-level", "value"),
-        Input("compare-job", "className"))
-    def _gate(replicates, level, job_class):
-        return run_disabled(job_class, band_settings(replicates, level)[1])
+        Input("compare-method", "value"), Input("compare-job", "className"))
+    def _gate(replicates, level, method, job_class):
+        return run_disabled(job_class, band_settings(replicates, level, method)[1])
 
     @app.callback(
         Output("compare-envelopes", "figure"), Output("compare-difference", "figure"),
@@ -438,12 +498,18 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Output("compare-significant", "children"), Output("compare-status", "children"),
         Input("compare-data", "data"), Input("compare-a", "value"), Input("compare-b", "value"),
         Input("compare-replicates", "value"), Input("compare-level", "value"),
+        Input("compare-method", "value"), Input("compare-simultaneous", "value"),
         Input("compare-done", "data"), State("compare-seed", "data"))
-    def _render(data, a, b, replicates, level, done, seed):
-        return render(services, data, a, b, replicates, level, seed, done).as_tuple()
+    def _render(data, a, b, replicates, level, method, simultaneous, done, seed):
+        return render(services, data, a, b, replicates, level, seed, done, method,
+                      simultaneous).as_tuple()
 
+    app.clientside_callback(
+        UNSET_WHEN_IMPLIED_JS, Output("compare-method-view", "data"),
+        Input("compare-method", "value"), Input("compare-method-default", "data"))
     app.clientside_callback(
         record_view_js(VIEW_FIELDS), Output("compare-url", "data"),
         Input("compare-data-id", "data"), Input("compare-a", "value"),
         Input("compare-b", "value"), Input("compare-level", "value"),
-        Input("compare-replicates", "value"))
+        Input("compare-replicates", "value"), Input("compare-method-view", "data"),
+        Input("compare-simultaneous", "value"))

@@ -1,19 +1,30 @@
-"""The Confidence page: a classifier's cost curve with a bootstrap confidence band.
+"""The Confidence page: a classifier's cost curve with a confidence band, labelled with the
+question it answers.
 
-The band (:func:`costdash.bands.cost_band`) is computed as a background job (Dash background
-callback, see :mod:`dashboard.jobs`) with a progress bar and a cancel button. The job keeps the
-band, with every replicate curve, in the shared result cache and sends the browser only a small
-reference; a normal callback reads the band back and draws it at the chosen level with
-``band.at_level`` -- so changing the level never resamples, and no curves live in the browser.
+Which band (:func:`costdash.bands.cost_band`, chosen with :func:`costdash.band_choice.band_choice`;
+docs/bands.md): with a fixed threshold, the Wilson–MOVER band of its cost line (closed form,
+calibrated; or the paper's percentile bootstrap, without a level); without one, by default the
+cost of thresholds picked on a stratified half of the rows, banded on the other half (closed
+form, calibrated), or the resampling spread of the re-tuned envelope (no level), or its
+double-bootstrap band (approximate). "Whole curve" asks for a simultaneous band (closed form
+only). Only a calibrated band is shown with a percentage; the caveat under the plot is the
+band's ``estimand``.
+
+The band is computed as a background job (Dash background callback, see :mod:`dashboard.jobs`)
+with a progress bar and a cancel button. The job keeps the band, with every replicate curve, in
+the shared result cache and sends the browser only a small reference; a normal callback reads
+the band back and draws it at the chosen level with ``band.at_level`` -- so changing the level
+never resamples, and no curves live in the browser.
 
 Element ids (a stable contract): ``confidence-model``, ``confidence-threshold``,
-``confidence-replicates``, ``confidence-level``, ``confidence-pc``, ``confidence-run``,
-``confidence-cancel``, ``confidence-progress``, ``confidence-graph``, ``confidence-summary``,
-``confidence-status``, ``confidence-dataset``, ``confidence-error``.
+``confidence-method``, ``confidence-simultaneous``, ``confidence-replicates``,
+``confidence-level``, ``confidence-pc``, ``confidence-run``, ``confidence-cancel``,
+``confidence-progress``, ``confidence-graph``, ``confidence-summary``, ``confidence-status``,
+``confidence-caveat``, ``confidence-dataset``, ``confidence-error``.
 
 The page opens with the whole view (:class:`costdash.view.View`): its own fields ``model``,
-``threshold``, ``pc``, ``level``, ``replicates`` and ``seed``, and Explore's conditions and
-ticked classifiers. The classifier is ``model``, else the first ticked one; the band is read at
+``threshold``, ``pc``, ``level``, ``replicates``, ``seed`` (and ``method`` and ``simultaneous``
+once the view has them), and Explore's conditions and ticked classifiers. The classifier is ``model``, else the first ticked one; the band is read at
 ``pc``, else at the PC(+) of the conditions (p(+) absent: the data's prevalence). The page hands
 its controls to the browser's one view object (``assets/viewstate.js``), which writes the
 address bar; a PC(+) equal to the conditions' is left out of it, so the page keeps following
@@ -29,6 +40,7 @@ from typing import Any
 
 from dash import Dash, Input, Output, State, callback_context, dcc, html, no_update
 
+from costdash.band_choice import BandChoice, band_choice
 from costdash.bands import CostBand, cost_band
 from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
@@ -37,44 +49,48 @@ from dashboard.cache import Services
 from dashboard.components import band_settings as job_settings
 from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, UNSET_WHEN_IMPLIED_JS,
                                   background_options, check_fields, conditions_pc, dataset_line,
-                                  default_model, envelope_of, job_controls, number_box,
-                                  prevalence_of, progress_reporter, resolve, run_disabled, warn)
-from dashboard.figures.bands import band_figure
-from dashboard.figures.bands import level_text as percent
+                                  default_model, envelope_of, job_controls, method_controls,
+                                  method_state, number_box, prevalence_of, press_run,
+                                  progress_reporter, resolve, run_disabled, warn)
+from dashboard.figures.bands import band_figure, band_name, picked_text
 from dashboard.figures.common import graph_config
 from dashboard.jobs import BandCache, cost_band_key
 from dashboard.viewstate import page_view, problems_note, record_view_js
 
-__all__ = ["CACHE_DOWN", "CAVEAT_CURVE", "CAVEAT_LINE", "compute_band", "layout", "load",
+__all__ = ["CACHE_DOWN", "band_summary", "choice_of", "compute_band", "layout", "load",
            "register_callbacks", "render"]
 
 WHAT_IT_MEASURES = (
-    "The band shows how much this cost curve would move if the same, already trained model were "
+    "The band shows how much this cost would move if the same, already trained model were "
     "scored on another test set of the same size and class mix: the test-set sampling "
     "variability of this fixed model, not the variability of the learning algorithm (a model "
-    "retrained on other data; for that, compare cross-validation folds). It is pointwise: at "
-    "each PC(+) separately.")
-
-CAVEAT_CURVE = (
-    "Whole-curve band: every replicate re-picks its best threshold on its own resample, so the "
-    "band is that of an optimistically tuned classifier and under-covers the true optimal cost "
-    "(in our study a nominal 90% band covered about 50% for 100 test examples, 70% for 1,000 "
-    "and 81% for 10,000, worst near PC(+) = 0 and 1, and always by being too low; "
-    "docs/bands.md). For a deployed model, enter its threshold: that band is calibrated.")
-
-CAVEAT_LINE = (
-    "Fixed-threshold band: the cost line of this one threshold, resampled. It is calibrated "
-    "(coverage within a percent of the nominal level in our study, docs/bands.md), provided the "
-    "threshold was not chosen by looking at this same test set.")
+    "retrained on other data; for that, compare cross-validation folds). Each band says below "
+    "which question it answers; only a calibrated band carries a confidence level.")
 
 
 # --- reading the controls ----------------------------------------------------------------------
 
+def choice_of(threshold: Any, method: Any = None, simultaneous: Any = False, *,
+              scored: bool = True) -> BandChoice:
+    """The band the controls ask for: a fixed threshold (or a classifier known only by one
+    confusion matrix, ``scored=False``) is the fixed-threshold question, else the curve's."""
+    typed, problems = check_fields({"threshold": threshold})
+    fixed = not scored or (not problems and typed["threshold"] is not None)
+    return band_choice(method, simultaneous, fixed=fixed)
+
+
 def band_settings(threshold: Any, replicates: Any, level: Any = DEFAULT_LEVEL,
-                  pc: Any = None) -> tuple[dict[str, Any], list[str]]:
-    """The band's settings, typed and checked (:func:`components.band_settings`)."""
-    return job_settings({"threshold": threshold, "replicates": replicates, "level": level,
-                         "pc": pc})
+                  pc: Any = None, method: Any = None, simultaneous: Any = False, *,
+                  scored: bool = True) -> tuple[dict[str, Any], list[str]]:
+    """The band's settings, typed and checked (:func:`components.band_settings`): a
+    closed-form band does not use (or check) the replicates, and has ``typed["replicates"]``
+    None. ``typed["choice"]`` is the :class:`~costdash.band_choice.BandChoice`."""
+    choice = choice_of(threshold, method, simultaneous, scored=scored)
+    typed, problems = job_settings({"threshold": threshold, "replicates": replicates,
+                                    "level": level, "pc": pc}, choice)
+    typed.setdefault("replicates", None)
+    typed["choice"] = choice
+    return typed, problems
 
 
 def counted_message(name: str) -> str:
@@ -103,13 +119,21 @@ HELP = [
                  "classifier's cost curve on the whole test set: at each PC(+) its best "
                  "threshold, or with a fixed threshold the straight cost line of that "
                  "threshold."]),
-        html.Li(["The shaded band is a pointwise bootstrap confidence band: the test examples "
-                 "are resampled B times with the numbers of positives and negatives held fixed, "
-                 "the curve is recomputed for each resample, and at each PC(+) the band spans the "
-                 "middle (level × 100)% of the replicate costs. The seed is fixed, so the same "
-                 "settings give the same band."]),
-        html.Li(["Changing the level reuses the replicates already computed (no new job); "
-                 "changing the classifier, threshold or B needs a new run."]),
+        html.Li(["The shaded band answers one of three questions (the caveat under the plot "
+                 "says which). ", html.B("Thresholds picked on a held-out half"), " (the "
+                 "default): half of the rows pick the best threshold at each PC(+), and the band "
+                 "is a calibrated (Wilson–MOVER) band of their cost on the other half — what the "
+                 "thresholds you pick from these data will cost on new data. ",
+                 html.B("A fixed threshold"), ": a calibrated band of that threshold's cost "
+                 "line. ", html.B("Resampling spread"), ": the test examples are resampled B "
+                 "times and every resample re-picks its thresholds; its spread is drawn without "
+                 "a level, because it under-covers the optimal cost. The double bootstrap "
+                 "calibrates it, approximately."]),
+        html.Li(["Pointwise bands hold at each PC(+) separately; ", html.B("whole curve"),
+                 " bands hold at every PC(+) at once (wider). The seed is fixed, so the same "
+                 "settings give the same band (and the same half)."]),
+        html.Li(["Changing the level reuses what was computed (no new job); changing the "
+                 "classifier, threshold, band, B or seed needs a new run."]),
         html.Li(["Give a PC(+) to read the band there (the Explore page shows your PC(+)); "
                  "the readout below the plot gives the band's width."]),
     ]),
@@ -124,6 +148,10 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
     # callback fills them in once it has resolved the data set).
     implied = conditions_pc(view, prevalence_of(services, view.data))
     pc = view.pc if view.pc is not None else implied
+    # ``method`` and ``simultaneous`` are view fields once costdash.view has them; until then
+    # the page starts at the defaults.
+    simultaneous = bool(getattr(view, "simultaneous", False))
+    choice = choice_of(view.threshold, getattr(view, "method", None), simultaneous)
     return html.Div(className="bands-page confidence", children=[
         dcc.Store(id="confidence-query", data=view.to_json()),
         dcc.Store(id="confidence-data"),
@@ -153,11 +181,12 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                         number_box("confidence-threshold", view.threshold,
                                    placeholder="none: the whole curve"),
                         html.P(className="explain", children=[
-                            "Leave empty for the band of the whole curve (the best threshold at "
-                            "each PC(+)). For a ", html.B("deployed model"), ", enter the "
-                            "threshold it uses (score ≥ threshold is flagged positive): that "
-                            "band is the one to trust."]),
+                            "Leave empty for the band of the curve (the best threshold at each "
+                            "PC(+)). For a ", html.B("deployed model"), ", enter the threshold "
+                            "it uses (score ≥ threshold is flagged positive), chosen without "
+                            "looking at this test set."]),
                     ]),
+                    *method_controls("confidence", choice, simultaneous),
                     html.Div(className="field", children=[
                         html.Label("Read the band at PC(+) (optional)", htmlFor="confidence-pc"),
                         number_box("confidence-pc", pc,
@@ -165,7 +194,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                         html.P(className="explain", children=[
                             "Starts at the PC(+) of your conditions on Explore."]),
                     ]),
-                    *job_controls("confidence", view.replicates, view.level),
+                    *job_controls("confidence", view.replicates, view.level, choice),
                 ]),
             ]),
             html.Div(className="results", children=[
@@ -174,7 +203,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                     html.Div(className="graph-box", children=dcc.Graph(
                         id="confidence-graph", figure=band_figure(None, name="", index=0),
                         style={"height": "100%"}, config=graph_config("confidence-band"))),
-                    html.Figcaption("Cost space with a bootstrap confidence band"),
+                    html.Figcaption("Cost space with a confidence band"),
                 ]),
                 html.Div(className="card", children=[
                     html.H3("Band"),
@@ -236,47 +265,69 @@ def load(services: Services, query: View | Mapping[str, Any] | None,
                   pc=implied if view.pc is None else no_update, pc_implied=implied)
 
 
+def _scored(services: Services | None, data: dict | None, model: str | None) -> bool:
+    """Whether ``model`` has scores (False: known only by confusion matrices); True when it
+    cannot be told (no services, data set or classifier)."""
+    if services is None or not data or not data.get("id") or not model:
+        return True
+    entry = resolve(services, data["id"], None).entry(model)
+    return True if entry is None else bool(entry["scored"])
+
+
 def job_key(data: dict | None, model: str | None, threshold: Any, replicates: Any,
-            seed: int | None) -> str | None:
+            seed: int | None, method: Any = None, simultaneous: Any = False, *,
+            scored: bool = True) -> str | None:
     """The band key of a job's inputs (as the controls send them); None without a data set or
-    classifier, or with an invalid threshold or number of replicates."""
-    typed, problems = check_fields({"threshold": threshold, "replicates": replicates},
-                                   required=("replicates",))
+    classifier, or with an invalid threshold or (for a bootstrap) number of replicates."""
+    choice = choice_of(threshold, method, simultaneous, scored=scored)
+    values = {"threshold": threshold}
+    if not choice.closed_form:
+        values["replicates"] = replicates
+    typed, problems = check_fields(values, required=tuple(values)[1:])
     if not data or not data.get("id") or not model or problems:
         return None
-    return cost_band_key(data["id"], model, typed["threshold"], typed["replicates"],
-                         DEFAULT_SEED if seed is None else seed)
+    return cost_band_key(data["id"], model, typed["threshold"], typed.get("replicates") or 0,
+                         DEFAULT_SEED if seed is None else seed, choice)
 
 
-def failed_job_reply(message: str) -> dict[str, Any] | None:
+def failed_job_reply(message: str, services: Services | None = None) -> dict[str, Any] | None:
     """The job's output when it could not start: the band key of the request (from the
     callback's state) and the message, which :func:`render` shows for as long as the controls
     ask for that band. None when the request carries no state (a poll)."""
     states = callback_context.states
-    key = job_key(states.get("confidence-data.data"), states.get("confidence-model.value"),
-                  states.get("confidence-threshold.value"),
-                  states.get("confidence-replicates.value"), states.get("confidence-seed.data"))
+    data, model = states.get("confidence-data.data"), states.get("confidence-model.value")
+    key = job_key(data, model, states.get("confidence-threshold.value"),
+                  states.get("confidence-replicates.value"), states.get("confidence-seed.data"),
+                  states.get("confidence-method.value"),
+                  states.get("confidence-simultaneous.value"),
+                  scored=_scored(services, data, model))
     return None if key is None else {"key": key, "error": message}
 
 
 def compute_band(services: Services, data: dict | None, model: str | None, threshold: Any,
                  replicates: Any, seed: int | None,
-                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                 progress: Callable[[int, int], None] | None = None, *, method: Any = None,
+                 simultaneous: Any = False) -> dict[str, Any]:
     """The background job: compute the band (unless cached) and keep it in the result cache.
 
-    Returns the small reply the browser keeps: ``{"key", "seconds"}``, or ``{"key", "error"}``
-    (``key`` None when the settings are invalid: nothing is resampled then).
+    ``method`` and ``simultaneous``: the band asked for (:func:`choice_of`; None: the default
+    of the question). Returns the small reply the browser keeps: ``{"key", "seconds"}``, or
+    ``{"key", "error"}`` (``key`` None when the settings are invalid: nothing is computed then).
     """
     if not data or not data.get("id") or not model:
         return {"key": None, "error": NO_DATA}
     # Run is disabled while a setting is invalid; this guards a click that raced the check.
-    typed, problems = check_fields({"threshold": threshold, "replicates": replicates},
-                                   required=("replicates",))
+    # (Scores or counts: from the cached view model, so a cached band needs no data read.)
+    choice = choice_of(threshold, method, simultaneous, scored=_scored(services, data, model))
+    values = {"threshold": threshold}
+    if not choice.closed_form:
+        values["replicates"] = replicates
+    typed, problems = job_settings({**values, "level": DEFAULT_LEVEL}, choice)
     if problems:
         return {"key": None, "error": " ".join(problems)}
     seed = DEFAULT_SEED if seed is None else seed
-    threshold, replicates = typed["threshold"], typed["replicates"]
-    key = cost_band_key(data["id"], model, threshold, replicates, seed)
+    threshold, replicates = typed["threshold"], typed.get("replicates") or 0
+    key = cost_band_key(data["id"], model, threshold, replicates, seed, choice)
     bands = BandCache(services.views.cache)
     if bands.has(key):
         return {"key": key, "seconds": None}
@@ -286,13 +337,14 @@ def compute_band(services: Services, data: dict | None, model: str | None, thres
         return {"key": key, "error": f"no classifier named {model!r} in this data set"}
     except CostdashError as exc:
         return {"key": key, "error": str(exc)}
-    if isinstance(classifier, CountedClassifier) and threshold is None and classifier.tp.size > 1:
+    if isinstance(classifier, CountedClassifier) and threshold is None and \
+            classifier.tp.size > 1:
         return {"key": key, "error": counted_message(model)}
     start = time.perf_counter()
     try:
         band = cost_band(classifier, threshold=threshold, level=DEFAULT_LEVEL,
-                         replicates=replicates, rng=seed, grid=GRID, progress=progress,
-                         name=model)
+                         replicates=max(replicates, 1), rng=seed, grid=GRID, progress=progress,
+                         name=model, **choice.arguments())
     except CostdashError as exc:
         return {"key": key, "error": str(exc)}
     seconds = time.perf_counter() - start
@@ -301,27 +353,48 @@ def compute_band(services: Services, data: dict | None, model: str | None, thres
     return {"key": key, "seconds": seconds}
 
 
+def _what(band: CostBand) -> str:
+    if band.kind == "line":
+        return ("cost line at threshold " + f"{band.threshold:g}" if band.threshold is not None
+                else "cost line (one confusion matrix)")
+    if band.kind == "selected":
+        return "held-out cost of the thresholds picked at each PC(+)"
+    return "cost curve (best threshold at each PC(+), re-picked on every resample)"
+
+
+def _source(band: CostBand) -> str:
+    counts = f"{band.n_pos:,} positives and {band.n_neg:,} negatives"
+    if band.replicates == 0:
+        held = " of the held-out half" if band.selection == "split" else ""
+        return f"closed form from the errors on {counts}{held} (no resampling)"
+    if band.method == "double-bootstrap":
+        return (f"from {band.replicates:,} bootstrap replicates, each resampled "
+                f"{band.inner_replicates:,} times ({counts} resampled separately)")
+    return f"from {band.replicates:,} bootstrap replicates ({counts} resampled separately)"
+
+
 def band_summary(band: CostBand, pc: float | None) -> list:
-    """The readout under the plot: the band at the current PC(+), and where it is widest."""
-    pct = percent(band.level)
+    """The readout under the plot: the band at the current PC(+), what it is (``band.label``:
+    a level only when it is calibrated), and where it is widest."""
+    name = band_name(band)
     widest_pc, widest = band.widest
     parts: list = []
     if pc is not None:
         cost, low, high = band.at(pc)
-        parts.append(html.P([f"At PC(+) = {pc:.4g}: cost {cost:.4f}, {pct} band ",
+        parts.append(html.P([f"At PC(+) = {pc:.4g}: cost {cost:.4f}, {name} ",
                              html.B(f"{low:.4f} – {high:.4f}"), " (width ",
                              html.B(f"{high - low:.4f}", id="confidence-width"), ")."]))
+        if band.kind == "selected" and band.thresholds is not None:
+            i = int(abs(band.pc - pc).argmin())
+            parts.append(html.P(f"Threshold picked there on the selection half: "
+                                f"{picked_text(band.thresholds[i])}."))
     else:
         parts.append(html.P("Give a PC(+) on the left to read the band at your operating point."))
-    what = ("cost line at threshold " + f"{band.threshold:g}" if band.kind == "line"
-            and band.threshold is not None else "cost line" if band.kind == "line"
-            else "cost curve (best threshold at each PC(+))")
     parts.append(html.P(
-        f"{pct} pointwise band of {band.name}'s {what} from {band.replicates:,} bootstrap "
-        f"replicates ({band.n_pos:,} positives and {band.n_neg:,} negatives resampled "
-        f"separately). Widest: {widest:.4f} at PC(+) = {widest_pc:.3g}; mean width "
-        f"{float(band.width.mean()):.4f}."))
-    if band.kind == "line" and band.fpr is not None:
+        [html.B(band.label[0].upper() + band.label[1:] + "."),
+         f" For {band.name}'s {_what(band)}: {_source(band)}. Widest: {widest:.4f} at PC(+) = "
+         f"{widest_pc:.3g}; mean width {float(band.width.mean()):.4f}."]))
+    if band.kind == "line" and band.fpr is not None and band.tpr is not None:
         parts.append(html.P(f"At this threshold on the whole test set: TPR {band.tpr:.4f}, "
                             f"FPR {band.fpr:.4f}."))
     return parts
@@ -337,9 +410,10 @@ class Rendered:
 
 def render(services: Services, data: dict | None, model: str | None, threshold: Any,
            replicates: Any, level: Any, pc: Any, seed: int | None,
-           done: dict | None) -> Rendered:
+           done: dict | None, method: Any = None, simultaneous: Any = False) -> Rendered:
     """The figure and readouts for the controls: the band from the cache when it was computed
-    (at the requested level, with ``at_level``), else the exact curve and a hint to run.
+    (at the requested level, with ``at_level``), else the exact curve and a hint to run. The
+    caveat is the band's ``estimand`` (before it is computed: the chosen band's question).
 
     A setting out of its bounds changes only the status line, which says what the bounds are;
     the figure and the readouts keep what was drawn.
@@ -348,41 +422,55 @@ def render(services: Services, data: dict | None, model: str | None, threshold: 
     if not data or not data.get("id"):
         return Rendered(figure=band_figure(None, name="", index=0), summary="–", status="",
                         caveat="")
-    typed, problems = band_settings(threshold, replicates, level, pc)
-    if problems:
-        return Rendered(status=warn(problems))
-    threshold, replicates, level, pc = (typed["threshold"], typed["replicates"], typed["level"],
-                                        typed["pc"])
     r = resolve(services, data["id"], None)
     entry = r.entry(model)
+    typed, problems = band_settings(threshold, replicates, level, pc, method, simultaneous,
+                                    scored=entry is None or bool(entry["scored"]))
+    if problems:
+        return Rendered(status=warn(problems))
+    threshold, replicates, level, pc, choice = (typed["threshold"], typed["replicates"],
+                                                typed["level"], typed["pc"], typed["choice"])
     if entry is None:
         return Rendered(figure=band_figure(None, name="", index=0), summary="–",
                         status=r.error or "Pick a classifier.", caveat="")
     envelope = envelope_of(entry)
-    caveat = CAVEAT_CURVE if threshold is None else CAVEAT_LINE
+    caveat = choice.estimand
     empty = band_figure(None, name=model, index=entry["index"], envelope=envelope, pc=pc)
     problem = counted_problem(entry, threshold)
     if problem:
         return Rendered(figure=empty, summary="–", status=warn(problem), caveat=caveat)
-    key = cost_band_key(data["id"], model, threshold, replicates, seed)
+    key = cost_band_key(data["id"], model, threshold, replicates or 0, seed, choice)
     band = BandCache(services.views.cache).get(key)
     if band is None:
         failed = done and done.get("key") == key and done.get("error")
         status = (warn(done["error"]) if failed else
-                  f"Press Run bootstrap to compute the band from {replicates:,} replicates.")
+                  press_run(choice, replicates, f"the band of {model}"))
         return Rendered(figure=empty, summary="–", status=status, caveat=caveat)
     band = band.at_level(level)
     just_run = done and done.get("key") == key and done.get("seconds") is not None
-    status = (f"{band.replicates:,} replicates (seed {seed})"
-              + (f", computed in {done['seconds']:.2f} s." if just_run else
-                 ", kept from an earlier run (no resampling)."))
+    how = (f"closed form (seed {seed} for the split)" if band.selection == "split"
+           else "closed form" if band.replicates == 0
+           else f"{band.replicates:,} replicates (seed {seed})")
+    status = how + (f", computed in {done['seconds']:.2f} s." if just_run else
+                    ", kept from an earlier run (nothing recomputed).")
     return Rendered(
         figure=band_figure(band, name=model, index=entry["index"], envelope=envelope, pc=pc),
-        summary=band_summary(band, pc), status=status, caveat=caveat)
+        summary=band_summary(band, pc), status=status, caveat=band.estimand)
 
 
-VIEW_FIELDS = ["data", "model", "threshold", "level", "replicates", "pc"]
-"""The view fields this page's controls set (in the order of the recording callback's inputs)."""
+VIEW_FIELDS = ["data", "model", "threshold", "level", "replicates", "pc", "method",
+               "simultaneous"]
+"""The view fields this page's controls set (in the order of the recording callback's inputs;
+``method`` and ``simultaneous`` are ignored by the browser's view until costdash.view has them)."""
+
+
+def method_control(services: Services, data: dict | None, model: str | None, threshold: Any,
+                   method: Any, simultaneous: Any) -> tuple:
+    """The method control's options, value, whole-curve toggle, note, whether the replicates
+    box is disabled, the Run button's words and the question's default method
+    (:func:`components.method_state`) for the controls."""
+    choice = choice_of(threshold, method, simultaneous, scored=_scored(services, data, model))
+    return method_state(choice).as_tuple()
 
 
 # --- callbacks -------------------------------------------------------------------------------------
@@ -404,19 +492,36 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Input("confidence-run", "n_clicks"),
         State("confidence-data", "data"), State("confidence-model", "value"),
         State("confidence-threshold", "value"), State("confidence-replicates", "value"),
-        State("confidence-seed", "data"),
-        **background_options("confidence", error_reply=failed_job_reply))
-    def _run(set_progress, _clicks, data, model, threshold, replicates, seed):
+        State("confidence-seed", "data"), State("confidence-method", "value"),
+        State("confidence-simultaneous", "value"),
+        **background_options("confidence",
+                             error_reply=lambda message: failed_job_reply(message, services)))
+    def _run(set_progress, _clicks, data, model, threshold, replicates, seed, method,
+             simultaneous):
         return compute_band(services, data, model, threshold, replicates, seed,
-                            progress_reporter(set_progress))
+                            progress_reporter(set_progress), method=method,
+                            simultaneous=simultaneous)
+
+    @app.callback(
+        Output("confidence-method", "options"), Output("confidence-method", "value"),
+        Output("confidence-simultaneous", "options"),
+        Output("confidence-method-note", "children"),
+        Output("confidence-replicates", "disabled"), Output("confidence-run", "children"),
+        Output("confidence-method-default", "data"),
+        Input("confidence-data", "data"), Input("confidence-model", "value"),
+        Input("confidence-threshold", "value"), Input("confidence-method", "value"),
+        Input("confidence-simultaneous", "value"))
+    def _method(data, model, threshold, method, simultaneous):
+        return method_control(services, data, model, threshold, method, simultaneous)
 
     @app.callback(
         Output("confidence-run", "disabled"),
         Input("confidence-threshold", "value"), Input("confidence-replicates", "value"),
         Input("confidence-level", "value"), Input("confidence-pc", "value"),
-        Input("confidence-job", "className"))
-    def _gate(threshold, replicates, level, pc, job_class):
-        return run_disabled(job_class, band_settings(threshold, replicates, level, pc)[1])
+        Input("confidence-method", "value"), Input("confidence-job", "className"))
+    def _gate(threshold, replicates, level, pc, method, job_class):
+        return run_disabled(job_class, band_settings(threshold, replicates, level, pc,
+                                                     method)[1])
 
     @app.callback(
         Output("confidence-graph", "figure"), Output("confidence-summary", "children"),
@@ -424,16 +529,23 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Input("confidence-data", "data"), Input("confidence-model", "value"),
         Input("confidence-threshold", "value"), Input("confidence-replicates", "value"),
         Input("confidence-level", "value"), Input("confidence-pc", "value"),
+        Input("confidence-method", "value"), Input("confidence-simultaneous", "value"),
         Input("confidence-done", "data"), State("confidence-seed", "data"))
-    def _render(data, model, threshold, replicates, level, pc, done, seed):
-        r = render(services, data, model, threshold, replicates, level, pc, seed, done)
+    def _render(data, model, threshold, replicates, level, pc, method, simultaneous, done,
+                seed):
+        r = render(services, data, model, threshold, replicates, level, pc, seed, done, method,
+                   simultaneous)
         return r.figure, r.summary, r.status, r.caveat
 
     app.clientside_callback(
         UNSET_WHEN_IMPLIED_JS, Output("confidence-pc-view", "data"),
         Input("confidence-pc", "value"), Input("confidence-pc-implied", "data"))
     app.clientside_callback(
+        UNSET_WHEN_IMPLIED_JS, Output("confidence-method-view", "data"),
+        Input("confidence-method", "value"), Input("confidence-method-default", "data"))
+    app.clientside_callback(
         record_view_js(VIEW_FIELDS), Output("confidence-url", "data"),
         Input("confidence-data-id", "data"), Input("confidence-model", "value"),
         Input("confidence-threshold", "value"), Input("confidence-level", "value"),
-        Input("confidence-replicates", "value"), Input("confidence-pc-view", "data"))
+        Input("confidence-replicates", "value"), Input("confidence-pc-view", "data"),
+        Input("confidence-method-view", "data"), Input("confidence-simultaneous", "value"))

@@ -13,12 +13,13 @@ import pytest
 from dash import DiskcacheManager, no_update
 
 from costdash.analysis import summarize_classifier
-from costdash.bands import cost_band, difference_band
+from costdash.band_choice import band_choice
+from costdash.bands import ESTIMAND_SELECTED_SPLIT, cost_band, difference_band
 from costdash.conditions import OperatingCondition
 from costdash.costspace import envelope_difference
 from costdash.demo import load_demo
 from costdash.roc import roc_of
-from costdash.view import View
+from costdash.view import VIEW_FIELDS, View
 from dashboard import components
 from dashboard.config import Settings
 from dashboard.figures.bands import band_figure
@@ -28,7 +29,9 @@ from dashboard.jobs import (
     BandCache,
     background_manager,
     band_key,
+    cost_band_key,
     decode_band,
+    difference_band_key,
     encode_band,
 )
 from dashboard.pages import PAGES, compare, confidence
@@ -108,19 +111,36 @@ def test_compare_figures_are_the_core_arrays(demo):
     assert_same(by_uid(fig, "crossovers").y, a(d.crossovers))
     assert by_uid(fig, "env-b").line.color == classifier_color(3)
 
+    # The pages' default: thresholds selected on a stratified half, calibrated.
     band = difference_band(demo.classifier("gbm"), demo.classifier("naive_bayes"),
-                           replicates=B, rng=0)
+                           select="split", rng=0)
     fig = difference_figure(d, indices=(2, 3), band=band)
     assert_same(by_uid(fig, "difference").x, d.pc)
     assert_same(by_uid(fig, "difference").y, d.diff)
     assert_same(by_uid(fig, "crossovers").x, d.crossovers)
     assert_same(by_uid(fig, "band-low").y, band.low)
     assert_same(by_uid(fig, "band-high").y, band.high)
+    assert_same(by_uid(fig, "band-diff").y, band.diff)  # the band's own (held-out) estimate
+    assert by_uid(fig, "band-high").name.replace("<br>", " ") == band.label
+    assert band.label.startswith("90% Newcombe–MOVER band (pointwise)")
     shapes = [(s.x0, s.x1) for s in fig.layout.shapes]
     assert shapes == [(lo, hi) for lo, hi, _ in d.better_intervals()]
-    sig = by_uid(fig, "significant-a")  # gbm is significantly better somewhere
-    ends = [x for x in sig.x if np.isfinite(x)]
-    assert ends == [v for s in band.significant if s.better == "gbm" for v in (s.lo, s.hi)]
+    assert band.calibrated and band.significant
+    for side, name in (("a", "gbm"), ("b", "naive_bayes")):
+        runs = [v for s in band.significant if s.better == name for v in (s.lo, s.hi)]
+        if runs:
+            assert [x for x in by_uid(fig, f"significant-{side}").x if np.isfinite(x)] == runs
+        else:
+            assert f"significant-{side}" not in {t.uid for t in fig.data}
+    # The re-tuned envelopes: a resampling spread, no level and no significance bars.
+    spread = difference_band(demo.classifier("gbm"), demo.classifier("naive_bayes"),
+                             replicates=B, rng=0)
+    fig = difference_figure(d, indices=(2, 3), band=spread)
+    assert_same(by_uid(fig, "band-low").y, spread.low)
+    assert not spread.calibrated and spread.significant == ()
+    assert "%" not in by_uid(fig, "band-high").name
+    assert by_uid(fig, "band-high").name.replace("<br>", " ") == spread.label
+    assert not {"significant-a", "significant-b", "band-diff"} & {t.uid for t in fig.data}
     # Without a band: no band traces, still the shading.
     plain = difference_figure(d, indices=(2, 3))
     assert not {"band-low", "band-high"} & {t.uid for t in plain.data}
@@ -156,7 +176,16 @@ def test_band_round_trip_and_keys(demo, services):
     line = cost_band(demo.classifier("forest"), threshold=0.5, replicates=B, rng=3)
     diff = difference_band(demo.classifier("forest"), demo.classifier("gbm"), replicates=B,
                            rng=3)
-    for original in (band, line, diff):
+    # The pages' defaults and the other choices: selected thresholds (+-inf among them),
+    # closed form, simultaneous, double bootstrap.
+    selected = cost_band(demo.classifier("forest"), select="split", rng=3)
+    assert np.isinf(selected.thresholds).any()
+    whole = cost_band(demo.classifier("forest"), threshold=0.5, simultaneous=True)
+    double = cost_band(demo.classifier("forest"), method="double-bootstrap", replicates=200,
+                       rng=3, inner_replicates=10)
+    paired = difference_band(demo.classifier("forest"), demo.classifier("gbm"), select="split",
+                             rng=3, simultaneous=True)
+    for original in (band, line, diff, selected, whole, double, paired):
         back = decode_band(encode_band(original))
         assert type(back) is type(original)
         for name, value in vars(original).items():
@@ -173,6 +202,35 @@ def test_band_round_trip_and_keys(demo, services):
     assert cache.get(key) is None
     cache.put(key, band)
     np.testing.assert_array_equal(cache.get(key).curves, band.curves)
+    assert key.startswith("band:v2:cost:")
+
+
+def test_band_keys_tell_the_band_choices_apart():
+    """A band of another method, selection or scope is never served for this one; the
+    replicates of a closed-form band do not matter."""
+    def key(method=None, simultaneous=False, threshold=None, replicates=B):
+        return cost_band_key("d", "gbm", threshold, replicates, 0,
+                             band_choice(method, simultaneous, fixed=threshold is not None))
+
+    keys = {key(), key("percentile"), key("double-bootstrap"), key(simultaneous=True),
+            key(threshold=0.5), key("percentile", threshold=0.5),
+            key(threshold=0.5, simultaneous=True)}
+    assert len(keys) == 7
+    assert key() == cost_band_key("d", "gbm", None, B, 0)  # the default: held-out split
+    assert key() == key(replicates=B + 1) and key(threshold=0.5) == key(threshold=0.5,
+                                                                        replicates=7)
+    assert key("percentile") != key("percentile", replicates=B + 1)
+    assert key("percentile", simultaneous=True) == key("percentile")  # none to ask for
+
+    def dkey(method=None, simultaneous=False, threshold=None, replicates=B):
+        return difference_band_key("d", "a", "b", replicates, 0,
+                                   band_choice(method, simultaneous, difference=True,
+                                               fixed=threshold is not None), threshold)
+
+    dkeys = {dkey(), dkey("percentile"), dkey(simultaneous=True), dkey(threshold=0.5),
+             dkey(threshold=(0.5, 0.6))}
+    assert len(dkeys) == 5 and dkey(threshold=0.5) == dkey(threshold=(0.5, 0.5))
+    assert compare.band_request_key("d", "a", "b", B, 0) == dkey()
 
 
 # --- routing and layouts ---------------------------------------------------------------------------
@@ -254,13 +312,16 @@ def test_confidence_reads_the_band_at_the_conditions_of_explore(services, demo_r
 def test_pages_record_their_fields_in_the_one_view(web_app):
     """Each page hands its controls to the browser's one view object; none writes the URL."""
     expected = {
-        "confidence-url.data": (["data", "model", "threshold", "level", "replicates", "pc"],
+        "confidence-url.data": (["data", "model", "threshold", "level", "replicates", "pc",
+                                 "method", "simultaneous"],
                                 ["confidence-data-id", "confidence-model",
                                  "confidence-threshold", "confidence-level",
-                                 "confidence-replicates", "confidence-pc-view"]),
-        "compare-url.data": (["data", "a", "b", "level", "replicates"],
+                                 "confidence-replicates", "confidence-pc-view",
+                                 "confidence-method-view", "confidence-simultaneous"]),
+        "compare-url.data": (["data", "a", "b", "level", "replicates", "method", "simultaneous"],
                              ["compare-data-id", "compare-a", "compare-b", "compare-level",
-                              "compare-replicates"]),
+                              "compare-replicates", "compare-method-view",
+                              "compare-simultaneous"]),
         "folds-url.data": (["data", "model", "p_pos", "cost_fn", "cost_fp"],
                            ["folds-data-id", "folds-model", "folds-p-view", "folds-cost-fn",
                             "folds-cost-fp"]),
@@ -360,53 +421,184 @@ def test_confidence_model_is_the_views_else_the_first_ticked(services, demo_ref)
     assert View.parse(find(content, "confidence-query").data).models == ("gbm", "stump")
 
 
-def test_confidence_band_job_then_level_change_reuses_the_replicates(services, demo_ref, demo):
+def test_confidence_default_band_is_calibrated_on_a_held_out_half(services, demo_ref, demo):
     first = confidence.render(services, demo_ref, "gbm", None, B, 0.9, None, 0, None)
-    assert "Press Run" in first.status and first.summary == "–"
+    assert "Press Compute band" in first.status and first.summary == "–"
+    assert first.caveat == ESTIMAND_SELECTED_SPLIT  # the question, before the band exists
     env = summarize_classifier(roc_of(demo.classifier("gbm"))).envelope
     assert_same(by_uid(first.figure, "envelope").y, env.cost)  # exact curve before any band
 
     calls = []
     done = confidence.compute_band(services, demo_ref, "gbm", None, B, 0,
                                    progress=lambda d, t: calls.append((d, t)))
-    assert done["seconds"] > 0 and calls[-1] == (B, B)
+    assert done["seconds"] > 0 and calls[-1] == (1, 1)  # closed form: one step
     json.dumps(done)  # the browser keeps only this small reply
     shown = confidence.render(services, demo_ref, "gbm", None, B, 0.9, 0.3, 0, done)
-    fresh = cost_band(demo.classifier("gbm"), level=0.9, replicates=B, rng=0)
+    fresh = cost_band(demo.classifier("gbm"), select="split", rng=0)
+    assert fresh.calibrated and fresh.kind == "selected" and fresh.tpr is None
     assert_same(by_uid(shown.figure, "band-low").y, fresh.low)
     assert_same(by_uid(shown.figure, "band-high").y, fresh.high)
-    assert "computed in" in shown.status and "At PC(+) = 0.3" in str(shown.summary)
+    assert_same(by_uid(shown.figure, "cost").y, fresh.cost)
+    assert by_uid(shown.figure, "band-high").name.replace("<br>", " ") == fresh.label
+    assert "stratified half" in fresh.label  # the selection is named
+    assert "held-out cost" in by_uid(shown.figure, "cost").name
+    assert by_uid(shown.figure, "envelope").line.dash == "dot"  # all rows, for comparison
+    assert shown.caveat == fresh.estimand
+    summary = str(shown.summary)
+    assert "computed in" in shown.status and "At PC(+) = 0.3" in summary
+    assert "90% band" in summary and "Threshold picked there" in summary
+    # The replicates are not used by a closed-form band: another B is the same band.
+    assert "kept from an earlier run" in confidence.render(
+        services, demo_ref, "gbm", None, B + 1, 0.9, None, 0, None).status
 
-    # A new level: read back from the cache and re-cut with at_level -- equal to a fresh band.
+    # A new level: read back from the cache and recomputed from the counts.
     again = confidence.compute_band(services, demo_ref, "gbm", None, B, 0)
-    assert again["seconds"] is None  # cached: no resampling
+    assert again["seconds"] is None  # cached
     at80 = confidence.render(services, demo_ref, "gbm", None, B, 0.8, None, 0, again)
-    fresh80 = cost_band(demo.classifier("gbm"), level=0.8, replicates=B, rng=0)
+    fresh80 = cost_band(demo.classifier("gbm"), level=0.8, select="split", rng=0)
     assert_same(by_uid(at80.figure, "band-low").y, fresh80.low)
     assert_same(by_uid(at80.figure, "band-high").y, fresh80.high)
     assert not np.array_equal(fresh80.low, fresh.low)
-    assert "80% band" in by_uid(at80.figure, "band-high").name
+    assert "80% Wilson–MOVER band" in by_uid(at80.figure, "band-high").name
     assert "kept from an earlier run" in at80.status
-    # Other replicates or seed: not computed yet.
+    # Another seed (another half) or the whole-curve band: not computed yet.
+    assert "Press Compute band" in confidence.render(services, demo_ref, "gbm", None, B, 0.9,
+                                                     None, 1, done).status
+    whole = confidence.render(services, demo_ref, "gbm", None, B, 0.9, None, 0, done,
+                              simultaneous=["on"])
+    assert "Press Compute band" in whole.status
+    done = confidence.compute_band(services, demo_ref, "gbm", None, B, 0, simultaneous=["on"])
+    whole = confidence.render(services, demo_ref, "gbm", None, B, 0.9, None, 0, done,
+                              simultaneous=["on"])
+    fresh = cost_band(demo.classifier("gbm"), select="split", rng=0, simultaneous=True)
+    assert_same(by_uid(whole.figure, "band-high").y, fresh.high)
+    assert "(whole curve)" in by_uid(whole.figure, "band-high").name
+
+
+def test_confidence_bootstrap_methods_reuse_the_replicates(services, demo_ref, demo):
+    """The resampling spread of the re-tuned envelope: a job with progress, no level shown;
+    a level change re-cuts the replicates. The double bootstrap: approximate, with a level."""
+    spread = {"method": "percentile"}
+    first = confidence.render(services, demo_ref, "gbm", None, B, 0.9, None, 0, None, **spread)
+    assert "Press Run bootstrap to compute the band of gbm from 200 replicates" in first.status
+    calls = []
+    done = confidence.compute_band(services, demo_ref, "gbm", None, B, 0,
+                                   progress=lambda d, t: calls.append((d, t)), **spread)
+    assert done["seconds"] > 0 and calls[-1] == (B, B)
+    shown = confidence.render(services, demo_ref, "gbm", None, B, 0.9, 0.3, 0, done, **spread)
+    fresh = cost_band(demo.classifier("gbm"), level=0.9, replicates=B, rng=0)
+    assert not fresh.calibrated
+    assert_same(by_uid(shown.figure, "band-low").y, fresh.low)
+    assert_same(by_uid(shown.figure, "band-high").y, fresh.high)
+    name = by_uid(shown.figure, "band-high").name
+    assert "%" not in name and name.startswith("resampling spread of the re-tuned envelope")
+    assert "90%" not in str(shown.summary) and "resampling spread" in str(shown.summary)
+    assert shown.caveat == fresh.estimand and shown.caveat.startswith("None: the resampling")
+    at80 = confidence.render(services, demo_ref, "gbm", None, B, 0.8, None, 0, None, **spread)
+    fresh80 = cost_band(demo.classifier("gbm"), level=0.8, replicates=B, rng=0)
+    assert_same(by_uid(at80.figure, "band-low").y, fresh80.low)
+    assert not np.array_equal(fresh80.low, fresh.low)
+    assert "kept from an earlier run" in at80.status
     assert "Press Run" in confidence.render(services, demo_ref, "gbm", None, B + 1, 0.9, None,
-                                            0, done).status
-    assert "Press Run" in confidence.render(services, demo_ref, "gbm", None, B, 0.9, None, 1,
-                                            done).status
+                                            0, done, **spread).status
+
+    # The double bootstrap carries a level: at least 200 replicates.
+    problems = confidence.band_settings(None, 100, 0.9, None, "double-bootstrap")[1]
+    assert problems and "at least 200 replicates" in problems[0]
+    done = confidence.compute_band(services, demo_ref, "gbm", None, 100, 0,
+                                   method="double-bootstrap")
+    assert done["key"] is None and "at least 200" in done["error"]
+    done = confidence.compute_band(services, demo_ref, "gbm", None, B, 0,
+                                   method="double-bootstrap")
+    out = confidence.render(services, demo_ref, "gbm", None, B, 0.9, None, 0, done,
+                            method="double-bootstrap")
+    band = by_uid(out.figure, "band-high")
+    assert band.name.startswith("90% double-bootstrap calibrated (approximate) band")
+    assert "under-covers" in out.caveat
 
 
 def test_confidence_fixed_threshold(services, demo_ref, demo):
     done = confidence.compute_band(services, demo_ref, "forest", 0.5, float(B), 0)
     out = confidence.render(services, demo_ref, "forest", 0.5, float(B), 0.9, None, 0, done)
-    fresh = cost_band(demo.classifier("forest"), threshold=0.5, replicates=B, rng=0)
+    fresh = cost_band(demo.classifier("forest"), threshold=0.5)
+    assert fresh.method == "wilson-mover" and fresh.calibrated
     assert_same(by_uid(out.figure, "cost").y, fresh.cost)
     assert_same(by_uid(out.figure, "band-high").y, fresh.high)
-    assert out.caveat == confidence.CAVEAT_LINE
-    assert "TPR" in str(out.summary)
+    assert out.caveat == fresh.estimand
+    assert "TPR" in str(out.summary) and "90% Wilson–MOVER band" in str(out.summary)
+    # A curve's method does not fit a fixed threshold: its default instead (same band).
+    assert confidence.choice_of(0.5, "split").method == "wilson-mover"
+    assert confidence.compute_band(services, demo_ref, "forest", 0.5, B, 0,
+                                   method="double-bootstrap")["key"] == done["key"]
+    # The paper's percentile bootstrap: offered, without a level.
+    done = confidence.compute_band(services, demo_ref, "forest", 0.5, B, 0, method="percentile")
+    out = confidence.render(services, demo_ref, "forest", 0.5, B, 0.9, None, 0, done,
+                            method="percentile")
+    fresh = cost_band(demo.classifier("forest"), threshold=0.5, method="percentile",
+                      replicates=B, rng=0)
+    assert_same(by_uid(out.figure, "band-high").y, fresh.high)
+    assert "%" not in by_uid(out.figure, "band-high").name
+    assert out.caveat == fresh.estimand
+
+
+def test_method_control_follows_the_question(services, demo_ref):
+    """Without a threshold: held-out half (default), spread, double bootstrap; with one:
+    Wilson–MOVER (default), percentile. The replicates box is disabled for closed-form bands,
+    and the whole-curve toggle needs one."""
+    options, value, whole, note, replicates_off, run, default = confidence.method_control(
+        services, demo_ref, "gbm", None, None, [])
+    assert [o["value"] for o in options] == ["split", "percentile", "double-bootstrap"]
+    assert value == default == "split" and replicates_off and run == "Compute band"
+    assert not whole[0]["disabled"] and "replicates are not used" in note
+    _, value, whole, _, replicates_off, run, _ = confidence.method_control(
+        services, demo_ref, "gbm", None, "percentile", ["on"])
+    assert value == "percentile" and whole[0]["disabled"] and not replicates_off
+    assert run == "Run bootstrap"
+    options, value, _, _, _, _, default = confidence.method_control(
+        services, demo_ref, "gbm", 0.5, "double-bootstrap", [])
+    assert [o["value"] for o in options] == ["wilson-mover", "percentile"]
+    assert value == default == "wilson-mover"
+    content, _ = route("/confidence", f"?data={demo_ref['id']}&model=gbm", services)
+    assert find(content, "confidence-method").value == "split"
+    assert find(content, "confidence-replicates").disabled is True
+    assert find(content, "confidence-run").children == "Compute band"
+
+
+VIEW_HAS_BAND_CHOICE = {"method", "simultaneous"} <= {f.name for f in VIEW_FIELDS}
+
+
+@pytest.mark.skipif(not VIEW_HAS_BAND_CHOICE,
+                    reason="costdash.view has no method/simultaneous fields yet")
+def test_links_carry_the_band_choice(services, demo_ref, client):
+    """A link's method= and simultaneous= open the pages on that band, and the report download
+    of the same view finds the band the page computed."""
+    ref = f"?data={demo_ref['id']}&model=gbm"
+    content, _ = route("/confidence", ref + "&method=percentile&simultaneous=1", services)
+    assert find(content, "confidence-method").value == "percentile"
+    assert find(content, "confidence-replicates").disabled is False
+    assert find(content, "confidence-simultaneous").value == ["on"]
+    content, _ = route("/confidence", ref + "&threshold=0.5&method=split", services)
+    assert find(content, "confidence-method").value == "wilson-mover"  # fits the question
+    content, _ = route("/compare", ref + "&method=percentile", services)
+    assert find(content, "compare-method").value == "percentile"
+    query = View.parse({"method": "percentile", "simultaneous": True}).to_query()
+    assert (query["method"], query["simultaneous"]) == ("percentile", "1")
+
+    assert "error" not in confidence.compute_band(services, demo_ref, "gbm", None, B, 0,
+                                                  method="percentile")
+    url = f"/api/v1/datasets/{demo_ref['id']}/report.html?model=gbm&replicates={B}"
+    html = client.get(url + "&method=percentile").get_data(as_text=True)
+    assert '<section id="bands">' in html and "resampling spread" in html
+    assert '<section id="bands">' not in client.get(url).get_data(as_text=True)
 
 
 def test_confidence_bad_inputs(services, demo_ref):
-    out = confidence.render(services, demo_ref, "gbm", None, 0, 0.9, None, 0, None)
+    spread = {"method": "percentile"}
+    out = confidence.render(services, demo_ref, "gbm", None, 0, 0.9, None, 0, None, **spread)
     assert "Replicates (B) must be a whole number from 1 to 10,000; got '0'." in str(out.status)
+    # A closed-form band does not use the replicates (the box is disabled): not checked.
+    assert "Press Compute band" in confidence.render(services, demo_ref, "gbm", None, 0, 0.9,
+                                                     None, 0, None).status
     out = confidence.render(services, demo_ref, "gbm", None, B, 1.5, None, 0, None)
     assert ("Confidence level must be a number strictly between 0 and 1; got '1.5'."
             in str(out.status))
@@ -417,7 +609,7 @@ def test_confidence_bad_inputs(services, demo_ref):
     assert "PC(+) to read the band at must be a number from 0 to 1; got '2'." in str(out.status)
     out = confidence.render(services, demo_ref, "gbm", float("inf"), B, 0.9, None, 0, None)
     assert "Fixed threshold must be a number; got 'inf'." in str(out.status)
-    done = confidence.compute_band(services, demo_ref, "gbm", None, 20_000, 0)
+    done = confidence.compute_band(services, demo_ref, "gbm", None, 20_000, 0, **spread)
     assert done == {"key": None, "error": REPLICATES_TOO_MANY}
     assert "No data set" in confidence.compute_band(services, None, "gbm", None, B, 0)["error"]
     out = confidence.render(services, None, None, None, B, 0.9, None, 0, None)
@@ -425,28 +617,35 @@ def test_confidence_bad_inputs(services, demo_ref):
 
 
 def test_replicates_out_of_bounds_keep_the_band_and_say_the_bounds(services, demo_ref):
-    """Typing 20000 replicates: the bounded message in the status line, the drawn band and its
-    summary stay (no update), Run is disabled and the job would not start."""
-    done = confidence.compute_band(services, demo_ref, "gbm", None, B, 0)
-    drawn = confidence.render(services, demo_ref, "gbm", None, B, 0.9, 0.3, 0, done)
+    """Typing 20000 replicates for a bootstrap: the bounded message in the status line, the
+    drawn band and its summary stay (no update), Run is disabled and the job would not start."""
+    spread = {"method": "percentile"}
+    done = confidence.compute_band(services, demo_ref, "gbm", None, B, 0, **spread)
+    drawn = confidence.render(services, demo_ref, "gbm", None, B, 0.9, 0.3, 0, done, **spread)
     assert by_uid(drawn.figure, "band-high") is not None
-    out = confidence.render(services, demo_ref, "gbm", None, 20000, 0.9, 0.3, 0, done)
+    out = confidence.render(services, demo_ref, "gbm", None, 20000, 0.9, 0.3, 0, done, **spread)
     assert REPLICATES_TOO_MANY in str(out.status)
     assert out.figure is no_update and out.summary is no_update and out.caveat is no_update
-    problems = confidence.band_settings(None, 20000, 0.9, 0.3)[1]
+    problems = confidence.band_settings(None, 20000, 0.9, 0.3, "percentile")[1]
     assert problems == [REPLICATES_TOO_MANY]
+    assert confidence.band_settings(None, 20000, 0.9, 0.3)[1] == []  # closed form: unused
     assert components.run_disabled("job", problems) is True
     assert components.run_disabled("job", []) is False
     assert components.run_disabled("job running", problems) is no_update  # the job owns it
-    assert confidence.job_key(demo_ref, "gbm", None, 20000, 0) is None
+    assert confidence.job_key(demo_ref, "gbm", None, 20000, 0, "percentile") is None
+    assert confidence.job_key(demo_ref, "gbm", None, 20000, 0) == cost_band_key(
+        demo_ref["id"], "gbm", None, 0, 0)
     # Compare: the same message; its figures and readouts stay as drawn.
-    out = compare.render(services, demo_ref, "gbm", "naive_bayes", 20000, 0.9, 0, None)
+    out = compare.render(services, demo_ref, "gbm", "naive_bayes", 20000, 0.9, 0, None,
+                         "percentile")
     assert REPLICATES_TOO_MANY in str(out.status)
     assert all(v is no_update for v in (out.envelopes, out.difference, out.crossovers,
                                         out.better, out.significant))
-    assert compare.compute_difference(services, demo_ref, "gbm", "naive_bayes", 20000,
-                                      0) == {"key": None, "error": REPLICATES_TOO_MANY}
-    assert compare.band_settings(20000, 0.9)[1] == [REPLICATES_TOO_MANY]
+    assert compare.compute_difference(services, demo_ref, "gbm", "naive_bayes", 20000, 0,
+                                      method="percentile") == {"key": None,
+                                                               "error": REPLICATES_TOO_MANY}
+    assert compare.band_settings(20000, 0.9, "percentile")[1] == [REPLICATES_TOO_MANY]
+    assert compare.band_settings(20000, 0.9)[1] == []
 
 
 def test_check_fields_uses_the_schema():
@@ -520,28 +719,70 @@ def test_compare_exact_then_band_then_level(services, demo_ref, demo):
                                      f"{d.crossovers[0]:.4g} and {d.crossovers[1]:.4g}")
     assert "naive_bayes better on PC(+) " in " ".join(
         p.children[0].children + p.children[1] for p in out.better)
-    assert "Press Run" in str(out.significant)
+    assert "Press Compute band" in str(out.significant)
 
+    # The default: thresholds selected on a held-out half, a calibrated band with significance.
     done = compare.compute_difference(services, demo_ref, "gbm", "naive_bayes", B, 0)
     assert done["seconds"] > 0
     out = compare.render(services, demo_ref, "gbm", "naive_bayes", B, 0.9, 0, done)
     fresh = difference_band(demo.classifier("gbm"), demo.classifier("naive_bayes"),
-                            replicates=B, rng=0)
+                            select="split", rng=0)
     assert_same(by_uid(out.difference, "band-low").y, fresh.low)
+    assert_same(by_uid(out.difference, "band-diff").y, fresh.diff)
     text = str(out.significant)
     for s in fresh.significant:
         assert f"{s.lo:.3g}–{s.hi:.3g}" in text
-    assert fresh.significant and "gbm" in text and "significantly better" in text
+    assert fresh.significant and "naive_bayes" in text and "significantly better" in text
+    assert "90% Newcombe–MOVER band (pointwise), thresholds selected on a stratified half" \
+        in text  # fresh.label
+    assert "(pointwise)" in text and "closed form on the held-out half" in out.status
 
     at75 = compare.render(services, demo_ref, "gbm", "naive_bayes", B, 0.75, 0, done)
     fresh75 = difference_band(demo.classifier("gbm"), demo.classifier("naive_bayes"),
-                              level=0.75, replicates=B, rng=0)
+                              level=0.75, select="split", rng=0)
     assert_same(by_uid(at75.difference, "band-high").y, fresh75.high)
-    assert "75% paired band" in str(at75.significant)
+    assert fresh75.label.split(",")[0] in str(at75.significant)  # "75% Newcombe–MOVER band"
     again = compare.compute_difference(services, demo_ref, "gbm", "naive_bayes", B, 0)
-    assert again["seconds"] is None  # cached: no new resampling
+    assert again["seconds"] is None  # cached: nothing recomputed
     assert "kept from an earlier run" in compare.render(
         services, demo_ref, "gbm", "naive_bayes", B, 0.75, 0, again).status
+    # Whole curve: another band, significant over every PC(+) at once.
+    whole = {"simultaneous": ["on"]}
+    done = compare.compute_difference(services, demo_ref, "gbm", "naive_bayes", B, 0, **whole)
+    out = compare.render(services, demo_ref, "gbm", "naive_bayes", B, 0.9, 0, done, **whole)
+    fresh = difference_band(demo.classifier("gbm"), demo.classifier("naive_bayes"),
+                            select="split", rng=0, simultaneous=True)
+    assert_same(by_uid(out.difference, "band-high").y, fresh.high)
+    assert "over the whole curve" in str(out.significant)
+
+    # The re-tuned envelopes: a paired bootstrap, exploratory, no level, no significance.
+    spread = {"method": "percentile"}
+    out = compare.render(services, demo_ref, "gbm", "naive_bayes", B, 0.9, 0, None, **spread)
+    assert "Press Run bootstrap" in str(out.significant)
+    done = compare.compute_difference(services, demo_ref, "gbm", "naive_bayes", B, 0, **spread)
+    out = compare.render(services, demo_ref, "gbm", "naive_bayes", B, 0.9, 0, done, **spread)
+    fresh = difference_band(demo.classifier("gbm"), demo.classifier("naive_bayes"),
+                            replicates=B, rng=0)
+    assert_same(by_uid(out.difference, "band-low").y, fresh.low)
+    text = str(out.significant)
+    assert "significantly better" not in text and "No significant ranges" in text
+    assert "%" not in text and "Resampling spread of the re-tuned envelope" in text
+    assert not {"significant-a", "significant-b"} & {t.uid for t in out.difference.data}
+    assert f"{B:,} paired replicates" in out.status
+
+
+def test_compare_method_control(services, demo_ref):
+    options, value, _, _, replicates_off, run, default = \
+        compare.method_state(compare.choice_of()).as_tuple()
+    assert [o["value"] for o in options] == ["split", "percentile"]
+    assert value == default == "split" and replicates_off and run == "Compute band"
+    state = compare.method_state(compare.choice_of("double-bootstrap"))  # not offered here
+    assert state.value == "split"
+    state = compare.method_state(compare.choice_of("percentile", ["on"]))
+    assert state.simultaneous_options[0]["disabled"] and "not a test" in state.note
+    content, _ = route("/compare", f"?data={demo_ref['id']}", services)
+    assert find(content, "compare-method").value == "split"
+    assert find(content, "compare-simultaneous").value == []
 
 
 def test_compare_same_classifier_and_counts(services, demo_ref):
@@ -550,7 +791,7 @@ def test_compare_same_classifier_and_counts(services, demo_ref):
     record = services.store.put(COUNTS.encode(), "counts.csv")
     ref = {"id": record.id, "name": "counts.csv"}
     out = compare.render(services, ref, "x", "y", B, 0.9, 0, None)
-    assert "no test rows to resample in pairs" in str(out.significant)
+    assert "no test rows to evaluate in pairs" in str(out.significant)
     assert by_uid(out.envelopes, "env-a") is not None  # the exact comparison still works
     assert "no test rows" in compare.compute_difference(services, ref, "x", "y", B, 0)["error"]
 

@@ -21,8 +21,12 @@ from costdash.bands import difference_band
 from costdash.costspace import envelope_difference
 from costdash.demo import load_demo
 from costdash.roc import roc_of
+from costdash.view import VIEW_FIELDS
 
 pytestmark = pytest.mark.browser
+
+VIEW_HAS_BAND_CHOICE = {"method", "simultaneous"} <= {f.name for f in VIEW_FIELDS}
+"""Whether links carry the band choice (costdash.view's ``method`` and ``simultaneous``)."""
 
 B = 1000  # the demo has 569 rows: a job of this size computes in about 0.02 s
 
@@ -31,7 +35,9 @@ TRACES = """([graph, uid]) => {
     if (!plot || !plot._fullData) return null;
     // _fullData: typed arrays (base64 "bdata" in .data) are decoded there
     const t = plot._fullData.find(d => d.uid === uid);
-    return t ? {x: Array.from(t.x), y: Array.from(t.y), name: t.name} : null;
+    // legend names break long labels into lines: compare them as one line
+    return t ? {x: Array.from(t.x), y: Array.from(t.y),
+                name: (t.name || '').replace(/<br>/g, ' ')} : null;
 }"""
 
 
@@ -48,7 +54,8 @@ def wait_trace(page: Page, graph: str, uid: str, name: str = "") -> dict:
     page.wait_for_function(
         "([g, u, n]) => { const p = document.querySelector('#' + g + ' .js-plotly-plot');"
         " const t = p && p._fullData && p._fullData.find(d => d.uid === u);"
-        " return !!t && (t.name || '').includes(n); }", arg=[graph, uid, name], timeout=10_000)
+        " return !!t && (t.name || '').replace(/<br>/g, ' ').includes(n); }",
+        arg=[graph, uid, name], timeout=10_000)
     return trace(page, graph, uid)
 
 
@@ -83,6 +90,12 @@ def exact_difference(dataset, a: str, b: str):
     return envelope_difference(ea, eb, a_name=a, b_name=b)
 
 
+def choose(page: Page, control: str, text: str) -> None:
+    """Pick the option of a radio list (``#confidence-method``, ``#compare-method``) whose
+    label contains ``text``."""
+    page.locator(f"#{control}").get_by_text(text).click()
+
+
 def job_requests(page: Page) -> list[str]:
     """URLs of background-job requests (start and polls carry ``cacheKey``/``job``)."""
     seen: list[str] = []
@@ -108,19 +121,28 @@ def test_compare_crossovers_and_significant_ranges(dash_thread_server, web_app, 
         f"cross at PC(+) = {x1:.4g} and {x2:.4g}")
     expect(page.locator("#compare-better")).to_contain_text(
         f"naive_bayes better on PC(+) {x1:.3g}–{x2:.3g}")
-    expect(page.locator("#compare-significant")).to_contain_text("Press Run bootstrap")
+    expect(page.locator("#compare-significant")).to_contain_text("Press Compute band")
     wait_trace(page, "compare-difference", "crossovers")
+    # The default band is closed form: the replicates box is disabled, and says why.
+    expect(page.locator("#compare-replicates")).to_be_disabled()
+    expect(page.locator("#compare-method-note")).to_contain_text("replicates are not used")
 
     page.click("#compare-run")
     expect(page.locator("#compare-significant")).to_contain_text("significantly better",
                                                                  timeout=20_000)
+    # The pages' default: thresholds picked on a held-out half, a calibrated paired band.
     band = difference_band(demo.classifier("gbm"), demo.classifier("naive_bayes"),
-                           replicates=B, rng=0)
-    ranges = ", ".join(f"{s.lo:.3g}–{s.hi:.3g}" for s in band.significant if s.better == "gbm")
+                           select="split", rng=0)
+    better = band.significant[0].better
+    ranges = ", ".join(f"{s.lo:.3g}–{s.hi:.3g}" for s in band.significant if s.better == better)
     expect(page.locator("#compare-significant")).to_contain_text(
-        f"gbm significantly better on PC(+) {ranges}")
-    low = wait_trace(page, "compare-difference", "band-low", "90%")
+        f"{better} significantly better on PC(+) {ranges} (pointwise)")
+    expect(page.locator("#compare-significant")).to_contain_text(
+        band.label[0].upper() + band.label[1:])
+    low = wait_trace(page, "compare-difference", "band-low", "90% Newcombe–MOVER band")
     assert np.allclose(low["y"], band.low)
+    held_out = wait_trace(page, "compare-difference", "band-diff")
+    assert np.allclose(held_out["y"], band.diff)
     expect(page.locator("#compare-run")).to_be_enabled()
     expect(page).to_have_url(re.compile(r"a=gbm&b=naive_bayes"))   # defaults are left out
 
@@ -129,13 +151,32 @@ def test_compare_crossovers_and_significant_ranges(dash_thread_server, web_app, 
     page.locator(".dash-dropdown-option", has_text="forest").click()
     (x,) = exact_difference(demo, "gbm", "forest").crossovers
     expect(page.locator("#compare-crossovers")).to_contain_text(f"cross at PC(+) = {x:.4g}:")
-    expect(page.locator("#compare-significant")).to_contain_text("Press Run bootstrap")
+    expect(page.locator("#compare-significant")).to_contain_text("Press Compute band")
     expect(page).to_have_url(re.compile(r"b=forest"))
     page.goto(dash_thread_server.url
               + f"/compare?data={record.id}&a=gbm&b=naive_bayes&replicates={B}")
     # Restored from the URL, and the band from the server's cache (no new job needed).
     expect(page.locator("#compare-significant")).to_contain_text("significantly better")
+    wait_trace(page, "compare-difference", "band-high", "90% Newcombe–MOVER band")
     save_screenshot(page, screenshot_dir / "compare.png")
+
+    # The re-tuned envelopes: a paired bootstrap, exploratory -- no level, no significance.
+    choose(page, "compare-method", "Resampling spread of the re-tuned envelopes")
+    expect(page.locator("#compare-replicates")).to_be_enabled()
+    expect(page.locator("#compare-significant")).to_contain_text(
+        f"Press Run bootstrap to compute the paired band of gbm − naive_bayes from {B:,} "
+        "replicates")
+    page.click("#compare-run")
+    expect(page.locator("#compare-significant")).to_contain_text("No significant ranges",
+                                                                 timeout=20_000)
+    expect(page.locator("#compare-significant")).not_to_contain_text("significantly better")
+    spread = difference_band(demo.classifier("gbm"), demo.classifier("naive_bayes"),
+                             replicates=B, rng=0)
+    low = wait_trace(page, "compare-difference", "band-low", "resampling spread")
+    assert np.allclose(low["y"], spread.low) and "%" not in low["name"]
+    assert trace(page, "compare-difference", "significant-a") is None
+    assert trace(page, "compare-difference", "significant-b") is None
+    save_screenshot(page, screenshot_dir / "compare-spread.png")
     assert errors == []
 
 
@@ -145,56 +186,79 @@ def test_confidence_band_then_level_change_without_a_new_job(dash_thread_server,
     record = services.put_demo("breast-cancer")
     errors = open_page(dash_thread_server, web_app, page,
                        f"/confidence?data={record.id}&model=gbm&replicates={B}&pc=0.3")
-    expect(page.locator("#confidence-status")).to_contain_text("Press Run bootstrap")
+    expect(page.locator("#confidence-status")).to_contain_text("Press Compute band")
+    expect(page.locator("#confidence-replicates")).to_be_disabled()
     wait_trace(page, "confidence-graph", "envelope")
 
     jobs = job_requests(page)
     started = time.perf_counter()
     page.click("#confidence-run")
     expect(page.locator("#confidence-status")).to_contain_text("computed in", timeout=20_000)
-    print(f"B={B} job, click to band: {time.perf_counter() - started:.2f} s")
+    print(f"held-out band job, click to band: {time.perf_counter() - started:.2f} s")
     assert jobs, "the band should come from a background job"
-    high = wait_trace(page, "confidence-graph", "band-high", "90% band")
+    # The default: thresholds picked on a held-out half, named in the legend, calibrated.
+    high = wait_trace(page, "confidence-graph", "band-high", "90% Wilson–MOVER band")
+    assert "stratified half" in high["name"]
     low, cost = (trace(page, "confidence-graph", u) for u in ("band-low", "cost"))
     assert low and cost and low["x"] == cost["x"] == high["x"]
+    assert "held-out cost" in cost["name"]
     lo, c, hi = (np.array(t["y"]) for t in (low, cost, high))
     assert np.all(lo <= c + 1e-12) and np.all(c <= hi + 1e-12)
     assert np.any(hi > lo)
+    assert trace(page, "confidence-graph", "envelope") is not None  # dotted, all rows
     expect(page.locator("#confidence-summary")).to_contain_text("At PC(+) = 0.3")
+    expect(page.locator("#confidence-caveat")).to_contain_text("on a stratified random half")
     width90 = page.inner_text("#confidence-width")
 
-    # New level: a normal callback re-cuts the cached replicates; no background job.
+    # New level: a normal callback recomputes the cached band's edges; no background job.
     n_jobs = len(jobs)
     page.fill("#confidence-level", "0.8")
     page.keyboard.press("Tab")
     expect(page.locator("#confidence-summary")).to_contain_text("80% band")
-    wait_trace(page, "confidence-graph", "band-high", "80% band")
+    wait_trace(page, "confidence-graph", "band-high", "80% Wilson–MOVER band")
     low80 = np.array(trace(page, "confidence-graph", "band-low")["y"])
     assert not np.array_equal(low80, lo) and np.all(low80 >= lo - 1e-12)
     assert page.inner_text("#confidence-width") != width90
     page.wait_for_timeout(600)
     assert len(jobs) == n_jobs, jobs[n_jobs:]
     expect(page).to_have_url(re.compile(r"model=gbm&pc=0\.3&level=0\.8"))
+    assert "method=" not in page.url and "simultaneous=" not in page.url
 
-    # A fixed threshold (the deployed model's): a new job, the calibrated band.
+    # A fixed threshold (the deployed model's): a new job, the Wilson–MOVER band of its line.
     page.fill("#confidence-threshold", "0.5")
     page.keyboard.press("Tab")
-    expect(page.locator("#confidence-status")).to_contain_text("Press Run bootstrap")
-    expect(page.locator("#confidence-caveat")).to_contain_text("Fixed-threshold band")
+    expect(page.locator("#confidence-status")).to_contain_text("Press Compute band")
+    expect(page.locator("#confidence-caveat")).to_contain_text("at its fixed threshold")
+    expect(page.locator("#confidence-method")).to_contain_text("Wilson–MOVER")
     page.click("#confidence-run")
     expect(page.locator("#confidence-summary")).to_contain_text("At this threshold",
                                                                 timeout=20_000)
     page.fill("#confidence-threshold", "")
     page.keyboard.press("Tab")
-    expect(page.locator("#confidence-caveat")).to_contain_text("Whole-curve band")
+    expect(page.locator("#confidence-caveat")).to_contain_text("on a stratified random half")
     expect(page.locator("#confidence-status")).to_contain_text("kept from an earlier run")
-    # Back to 90%: the same band as the job's (the replicates are reused both ways).
+    # Back to 90%: the same band as the job's.
     page.fill("#confidence-level", "0.9")
     page.keyboard.press("Tab")
-    again = wait_trace(page, "confidence-graph", "band-low", "90% band")
+    again = wait_trace(page, "confidence-graph", "band-low", "90% Wilson–MOVER band")
     assert np.array_equal(np.array(again["y"]), lo)
     assert len(jobs) > n_jobs  # only the fixed-threshold run started a job
     save_screenshot(page, screenshot_dir / "confidence.png")
+
+    # The resampling spread of the re-tuned envelope: a bootstrap, drawn without a level.
+    choose(page, "confidence-method", "Resampling spread")
+    expect(page.locator("#confidence-replicates")).to_be_enabled()
+    expect(page.locator("#confidence-status")).to_contain_text(
+        f"Press Run bootstrap to compute the band of gbm from {B:,} replicates")
+    page.click("#confidence-run")
+    expect(page.locator("#confidence-status")).to_contain_text("computed in", timeout=20_000)
+    spread = wait_trace(page, "confidence-graph", "band-high", "resampling spread")
+    assert "%" not in spread["name"]
+    expect(page.locator("#confidence-summary")).not_to_contain_text("90%")
+    expect(page.locator("#confidence-caveat")).to_contain_text("None: the resampling spread")
+    if VIEW_HAS_BAND_CHOICE:  # the link carries the choice (the default is left out)
+        expect(page).to_have_url(re.compile(r"method=percentile"))
+    save_screenshot(page, screenshot_dir / "confidence-spread.png")
     assert errors == []
 
 
@@ -225,6 +289,8 @@ def test_cancel_a_long_job_keeps_the_page_usable(dash_thread_server, web_app, pa
     errors = open_page(dash_thread_server, web_app, page,
                        f"/confidence?data={record.id}&model=model&replicates=10000")
     expect(page.locator("#confidence-dataset")).to_contain_text("big.csv: 150,000 cases")
+    choose(page, "confidence-method", "Resampling spread")  # a bootstrap: a long job
+    expect(page.locator("#confidence-status")).to_contain_text("Press Run bootstrap")
     page.click("#confidence-run")
     expect(page.locator("#confidence-cancel")).to_be_enabled()
     expect(page.locator("#confidence-run")).to_be_disabled()

@@ -238,7 +238,13 @@ def test_report_bands_follow_the_view(client, services, demo_id):
     body = re.search(r'<table class="bands">.*?<tbody>(.*?)</tbody>', shown, re.DOTALL).group(1)
     (row,) = re.findall(r"<tr>(.*?)</tr>", body)
     cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
-    assert cells == ["logreg", "curve", "whole curve", "0.8", "60", "5"]
+    # The page's default band: thresholds picked on a held-out half, closed form, calibrated
+    # (a level, and the band's label; what it is a band for is listed under the table).
+    assert cells == ["logreg", "selected", "picked per PC(+) on a held-out half", "wilson-mover",
+                     "0.8", "– (closed form)", "5",
+                     ("80% Wilson–MOVER band (pointwise), thresholds selected on a stratified "
+                      "half and banded on the other half")]
+    assert "The population cost, on new data, of the thresholds selected" in shown
     assert bands("&model=logreg") is not None
     assert bands("&model=forest") is None           # not ticked: not this report's
     assert bands("&band=forest") is None

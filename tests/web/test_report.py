@@ -118,6 +118,15 @@ def test_report_with_bands(predictions_csv):
     html = build_report(ds, None, bands=[band])
     assert html.count('id="band-figure-0"') == 1 and 'class="bands"' in html
     _no_external_resources(html)
+    # An uncalibrated band (the re-tuned envelope's spread) is shown without a level, with
+    # its label and what it is (not) a band for.
+    section = html[html.index('<section id="bands">'):]
+    assert "none (a spread)" in section and "90%" not in section
+    assert escape(band.label) in section and escape(band.estimand) in section
+    selected = cost_band(ds.scored[0], select="split", rng=1, grid=21)
+    section = build_report(ds, None, bands=[selected])
+    section = section[section.index('<section id="bands">'):]
+    assert "<td>0.9</td>" in section and escape(selected.label) in section
 
 
 def test_csv_exports_equal_the_core(predictions_csv):
@@ -194,11 +203,24 @@ def test_cli_report_with_bands_matches_cost_band(predictions_csv, tmp_path, caps
     html = out.read_text(encoding="utf-8")
     assert html.count('id="band-figure-') == 2  # asked twice for beta: one band
     dataset = load_predictions(predictions_csv)
-    band = cost_band(dataset.scored[[c.name for c in dataset.scored].index("beta")],
-                     level=0.8, replicates=120, rng=3)
-    # The report's band table row for beta carries the same replicates and level.
+    beta = dataset.scored[[c.name for c in dataset.scored].index("beta")]
+    # The pages' default: thresholds picked on a held-out half (closed form, calibrated).
+    band = cost_band(beta, level=0.8, select="split", rng=3)
     section = html[html.index('<section id="bands">'):]
-    assert "beta" in section and "120" in section and band.replicates == 120
+    assert "beta" in section and escape(band.label) in section and "– (closed form)" in section
+    # --method percentile: the re-tuned envelope's spread, with its replicates and no level.
+    assert main(["report", str(predictions_csv), "-o", str(out), "--band", "beta",
+                 "--replicates", "120", "--level", "0.8", "--seed", "3",
+                 "--method", "percentile"]) == 0
+    section = out.read_text(encoding="utf-8")
+    section = section[section.index('<section id="bands">'):]
+    band = cost_band(beta, level=0.8, replicates=120, rng=3)
+    assert "<td>120</td>" in section and escape(band.label) in section
+    assert "none (a spread)" in section
+    capsys.readouterr()
+    assert main(["report", str(predictions_csv), "-o", str(out), "--band", "beta",
+                 "--method", "wilson-mover"]) == 2
+    assert "--method wilson-mover does not fit a whole curve" in capsys.readouterr().err
     assert main(["report", str(predictions_csv), "-o", str(out), "--band", "nope"]) == 2
     assert "--band nope" in capsys.readouterr().err
 
@@ -306,8 +328,10 @@ def test_report_download_includes_bands_computed_on_the_confidence_page(tmp_path
                              "seed": 4}).to_search()
     with_band = http.get(href).get_data(as_text=True)
     section = with_band[with_band.index('<section id="bands">'):]
-    assert "beta" in section and "80%" in section and "150" in section
-    # Without band parameters, the page's defaults: this band had other replicates and seed.
+    # The page's default band (held-out half, closed form: the replicates are not used).
+    assert "beta" in section and "80% Wilson–MOVER band" in section
+    assert "– (closed form)" in section
+    # Without band parameters, the page's defaults: this band had another seed (another half).
     assert '<section id="bands">' not in http.get(url).get_data(as_text=True)
     assert http.get(url + "?level=2").status_code == 400
     assert http.get(url + "?replicates=x").status_code == 400
