@@ -494,27 +494,39 @@ def make_api(services: Services) -> Blueprint:
         response.headers["X-Content-Type-Options"] = "nosniff"
         return response
 
-    @api.get("/datasets/<dataset_id>/<name>.csv")
-    def dataset_csv(dataset_id: str, name: str):
+    def _analysis_of_view(dataset_id: str, export: str | None = None):
+        """``((record, analysis), None)``: a stored data set analysed under the query's view
+        (only its ticked classifiers, as on the page), or ``(None, error reply)``: 404 for an
+        unknown data set or ``export`` name, 400 for a bad view value."""
         from costdash.analysis import analyze
-        from dashboard.report import CSV_NAMES, csv_exports
+        from dashboard.report import CSV_NAMES
 
         stored = _stored(dataset_id)
         if stored is None:
-            return _error(f"no data set with id '{dataset_id}'", 404)
-        if name not in CSV_NAMES:
-            return _error(f"no export named '{name}.csv'; exports: "
-                          + ", ".join(f"{n}.csv" for n in CSV_NAMES), 404)
+            return None, _error(f"no data set with id '{dataset_id}'", 404)
+        if export is not None and export not in CSV_NAMES:
+            return None, _error(f"no export named '{export}.csv'; exports: "
+                                + ", ".join(f"{n}.csv" for n in CSV_NAMES), 404)
         record, dataset = stored
         try:
             view = query_view(dataset_id)
-            # The tables of the ticked classifiers (their overall hull and envelope), as on
-            # the page; the conditions do not change them, but a bad one is still refused.
             analysis = analyze(dataset, view.condition(dataset.prevalence), models=view.models)
         except StorageUnavailable:
             raise
-        except CostdashError as exc:
-            return _error(str(exc), 400)
+        except CostdashError as exc:  # a bad value, or a ticked classifier the data lacks
+            return None, _error(str(exc), 400)
+        return (record, analysis), None
+
+    @api.get("/datasets/<dataset_id>/<name>.csv")
+    def dataset_csv(dataset_id: str, name: str):
+        """A table of the ticked classifiers (their overall hull and envelope); the view's
+        conditions do not change it, but a bad one is still refused."""
+        from dashboard.report import csv_exports
+
+        found, error = _analysis_of_view(dataset_id, export=name)
+        if error is not None:
+            return error
+        record, analysis = found
         text = csv_exports(analysis)[f"{name}.csv"]
         response = current_app.response_class(text, mimetype="text/csv")
         response.headers["Content-Disposition"] = (
@@ -524,20 +536,12 @@ def make_api(services: Services) -> Blueprint:
     @api.get("/datasets/<dataset_id>/decision.json")
     def dataset_decision(dataset_id: str):
         """The decision to deploy for the view in the query (``costdash decide --json``)."""
-        from costdash.analysis import analyze
         from costdash.decision import decide, decision_to_dict
 
-        stored = _stored(dataset_id)
-        if stored is None:
-            return _error(f"no data set with id '{dataset_id}'", 404)
-        record, dataset = stored
-        try:
-            view = query_view(dataset_id)
-            analysis = analyze(dataset, view.condition(dataset.prevalence), models=view.models)
-        except StorageUnavailable:
-            raise
-        except CostdashError as exc:
-            return _error(str(exc), 400)
+        found, error = _analysis_of_view(dataset_id)
+        if error is not None:
+            return error
+        record, analysis = found
         response = jsonify(decision_to_dict(decide(analysis)))
         response.headers["Content-Disposition"] = (
             f'attachment; filename="{_download_name(record.name, "decision.json")}"')
