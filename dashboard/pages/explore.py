@@ -101,6 +101,14 @@ def _readout(label: str, id_: str, *, title: str | None = None,
     ])
 
 
+def _retention_text(days: float) -> str:
+    """How long an upload that is not shared is kept (``COSTDASH_UPLOAD_RETENTION_DAYS``)."""
+    if days <= 0:
+        return "Uploads are kept until deleted."
+    return (f"A file you do not share is deleted {days:g} day{'s' if days != 1 else ''} after "
+            "its last upload; a shared one is kept as long as its link.")
+
+
 def _upload_zone(services: Services) -> html.Div:
     limit_mb = services.settings.max_upload_bytes / 1024**2
     return html.Div(className="upload-block", children=[
@@ -110,6 +118,8 @@ def _upload_zone(services: Services) -> html.Div:
                                f"up to {limit_mb:g} MB) or choose one: ",
                                className="upload-text"),
                  ]),
+        html.P(_retention_text(services.settings.upload_retention_days),
+               id="upload-retention", className="note retention"),
         html.Details(className="upload-options", children=[
             html.Summary("Reading options"),
             html.Div(className="upload-options-grid", children=[

@@ -288,3 +288,13 @@ def test_healthz_answers_ok_while_the_store_is_readable(client, web_app, monkeyp
     monkeypatch.setattr(store, "ping", broken)
     response = client.get("/healthz")
     assert response.status_code == 503 and response.get_json()["status"] == "error"
+
+
+def test_explore_states_how_long_uploads_are_kept(tmp_path):
+    from dashboard.factory import create_app
+
+    for days, words in ((30.0, "deleted 30 days after its last upload"),
+                        (1.0, "deleted 1 day after"), (0.0, "kept until deleted")):
+        app = create_app({"data_dir": tmp_path / f"d{days:g}", "upload_retention_days": days})
+        content = explore.layout({}, app.server.extensions["costdash"])
+        assert words in find(content, "upload-retention").children
