@@ -42,18 +42,30 @@ class MixedOperatingPoint:
     right_threshold: float
 
 
+def _vertex_point(hull: RocHull, k: int) -> MixedOperatingPoint:
+    return MixedOperatingPoint(float(hull.fpr[k]), float(hull.tpr[k]), k, k, 0.0,
+                               hull.classifier[k], hull.classifier[k], float(hull.threshold[k]),
+                               float(hull.threshold[k]))
+
+
+def _cheapest_with_tpr_of(hull: RocHull, k: int) -> int:
+    """The first hull vertex with vertex ``k``'s TPR: past it the hull is flat (only the last
+    edge can be), and moving right would only add false positives (paper 001: move left)."""
+    return int(np.flatnonzero(hull.tpr >= hull.tpr[k])[0])
+
+
 def _max_tpr_under_budget(hull: RocHull, budget: NDArray[np.float64], limit: float) -> MixedOperatingPoint:
-    """Largest-TPR hull point whose budget (non-decreasing along the hull) is at most ``limit``."""
+    """Largest-TPR hull point whose budget (non-decreasing along the hull) is at most ``limit``;
+    of points with that TPR, the one with the fewest false positives."""
     if limit < budget[0]:
         raise ParameterError(f"no operating point meets the constraint (limit {limit:g} is below "
                              f"{budget[0]:g}, what flagging nothing already uses)")
     right = int(np.searchsorted(budget, limit, side="right"))
     if right >= hull.size:
-        last = hull.size - 1
-        return MixedOperatingPoint(float(hull.fpr[last]), float(hull.tpr[last]), last, last, 0.0,
-                                   hull.classifier[last], hull.classifier[last],
-                                   float(hull.threshold[last]), float(hull.threshold[last]))
+        return _vertex_point(hull, _cheapest_with_tpr_of(hull, hull.size - 1))
     left = right - 1
+    if hull.tpr[right] <= hull.tpr[left]:  # a flat edge: mixing along it buys no TPR
+        return _vertex_point(hull, _cheapest_with_tpr_of(hull, left))
     span = budget[right] - budget[left]
     weight = float((limit - budget[left]) / span) if span > 0 else 0.0
     # A limit a rounding step below the right vertex's budget must not round to that vertex.
@@ -68,7 +80,8 @@ def _max_tpr_under_budget(hull: RocHull, budget: NDArray[np.float64], limit: flo
 
 
 def neyman_pearson(hull: RocHull, max_fpr: float) -> MixedOperatingPoint:
-    """The largest TPR on the hull with FPR <= ``max_fpr`` (paper 004 Fig. 11-12)."""
+    """The largest TPR on the hull with FPR <= ``max_fpr`` (paper 004 Fig. 11-12); when TPR 1
+    is reached below the limit, the cheapest point that reaches it (paper 001: move left)."""
     if not 0.0 <= max_fpr <= 1.0:
         raise ParameterError(f"the maximum false positive rate must lie in [0, 1], got {max_fpr!r}")
     point = _max_tpr_under_budget(hull, hull.fpr, max_fpr)

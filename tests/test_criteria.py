@@ -21,7 +21,7 @@ from costdash.criteria import (
 )
 from costdash.errors import ParameterError
 from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE, classifier_hull, convex_hull
-from costdash.roc import roc_curve, roc_from_counts
+from costdash.roc import RocCurve, roc_curve, roc_from_counts
 
 
 def counted(name, tp, fp, n_pos, n_neg):
@@ -99,12 +99,28 @@ def test_neyman_pearson_vs_brute_force(data, alpha):
     check_mixture(hull, r)
     # no ROC point of the classifier itself does better within the FPR limit
     assert r.tpr >= roc.tpr[roc.fpr <= alpha].max() - 1e-12
-    # a vertical first edge: alpha = 0 still gets the best TPR at FPR 0
+    # TPR 1 reached below the limit: the cheapest point reaching it, not the limit
+    if r.tpr == 1.0:
+        assert r.fpr == hull.fpr[np.flatnonzero(hull.tpr >= 1.0)[0]] and r.weight == 0.0
+        # a vertical first edge: alpha = 0 still gets the best TPR at FPR 0
     if alpha == 0.0:
         assert r.tpr == roc.tpr[roc.fpr == 0].max()
 
 
 # --- workforce utilisation ----------------------------------------------------------------------
+
+def test_neyman_pearson_moves_left_once_every_positive_is_caught():
+    # TPR 1 at FPR 0.3; with a limit of 0.5, mixing with "flag everything" would add false
+    # positives and no true ones.
+    roc = RocCurve(name="m", tp=np.array([0, 8, 10]), fp=np.array([0, 1, 3]),
+                   threshold=np.array([np.nan, 0.7, 0.4]), n_pos=10, n_neg=10)
+    hull = classifier_hull(roc)
+    r = neyman_pearson(hull, 0.5)
+    assert (r.fpr, r.tpr, r.weight, r.left_threshold) == (0.3, 1.0, 0.0, 0.4)
+    assert neyman_pearson(hull, 1.0).fpr == 0.3
+    w = workforce(hull, n_pos=10, n_neg=10, capacity=15)  # 13 flagged already catch all
+    assert (w.fpr, w.tpr) == (0.3, 1.0)
+
 
 def test_workforce_by_hand():
     # P = 100, N = 1000 cases expected; vertices flag 0, 150, 490, 1100 cases
@@ -134,8 +150,10 @@ def test_workforce_vs_brute_force(data, n_pos, n_neg, share):
     best = max_tpr_under_linear_budget(hull, n_neg, n_pos, capacity)
     assert r.tpr == pytest.approx(best, abs=1e-9)
     check_mixture(hull, r)
-    if capacity < n_pos + n_neg:  # the workforce is kept fully busy
+    if r.tpr < 1.0:  # the workforce is kept fully busy until every positive is flagged
         assert flagged == pytest.approx(capacity, rel=1e-9, abs=1e-9)
+    else:  # then it flags no more than it takes to reach TPR 1 (paper 001: move left)
+        assert r.fpr == hull.fpr[np.flatnonzero(hull.tpr >= 1.0)[0]]
 
 
 # --- sensitivity analysis -----------------------------------------------------------------------
