@@ -12,6 +12,7 @@ import pytest
 import requests
 
 from tests.support.processes import deploy_env, running, start_web
+from tests.support.uploads import tmp_files
 from tests.web.test_hardening import (
     BOUNDARY,
     _multipart_head,
@@ -22,17 +23,6 @@ from tests.web.test_hardening import (
 )
 
 pytestmark = pytest.mark.slow
-
-
-def tmp_files(data_dir, wait: float = 5.0) -> list[str]:
-    tmp = data_dir / "tmp"
-    time.sleep(1.0)
-    deadline = time.monotonic() + wait
-    while True:
-        names = sorted(p.name for p in tmp.iterdir()) if tmp.is_dir() else []
-        if not names or time.monotonic() > deadline:
-            return names
-        time.sleep(0.1)
 
 
 def test_aborted_and_oversized_uploads_leave_no_file_under_gunicorn(tmp_path, postgres_url):

@@ -21,6 +21,7 @@ from werkzeug.serving import make_server
 
 from dashboard.config import Settings
 from dashboard.factory import create_app
+from tests.support.uploads import tmp_files
 
 
 @contextmanager
@@ -156,17 +157,8 @@ def disconnecting_upload(url: str, path: str, announced: int, sent: bytes) -> No
 
 
 def leftovers(settings: Settings, wait: float = 5.0) -> list[str]:
-    """Files left in the data dir's tmp (after a second for the server to read what it was
-    sent, and up to ``wait`` s more for it to finish)."""
-    tmp = settings.data_dir / "tmp"
-    if wait:
-        time.sleep(1.0)
-    deadline = time.monotonic() + wait
-    while True:
-        names = sorted(p.name for p in tmp.iterdir()) if tmp.is_dir() else []
-        if not names or time.monotonic() > deadline:
-            return names
-        time.sleep(0.05)
+    """Files left in the data dir's tmp (see :func:`tests.support.uploads.tmp_files`)."""
+    return tmp_files(settings.data_dir, wait)
 
 
 @pytest.fixture
