@@ -146,18 +146,20 @@ class SensitivityResult:
 
 
 def sensitivity(hull: RocHull, p_pos: tuple[float, float], cost_fn: tuple[float, float],
-                cost_fp: tuple[float, float]) -> SensitivityResult:
+                cost_fp: tuple[float, float], *, cost_tp: float = 0.0,
+                cost_tn: float = 0.0) -> SensitivityResult:
     """The hull segment and classifiers optimal for any conditions within the given ranges.
 
-    The slope m = p(-)C(+|-) / (p(+)C(-|+)) is monotone in each argument, so its extremes are at
-    opposite corners of the box: steepest with the smallest p(+), the smallest C(-|+) and the
-    largest C(+|-).
+    The slope m = p(-)(C(+|-) - C(-|-)) / (p(+)(C(-|+) - C(+|+))) is monotone in each argument,
+    so its extremes are at opposite corners of the box: steepest with the smallest p(+), the
+    smallest C(-|+) and the largest C(+|-). ``cost_tp`` and ``cost_tn`` are the (fixed) costs of
+    the correct decisions.
     """
     for name, (lo, hi) in (("p(+)", p_pos), ("C(-|+)", cost_fn), ("C(+|-)", cost_fp)):
         if lo > hi:
             raise ParameterError(f"the range of {name} is empty: {lo!r} > {hi!r}")
-    steep = OperatingCondition(p_pos[0], cost_fn[0], cost_fp[1])
-    flat = OperatingCondition(p_pos[1], cost_fn[1], cost_fp[0])
+    steep = OperatingCondition(p_pos[0], cost_fn[0], cost_fp[1], cost_tp, cost_tn)
+    flat = OperatingCondition(p_pos[1], cost_fn[1], cost_fp[0], cost_tp, cost_tn)
     first = optimal_vertex(hull, steep).index
     # At the flat end a slope equal to an edge's makes the whole edge optimal: include its far end.
     flat_vertex = optimal_vertex(hull, flat)

@@ -320,3 +320,15 @@ def test_selection_rule_parameter_errors(kwargs):
     roc = roc_curve(y, s)
     with pytest.raises(ParameterError):
         calibrated_threshold_cost(roc, lower_envelope(classifier_hull(roc)), **kwargs)
+
+
+def test_sensitivity_with_benefits_is_that_of_the_differences():
+    hull = classifier_hull(roc_curve(np.array([0, 1, 0, 1, 1, 0, 1, 0, 1, 1]),
+                                     np.array([.1, .9, .3, .8, .4, .35, .7, .2, .6, .5]), name="m"))
+    ranges = ((0.1, 0.4), (2.0, 6.0), (0.5, 3.0))
+    with_gains = sensitivity(hull, *ranges, cost_tp=-4.0, cost_tn=-0.5)
+    shifted = sensitivity(hull, ranges[0], (6.0, 10.0), (1.0, 3.5))
+    assert with_gains.vertices == shifted.vertices
+    assert with_gains.pc_range == pytest.approx(shifted.pc_range, rel=1e-12)
+    with pytest.raises(ParameterError, match="must be positive"):
+        sensitivity(hull, *ranges, cost_tp=2.0)

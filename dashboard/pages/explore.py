@@ -590,18 +590,16 @@ def sensitivity_result(services: Services, key: dict[str, Any] | None, on: bool,
                        correct: tuple[Any, Any] = (None, None)) -> dict[str, Any] | None:
     """What is optimal over ranges of p(+) and both costs (core: ``criteria.sensitivity``).
 
-    ``correct`` holds C(+|+) and C(−|−) (None: 0); the choice depends on the costs only through
-    the differences C(−|+) − C(+|+) and C(+|−) − C(−|−), so the ranges are moved by them.
+    ``correct`` holds C(+|+) and C(−|−) (None: 0), the costs of the correct decisions.
     """
     if not on or not key:
         return None
     if not _finite(*p, *fn, *fp):
         return {"error": "Give both ends of every range."}
     tp, tn = (c if _finite(c) else 0.0 for c in correct)
-    fn, fp = (fn[0] - tp, fn[1] - tp), (fp[0] - tn, fp[1] - tn)
     try:
         hull = services.views.hull(key["id"], key.get("models"))
-        r = sensitivity(hull, p, fn, fp)
+        r = sensitivity(hull, p, fn, fp, cost_tp=tp, cost_tn=tn)
     except CostdashError as exc:
         return {"error": str(exc)}
     return {"pc_range": list(r.pc_range), "slope_range": [_json_float(s) for s in r.slope_range],
