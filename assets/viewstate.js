@@ -179,7 +179,6 @@
     // --- the one view object ----------------------------------------------------------------------
 
     let current = {};
-    let problems = {};
     let loadedPath = null;
     let recorded = {};      // fields recorded on this page since it was loaded
     let loadCount = 0;      // pages loaded: a page's scripts tell a new page view by it
@@ -195,7 +194,6 @@
         if (!samePage) recorded = {};
         loadedPath = state.path;
         loadCount += 1;
-        problems = {};
         scheduleWrite();
         return window.dash_clientside.no_update;
     }
@@ -219,10 +217,6 @@
             recorded[name] = r.value;
             if (r.value === null) delete current[name];
             else current[name] = r.value;
-        }
-        for (const name of Object.keys(values)) {
-            if (found[name]) problems[name] = found[name];
-            else delete problems[name];
         }
         scheduleWrite();
         return found;
@@ -361,7 +355,7 @@
     }, true);
 
     window.costdashView = {schema, check: (name, raw) => check(fieldOf(name), raw), search, load,
-        set, record, get, exportHref, problems: () => Object.assign({}, problems), commit,
+        set, record, get, exportHref, commit,
         requirement: (name) => fieldOf(name).requirement, loads: () => loadCount};
     const dc = (window.dash_clientside = window.dash_clientside || {});
     dc.costdash = Object.assign(dc.costdash || {}, {loadView: load});
