@@ -522,16 +522,28 @@ class SqlStore(DatasetStore, AnalysisStore):
         return f"SqlStore({self.engine.url.render_as_string(hide_password=True)!r})"
 
     def _create_schema(self) -> None:
-        try:
-            with self.engine.begin() as conn:
-                if self.dialect == "postgresql":
-                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"),
-                                 {"k": _SCHEMA_LOCK})
-                _metadata.create_all(conn, checkfirst=True)
-        except sa.exc.OperationalError as exc:
-            if self.dialect == "sqlite" and "already exists" in str(exc):
-                return  # another worker created it between the check and the CREATE
-            raise _unavailable(exc) from exc
+        # Workers start together on a new SQLite file. Checking for the tables reads, creating
+        # them then writes; when another worker wrote in between, SQLite answers "database is
+        # locked" at once instead of waiting (it cannot let a reader of an old snapshot write),
+        # or the CREATE finds the table made; either way the check-and-create runs again.
+        deadline = time.monotonic() + 30.0
+        while True:
+            try:
+                with self.engine.begin() as conn:
+                    if self.dialect == "postgresql":
+                        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"),
+                                     {"k": _SCHEMA_LOCK})
+                    _metadata.create_all(conn, checkfirst=True)
+                return
+            except sa.exc.OperationalError as exc:
+                # Another worker created a table between the check and the CREATE (SQLite
+                # commits each CREATE on its own, so the rest may still be missing): check again.
+                racing = ("already exists", "database is locked")
+                if (self.dialect == "sqlite" and any(r in str(exc) for r in racing)
+                        and time.monotonic() < deadline):
+                    time.sleep(0.05)
+                    continue
+                raise _unavailable(exc) from exc
 
     @contextmanager
     def _begin(self) -> Iterator[sa.Connection]:

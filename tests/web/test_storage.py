@@ -250,3 +250,32 @@ def test_a_forked_process_does_not_use_its_parents_connections(store):
     with store.engine.connect() as conn:
         assert conn.execute(sa.text(who)).scalar() == parent[0]
     assert store.count()["datasets"] == 0
+
+
+def _start_and_write(url: str, barrier) -> str:
+    """A worker's start on the shared file: open the store (creating the schema if needed),
+    then write at once, as the housekeeping does."""
+    from dashboard.storage import SqlStore
+
+    barrier.wait()
+    try:
+        store = SqlStore(url)
+        store.purge_expired()
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        return f"{type(exc).__name__}: {exc}"
+    return "ok"
+
+
+def test_workers_starting_together_on_a_new_sqlite_file_all_start(tmp_path):
+    """Seen in CI: two gunicorn workers on a fresh SQLite file; one's schema check read, the
+    other wrote, and the first got "database is locked" at once and failed to boot."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    for round_ in range(3):
+        url = f"sqlite:///{tmp_path / f'race{round_}' / 'costdash.db'}"
+        with ctx.Manager() as manager:
+            barrier = manager.Barrier(6)
+            with ctx.Pool(6) as pool:
+                results = pool.starmap(_start_and_write, [(url, barrier)] * 6)
+        assert results == ["ok"] * 6, results
