@@ -69,6 +69,11 @@ def screenshot(page: Page, path) -> None:
 
 
 def set_conditions(page: Page, p: float, cost_fn: float, cost_fp: float) -> None:
+    """Type the conditions, as a user does once the data set is drawn: a data set's first
+    drawing sets an empty p(+) box to its prevalence, which would replace a value typed in it
+    before (seen in CI when the upload's reply and the typing raced)."""
+    page.wait_for_function("() => { const el = document.getElementById('chosen-classifier');"
+                           " return el !== null && el.textContent !== '–'; }")
     for id_, value in (("p-pos-input", p), ("cost-fn-input", cost_fn),
                        ("cost-fp-input", cost_fp)):
         page.fill(f"#{id_}", repr(value))
