@@ -1,5 +1,9 @@
 """The ``costdash`` command line: one sub-command per module, each with a ``register`` function.
 
+The core's commands are the modules of :data:`_COMMAND_MODULES`; packages above the core add
+theirs through the entry-point group :data:`COMMAND_GROUP` (each entry a ``register`` function;
+the dashboard's ``costdash report`` is one), so the core never names them.
+
 Errors about the user's input (:class:`costdash.errors.CostdashError`) are printed as one line on
 stderr with exit status 2, never as a traceback.
 """
@@ -12,12 +16,30 @@ import json
 import math
 import sys
 from collections.abc import Sequence
+from importlib.metadata import entry_points
 from typing import Any
 
 from costdash.errors import CostdashError
 
 # Modules under costdash.cli that define ``register(subparsers)``; each sets ``func`` on its parser.
-_COMMAND_MODULES = ("analyze", "decide", "multiclass", "bands", "report", "push")
+_COMMAND_MODULES = ("analyze", "decide", "multiclass", "bands", "push")
+
+COMMAND_GROUP = "costdash.commands"
+"""Entry-point group of the commands other packages add: each names a ``register(subparsers)``."""
+
+
+def _plugin_registers() -> list:
+    """The ``register`` functions of :data:`COMMAND_GROUP`, by entry name; one whose package
+    is not installed here is left out, as a missing core module is."""
+    found = []
+    for entry in sorted(entry_points(group=COMMAND_GROUP), key=lambda e: e.name):
+        try:
+            found.append(entry.load())
+        except ModuleNotFoundError as exc:
+            if not entry.module.startswith(exc.name or "\0"):  # its own package, not a bug
+                raise
+            continue
+    return found
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.register(subparsers)
+    for register in _plugin_registers():
+        register(subparsers)
     return parser
 
 

@@ -244,7 +244,7 @@ def test_cli_without_plotly(predictions_csv, tmp_path):
 
 
 def test_core_does_not_import_plotly():
-    code = ("import sys, costdash, costdash.cli, costdash.cli.report; "
+    code = ("import sys, costdash, costdash.cli, dashboard.commands; "
             "from costdash.cli import build_parser; build_parser(); "
             "sys.exit(1 if 'plotly' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

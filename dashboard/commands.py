@@ -1,12 +1,15 @@
 """``costdash report FILE -o report.html [--band MODEL ...]``: a self-contained HTML report
 (figures and tables, and confidence bands when asked for).
 
+The dashboard's command of the ``costdash`` command line. The core never imports the dashboard:
+this module is registered under the entry-point group ``costdash.commands`` (pyproject.toml),
+which :func:`costdash.cli.build_parser` scans, and it imports plotly (through
+:mod:`dashboard.report`) only when the command runs; without the dashboard's dependencies the
+command says so.
+
 The options build one :class:`costdash.view.View` (``--view`` takes a dashboard view's query
 string, the other options override it), so the file is the report the dashboard's download gives
 for the same view: the same classifiers, choice, money figures, sensitivity and constraints.
-
-The report is built by :mod:`dashboard.report` (plotly), imported only when the command runs, so
-the core never imports plotly; without the dashboard's dependencies the command says so.
 """
 
 from __future__ import annotations
