@@ -53,6 +53,11 @@ _LAZY = {
     "bdeltacost": "costdash.multiclass",
     "cost_band": "costdash.bands",
     "difference_band": "costdash.bands",
+    "gains_curve": "costdash.curves",
+    "pr_curve": "costdash.curves",
+    "pr_hull": "costdash.curves",
+    "reliability": "costdash.curves",
+    "score_histograms": "costdash.curves",
 }
 
 
@@ -96,6 +101,7 @@ __all__ = [
     "fixed_threshold_cost",
     "fold_averages",
     "fold_spread",
+    "gains_curve",
     "load_predictions",
     "lower_envelope",
     "neyman_pearson",
@@ -103,9 +109,13 @@ __all__ = [
     "optimal_vertex",
     "pc_from_conditions",
     "pc_from_slope",
+    "pr_curve",
+    "pr_hull",
+    "reliability",
     "roc_curve",
     "roc_from_counts",
     "roc_of",
+    "score_histograms",
     "sensitivity",
     "slope_from_pc",
     "trivial_cost",
