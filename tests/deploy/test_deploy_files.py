@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dashboard.cache import cache_config
+from dashboard.services import cache_config
 from dashboard.config import Settings
 from dashboard.jobs import background_manager
 from dashboard.storage import database_url
 from tests.deploy.dockerfile import parse
-from tests.support.processes import REPO, WEB_COMMAND, WORKER_COMMAND, deploy_env
+from tests.support.processes import (PROXY_COMMAND, PROXY_CONFIG, REPO, WEB_COMMAND, WORKER_COMMAND,
+                                     deploy_env)
 
 SHARED = {"COSTDASH_DATABASE_URL", "COSTDASH_CACHE_URL", "COSTDASH_JOBS_URL",
           "COSTDASH_SECRET_KEY", "COSTDASH_DATA_DIR"}
@@ -102,10 +103,23 @@ def test_ports_and_health_checks_agree(compose):
     web = compose["services"]["web"]
     port = int(web["environment"]["PORT"])
     assert port == int(dockerfile.env["PORT"]) and port in dockerfile.expose
-    assert all(str(p).endswith(f":{port}") for p in web["ports"])
+    # Exposed to the proxy only (test_every_client_goes_through_the_buffering_proxy).
+    assert [str(p) for p in web["expose"]] == [str(port)]
     assert "/healthz" in " ".join(dockerfile.healthcheck)
     assert int(web["environment"]["WEB_CONCURRENCY"]) >= 1
     for name in ("postgres", "redis"):
         assert web["depends_on"][name]["condition"] == "service_healthy"
         assert compose["services"]["worker"]["depends_on"][name]["condition"] == \
             "service_healthy"
+
+
+def test_every_client_goes_through_the_buffering_proxy(compose):
+    services = compose["services"]
+    published = {name for name, s in services.items() if s.get("ports")}
+    assert published == {"proxy"}
+    assert services["proxy"]["build"] == str(PROXY_CONFIG.parent.relative_to(REPO))
+    image = parse(PROXY_CONFIG.parent / "Dockerfile")
+    assert image.cmd == PROXY_COMMAND
+    # The upstream the file names is the web service on the port its command listens on.
+    port = services["web"]["environment"]["PORT"]
+    assert f"server web:{port};" in PROXY_CONFIG.read_text()

@@ -27,8 +27,15 @@ REPO = Path(__file__).resolve().parents[2]
 WEB_COMMAND = ["gunicorn", "-c", "gunicorn.conf.py", "app:server"]
 """The web role (port from ``PORT``, workers from ``WEB_CONCURRENCY``)."""
 
-WORKER_COMMAND = ["celery", "-A", "dashboard.jobs:celery_app", "worker", "--loglevel=INFO"]
+WORKER_COMMAND = ["celery", "-A", "dashboard.worker:celery_app", "worker", "--loglevel=INFO"]
 """The job role; deployments add ``--concurrency=N`` (default: one process per CPU)."""
+
+PROXY_CONFIG = REPO / "deploy" / "nginx" / "nginx.conf"
+"""The reverse proxy's configuration (compose.yaml's ``proxy`` service copies this file)."""
+
+PROXY_COMMAND = ["nginx", "-p", "/var/lib/nginx", "-c", "/etc/nginx/costdash.conf", "-g",
+                 "daemon off; user www-data;"]
+"""The proxy's command in its image (deploy/nginx/Dockerfile); tests swap prefix, file and user."""
 
 
 @dataclass
@@ -133,6 +140,36 @@ def start_web(env: dict[str, str], log: Path, *, workers: int = 2, timeout: floa
     except (OSError, RuntimeError) as exc:
         role.stop()
         raise RuntimeError(f"the web role did not start ({exc}):\n{role.log_text()}") from None
+    return role
+
+
+def start_proxy(web: Role, workdir: Path, *, timeout: float = 30.0) -> Role:
+    """Debian's nginx with :data:`PROXY_CONFIG` in front of ``web``, on a free port.
+
+    Only the two addresses the file marks change (the web role's and the listening one); the
+    prefix and the user are the test's own (``PROXY_COMMAND`` otherwise).
+    """
+    port = free_port()
+    web_address = web.url.removeprefix("http://")
+    text = PROXY_CONFIG.read_text()
+    for marked, actual in (("server web:8050;", f"server {web_address};"),
+                           ("listen 8080;", f"listen 127.0.0.1:{port};")):
+        if text.count(marked) != 1:
+            raise RuntimeError(f"{PROXY_CONFIG} no longer has exactly one {marked!r}")
+        text = text.replace(marked, actual)
+    workdir.mkdir(parents=True, exist_ok=True)
+    config = workdir / "nginx.conf"
+    config.write_text(text)
+    # As root, nginx's workers would switch to "nobody", who cannot write the test's temp dirs.
+    as_root = " user root;" if os.geteuid() == 0 else ""
+    argv = ["nginx", "-p", str(workdir), "-c", str(config), "-g", "daemon off;" + as_root]
+    role = _spawn("proxy", argv, os.environ.copy(), workdir / "proxy.log", workdir)
+    role.url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_http(role.url + "/healthz", timeout=timeout, process=role.process)
+    except (OSError, RuntimeError) as exc:
+        role.stop()
+        raise RuntimeError(f"nginx did not start ({exc}):\n{role.log_text()}") from None
     return role
 
 
