@@ -1,7 +1,7 @@
 # costdash: one image for every role.
 #
 #   web (default command):  gunicorn -c gunicorn.conf.py app:server
-#   job worker:             celery -A dashboard.jobs:celery_app worker --loglevel=INFO
+#   job worker:             celery -A dashboard.worker:celery_app worker --loglevel=INFO
 #
 # Alone, the web role is the embedded default (SQLite, cache and jobs under /data). Scaled, all
 # roles get the same COSTDASH_DATABASE_URL, COSTDASH_CACHE_URL, COSTDASH_JOBS_URL and

@@ -34,7 +34,7 @@ from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge
 
 from costdash.errors import CostdashError
 from costdash.view import View
-from dashboard.cache import Services
+from dashboard.services import Services
 from dashboard.sharing import (
     VIEW_KEYS,
     AnalysisNotFound,
@@ -442,7 +442,7 @@ def make_api(services: Services) -> Blueprint:
         the same key as the page's), ``replicates`` and ``seed``, read at its ``level``. A
         report never starts a job: a band not computed yet is simply left out."""
         from costdash.band_choice import band_choice
-        from dashboard.jobs import BandCache, cost_band_key
+        from dashboard.bandcache import BandCache, cost_band_key
 
         scored = [c.name for c in dataset.scored]
         ticked = set(view.selected(list(dataset.names)))

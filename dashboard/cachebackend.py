@@ -17,7 +17,7 @@ the Redis host is gone without refusing connections (a blackholed address). The 
 timeouts in :data:`REDIS_OPTIONS` bound the wait of the first call.
 
 Use it through flask-caching (``CACHE_TYPE="dashboard.cachebackend.ResilientRedisCache"``, see
-:func:`dashboard.cache.cache_config`); the ``Cache`` object keeps its usual interface.
+:func:`dashboard.services.cache_config`); the ``Cache`` object keeps its usual interface.
 """
 
 from __future__ import annotations

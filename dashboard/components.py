@@ -25,8 +25,9 @@ from costdash.bands import confidence_ranks
 from costdash.costspace import LowerEnvelope, lower_envelope
 from costdash.errors import CostdashError, ParameterError
 from costdash.view import View, field_named
-from dashboard.cache import Services
-from dashboard.jobs import BAND_GRID, POLL_INTERVAL_MS
+from dashboard.bandcache import BAND_GRID
+from dashboard.jobs import POLL_INTERVAL_MS
+from dashboard.services import Services
 from dashboard.storage import DatasetNotFound, valid_id
 from dashboard.viewmodel import hull_from_entry
 

@@ -14,11 +14,11 @@ from dash import Dash
 from flask import redirect, request
 
 from dashboard.api import install_api
-from dashboard.cache import Services, ViewModels, init_cache
 from dashboard.config import Settings, redact_werkzeug_log
 from dashboard.jobs import background_manager, reap_jobs
 from dashboard.links import install_links
 from dashboard.pages import PAGES, page_module
+from dashboard.services import Services, ViewModels, init_cache
 from dashboard.sharing import ShareService
 from dashboard.shell import register_routing, shell_layout
 from dashboard.storage import make_store
@@ -192,7 +192,7 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
     -------
     dash.Dash
         ``app.server`` is the Flask app (WSGI: ``gunicorn app:server``); its
-        ``extensions["costdash"]`` holds the :class:`~dashboard.cache.Services`.
+        ``extensions["costdash"]`` holds the :class:`~dashboard.services.Services`.
     """
     settings = _settings(config)
     settings.data_dir.mkdir(parents=True, exist_ok=True)

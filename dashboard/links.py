@@ -18,7 +18,7 @@ from flask import Flask, Response, jsonify, redirect, request
 from werkzeug.exceptions import MethodNotAllowed
 
 from costdash.errors import CostdashError
-from dashboard.cache import Services
+from dashboard.services import Services
 from dashboard.sharing import AnalysisNotFound, iso
 from dashboard.storage import AnalysisRecord, StorageFull, StorageUnavailable
 

@@ -1,4 +1,6 @@
-"""The per-data-set precomputation, memoised with flask-caching, and the services callbacks use.
+"""The services the routes and callbacks of one app share (:class:`Services`): the store, the
+result cache and the per-data-set precomputation memoised in it (:class:`ViewModels`), and the
+rules of shared analyses.
 
 ``analyze`` runs once per data set (seconds for millions of scores); its results are packed into
 the JSON view model (:mod:`dashboard.viewmodel`) and kept in a shared cache keyed by the data set
@@ -26,8 +28,7 @@ from costdash.hull import RocHull
 from costdash.view import CONDITION_FIELDS, View
 from dashboard.config import Settings
 from dashboard.sharing import ShareService
-from dashboard.storage import (DatasetNotFound, DatasetRecord, DatasetStore, LoaderOptions,
-                               SqlStore)
+from dashboard.storage import DatasetNotFound, DatasetRecord, DatasetStore, LoaderOptions, Store
 from dashboard.viewmodel import (VIEW_VERSION, build_view_model, hull_from_entry,
                                  restrict_view_model)
 
@@ -176,7 +177,7 @@ class Services:
     and the rules of shared analyses."""
 
     settings: Settings
-    store: SqlStore
+    store: Store
     views: ViewModels
     sharing: ShareService
 

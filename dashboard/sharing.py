@@ -28,7 +28,7 @@ from typing import Any
 
 from costdash.errors import CostdashError, ParameterError
 from costdash.view import VIEW_FIELDS, View
-from dashboard.storage import AnalysisRecord, SqlStore
+from dashboard.storage import AnalysisRecord, Store
 
 __all__ = [
     "VIEW_KEYS",
@@ -168,13 +168,13 @@ class ShareService:
 
     Parameters
     ----------
-    store : SqlStore
+    store : Store
         Where data sets and analyses live.
     forget_dataset : callable, optional
         Called with the id of each data set deleted, so cached results of it go too.
     """
 
-    def __init__(self, store: SqlStore, forget_dataset: Any = None):
+    def __init__(self, store: Store, forget_dataset: Any = None):
         self.store = store
         self.forget_dataset = forget_dataset or (lambda _id: None)
 

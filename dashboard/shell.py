@@ -14,8 +14,8 @@ from urllib.parse import parse_qs
 
 from dash import ClientsideFunction, Dash, Input, Output, dcc, html
 
-from dashboard.cache import Services
 from dashboard.pages import PAGES, Page, page_for, page_module
+from dashboard.services import Services
 from dashboard.sharing import AnalysisNotFound, view_to_query
 from dashboard.storage import StorageUnavailable
 from dashboard.viewstate import page_view

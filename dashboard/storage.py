@@ -40,8 +40,8 @@ from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier
 from costdash.errors import CostdashError, ParameterError
 
 __all__ = ["AnalysisRecord", "AnalysisStore", "DatasetNotFound", "DatasetRecord", "DatasetStore",
-           "LoaderOptions", "SqlStore", "StorageFull", "StorageUnavailable", "dataset_from_tables",
-           "dataset_to_tables", "database_url", "make_store"]
+           "LoaderOptions", "SqlStore", "StorageFull", "StorageUnavailable", "Store",
+           "dataset_from_tables", "dataset_to_tables", "database_url", "make_store"]
 
 _ID_PATTERN = re.compile(r"^[0-9a-f]{32}$")
 _CHUNK = 1 << 20
@@ -219,6 +219,11 @@ class DatasetStore(ABC):
     def ping(self) -> None:
         """Raise :class:`StorageUnavailable` unless the database answers."""
 
+    @abstractmethod
+    def discard_dataset(self, dataset_id: str) -> bool:
+        """Delete a data set unless an analysis uses it (undoing a failed request's save);
+        whether it was deleted."""
+
 
 @dataclass(frozen=True)
 class AnalysisRecord:
@@ -268,6 +273,19 @@ class AnalysisStore(ABC):
         """Delete expired analyses, and data sets only they used; returns those data sets' ids."""
 
 
+class Store(DatasetStore, AnalysisStore):
+    """Data sets and the analyses that point at them, in one database: the store the app's
+    :class:`~dashboard.services.Services` hold (:class:`SqlStore` is the one implementation)."""
+
+    @abstractmethod
+    def sweep_unshared(self, older_than: float, limit: int = 500) -> tuple[str, ...]:
+        """Delete data sets that no analysis uses, (last) uploaded before ``older_than`` (a
+        time stamp); at most ``limit`` per call; returns their ids."""
+
+    def dispose(self) -> None:
+        """Drop pooled connections (before a fork: the children open their own)."""
+
+
 def database_url(settings: Any) -> str:
     """The SQLAlchemy URL the settings ask for: ``COSTDASH_DATABASE_URL`` or the SQLite file."""
     url = getattr(settings, "database_url", None)
@@ -282,7 +300,7 @@ def database_url(settings: Any) -> str:
                      f"sqlite:///path, not {url.split('@')[-1]!r}")
 
 
-def make_store(settings: Any) -> SqlStore:
+def make_store(settings: Any) -> Store:
     """The store the settings ask for (see :func:`database_url`)."""
     Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
     return SqlStore(database_url(settings), max_bytes=settings.max_upload_bytes,
@@ -478,7 +496,7 @@ def _unavailable(exc: Exception) -> StorageUnavailable:
     return StorageUnavailable(f"the database is unavailable ({detail})")
 
 
-class SqlStore(DatasetStore, AnalysisStore):
+class SqlStore(Store):
     """Data sets and analyses in one SQL database through SQLAlchemy Core.
 
     Parameters
@@ -678,6 +696,9 @@ class SqlStore(DatasetStore, AnalysisStore):
                 dataset_parts_table.c.dataset_id == dataset_id))
             gone = conn.execute(datasets_table.delete().where(datasets_table.c.id == dataset_id))
         return bool(gone.rowcount)
+
+    def dispose(self) -> None:
+        self.engine.dispose()
 
     def count(self) -> dict[str, int]:
         """Rows per table (for health pages and tests)."""

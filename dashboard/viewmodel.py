@@ -1,6 +1,6 @@
 """The per-data-set "view model": the core's results packed as small, JSON-able dicts.
 
-Computed once per data set (and cached, see :mod:`dashboard.cache`), it is all the web layer ever
+Computed once per data set (and cached, see :mod:`dashboard.services`), it is all the web layer ever
 needs: the figures are drawn from it and the browser's live readouts are computed from its hull
 vertices. Raw scores never leave the server.
 

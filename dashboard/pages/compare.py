@@ -43,7 +43,7 @@ from costdash.costspace import DifferenceCurve, envelope_difference
 from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
 from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
-from dashboard.cache import Services
+from dashboard.bandcache import BandCache, difference_band_key
 from dashboard.components import band_settings as job_settings
 from dashboard.components import (GRID, NO_DATA, UNSET_WHEN_IMPLIED_JS, background_options,
                                   dataset_line, envelope_of, fmt_range,
@@ -52,7 +52,7 @@ from dashboard.components import (GRID, NO_DATA, UNSET_WHEN_IMPLIED_JS, backgrou
 from dashboard.figures.bands import band_figure
 from dashboard.figures.common import graph_config
 from dashboard.figures.compare import difference_figure, envelopes_figure
-from dashboard.jobs import BandCache, difference_band_key
+from dashboard.services import Services
 from dashboard.viewstate import page_view, problems_note, record_view_js
 
 HELP = [
@@ -249,7 +249,7 @@ def load(services: Services, query: View | Mapping[str, Any] | None,
 
 def band_request_key(data_id: str, a: str, b: str, replicates: int, seed: int,
                      choice: BandChoice | None = None) -> str:
-    """Cache key of the paired band of ``a - b`` (:func:`dashboard.jobs.difference_band_key`:
+    """Cache key of the paired band of ``a - b`` (:func:`dashboard.bandcache.difference_band_key`:
     the method, whole curve or not, the selection, the replicates of a bootstrap)."""
     return difference_band_key(data_id, a, b, replicates, seed,
                                choice if choice is not None else choice_of())

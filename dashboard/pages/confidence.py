@@ -45,7 +45,7 @@ from costdash.bands import CostBand, cost_band
 from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
 from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
-from dashboard.cache import Services
+from dashboard.bandcache import BandCache, cost_band_key
 from dashboard.components import band_settings as job_settings
 from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, UNSET_WHEN_IMPLIED_JS,
                                   background_options, check_fields, conditions_pc, dataset_line,
@@ -54,7 +54,7 @@ from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, UNSET_WHEN_IMPLIED_
                                   progress_reporter, resolve, run_disabled, warn)
 from dashboard.figures.bands import band_figure, band_name, picked_text
 from dashboard.figures.common import graph_config
-from dashboard.jobs import BandCache, cost_band_key
+from dashboard.services import Services
 from dashboard.viewstate import page_view, problems_note, record_view_js
 
 __all__ = ["CACHE_DOWN", "band_summary", "choice_of", "compute_band", "layout", "load",

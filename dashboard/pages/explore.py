@@ -48,7 +48,7 @@ from costdash.errors import CostdashError, ParameterError
 from costdash.pinned import pin_threshold
 from costdash.roc import roc_of
 from costdash.view import MAX_PINS, View, field_named
-from dashboard.cache import Services
+from dashboard.services import Services
 from dashboard.components import condition_field, number_box, open_demo
 from dashboard.figures import classifier_colors, cost_figure, roc_figure
 from dashboard.figures.common import graph_config

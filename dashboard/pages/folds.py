@@ -35,11 +35,11 @@ from costdash.demo import DEMOS
 from costdash.errors import CostdashError
 from costdash.folds import FoldAverages, FoldSpread, dataset_fold_averages, fold_spread
 from costdash.view import View
-from dashboard.cache import Services
 from dashboard.components import (UNSET_WHEN_IMPLIED_JS, check_fields, condition_field,
                                   default_model, open_demo, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.folds import folds_cost_figure, folds_roc_figure
+from dashboard.services import Services
 from dashboard.storage import DatasetNotFound
 from dashboard.viewstate import page_view, problems_note, record_view_js
 

@@ -48,9 +48,9 @@ from costdash.errors import CostdashError, InputFileError, ParameterError
 from costdash.multiclass import (BcostResult, BdeltacostResult, LabelPredictions, bcost,
                                  bdeltacost, confusion3d_from_labels, confusion_from_labels,
                                  load_cost_matrix, load_label_predictions, match_labels)
-from dashboard.cache import Services
 from dashboard.figures.common import graph_config
 from dashboard.figures.multiclass import bcost_figure, level_text
+from dashboard.services import Services
 
 log = logging.getLogger(__name__)
 

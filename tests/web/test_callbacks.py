@@ -249,7 +249,7 @@ def test_settings_from_env(tmp_path):
     s = Settings.from_env({"COSTDASH_DATA_DIR": str(tmp_path), "COSTDASH_MAX_UPLOAD_MB": "5",
                            "COSTDASH_CACHE_URL": "redis://localhost:6379/0"})
     assert s.data_dir == tmp_path and s.max_upload_bytes == 5 * 1024**2
-    from dashboard.cache import cache_config
+    from dashboard.services import cache_config
     assert cache_config(s)["CACHE_TYPE"].endswith("RedisCache")
     assert cache_config(Settings.from_mapping({"data_dir": tmp_path}))["CACHE_TYPE"] == \
         "dashboard.cachebackend.FileCache"

@@ -25,15 +25,15 @@ from dashboard.config import Settings
 from dashboard.figures.bands import band_figure
 from dashboard.figures.compare import difference_figure, envelopes_figure
 from dashboard.figures.palette import classifier_color
-from dashboard.jobs import (
+from dashboard.bandcache import (
     BandCache,
-    background_manager,
     band_key,
     cost_band_key,
     decode_band,
     difference_band_key,
     encode_band,
 )
+from dashboard.jobs import background_manager
 from dashboard.pages import PAGES, compare, confidence
 from dashboard.shell import route
 
@@ -379,7 +379,7 @@ def test_imported_modules_sees_every_form():
 
 def test_defaults_come_from_the_view():
     from costdash import view
-    from dashboard import jobs
+    from dashboard import bandcache as jobs
 
     assert (jobs.DEFAULT_REPLICATES, jobs.DEFAULT_SEED) == (view.DEFAULT_REPLICATES,
                                                           view.DEFAULT_SEED)
@@ -797,10 +797,10 @@ def test_compare_same_classifier_and_counts(services, demo_ref):
 
 
 def test_celery_app_needs_a_jobs_url(tmp_path, monkeypatch):
-    """``celery -A dashboard.jobs:celery_app worker`` builds the app from the environment."""
+    """``celery -A dashboard.worker:celery_app worker`` builds the app from the environment."""
     monkeypatch.setenv("COSTDASH_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("COSTDASH_JOBS_URL", raising=False)
-    import dashboard.jobs as jobs
+    import dashboard.worker as jobs
 
     with pytest.raises(RuntimeError, match="COSTDASH_JOBS_URL"):
         jobs.celery_app  # noqa: B018

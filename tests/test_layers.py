@@ -1,0 +1,126 @@
+"""The import rules of the code's layers (README, "Layout of the code"), read from the source
+with :mod:`ast`, so they hold without importing anything:
+
+* the core (``costdash/``) never imports the web package (``dashboard``); the dashboard's
+  ``costdash report`` reaches the command line through the ``costdash.commands`` entry points;
+* the modules of ``dashboard/`` import each other without a cycle, counting the imports inside
+  functions too (a lazy import only hides a loop until someone calls it); imports under
+  ``if TYPE_CHECKING:`` never run and are not counted;
+* no page imports another page.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _modules(package: str) -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted((ROOT / package).rglob("*.py"))}
+
+
+def _type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+
+
+def imported_names(path: Path) -> set[str]:
+    """Every absolute module name an import statement of the file names (``from a.b import c``
+    gives ``a.b`` and ``a.b.c``), at any depth but under ``if TYPE_CHECKING:``."""
+    names: set[str] = set()
+    todo: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"), str(path))]
+    while todo:
+        node = todo.pop()
+        if _type_checking(node):
+            todo.extend(node.orelse)  # type: ignore[attr-defined]
+            continue
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        todo.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def import_graph(package: str) -> dict[str, set[str]]:
+    """Module -> the modules of the same package it imports."""
+    modules = _modules(package)
+    return {name: {m for m in imported_names(path) if m in modules and m != name}
+            for name, path in modules.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_core_never_imports_the_dashboard():
+    offenders = {name: sorted(m for m in imported_names(path)
+                              if m == "dashboard" or m.startswith("dashboard."))
+                 for name, path in _modules("costdash").items()}
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_dashboard_has_no_import_cycle():
+    assert cycles(import_graph("dashboard")) == []
+
+
+def test_no_page_imports_another_page():
+    graph = import_graph("dashboard")
+    pages = {m for m in graph if m.startswith("dashboard.pages.")}
+    assert {m: sorted(graph[m] & pages) for m in pages if graph[m] & pages} == {}
