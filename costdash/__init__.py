@@ -44,11 +44,12 @@ from costdash.hull import (
     convex_hull,
     optimal_vertex,
 )
-from costdash.roc import RocCurve, roc_curve, roc_from_counts, roc_of
+from costdash.roc import RocCurve, roc_curve, roc_from_counts, roc_from_score_counts, roc_of
 
 # Modules written alongside the core; imported lazily so ``import costdash`` stays light.
 _LAZY = {
     "load_predictions": "costdash.io",
+    "aggregate": "costdash.aggregation",
     "bcost": "costdash.multiclass",
     "bdeltacost": "costdash.multiclass",
     "cost_band": "costdash.bands",
@@ -85,6 +86,7 @@ __all__ = [
     "RocHull",
     "ScoredClassifier",
     "add_to_hull",
+    "aggregate",
     "analysis_to_dict",
     "analyze",
     "bcost",
@@ -114,6 +116,7 @@ __all__ = [
     "reliability",
     "roc_curve",
     "roc_from_counts",
+    "roc_from_score_counts",
     "roc_of",
     "score_histograms",
     "sensitivity",

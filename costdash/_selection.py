@@ -18,9 +18,10 @@ from numpy.typing import NDArray
 
 from costdash.errors import ParameterError
 from costdash.hull import classifier_hull
-from costdash.roc import roc_curve
+from costdash.roc import RocCurve, roc_curve
 
-__all__ = ["flagged_counts", "paired_tables", "select_thresholds", "stratified_half"]
+__all__ = ["flagged_counts", "paired_tables", "select_thresholds", "stratified_half",
+           "stratified_half_counts", "thresholds_of_roc"]
 
 
 def stratified_half(y: NDArray[np.bool_], rng: np.random.Generator, what: str
@@ -51,7 +52,12 @@ def select_thresholds(y: NDArray[np.bool_], score: NDArray[np.float64],
     ties to the vertex with the smaller FPR (the higher threshold). The all-negative vertex is
     returned as ``+inf`` and the all-positive one as ``-inf``.
     """
-    hull = classifier_hull(roc_curve(y, score))
+    return thresholds_of_roc(roc_curve(y, score), pc)
+
+
+def thresholds_of_roc(roc: RocCurve, pc: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`select_thresholds` of the rows behind ``roc`` (a scoring classifier's curve)."""
+    hull = classifier_hull(roc)
     fpr = np.asarray(hull.fpr, dtype=np.float64)
     tpr = np.asarray(hull.tpr, dtype=np.float64)
     thr = np.asarray(hull.threshold, dtype=np.float64).copy()
@@ -70,11 +76,40 @@ def select_thresholds(y: NDArray[np.bool_], score: NDArray[np.float64],
     return thr[best]
 
 
-def flagged_counts(score: NDArray[np.float64], thresholds: NDArray[np.float64]
-                   ) -> NDArray[np.int64]:
-    """Number of ``score`` values ``>= t`` for each ``t`` in ``thresholds`` (+inf: 0, -inf: all)."""
-    ordered = np.sort(score)
-    return (ordered.size - np.searchsorted(ordered, thresholds, side="left")).astype(np.int64)
+def flagged_counts(score: NDArray[np.float64], thresholds: NDArray[np.float64],
+                   count: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
+    """Number of ``score`` values ``>= t`` for each ``t`` in ``thresholds`` (+inf: 0, -inf: all).
+
+    With ``count``, each score stands for that many examples.
+    """
+    if count is None:
+        ordered = np.sort(score)
+        return (ordered.size - np.searchsorted(ordered, thresholds, side="left")).astype(np.int64)
+    order = np.argsort(score)
+    at_or_above = np.zeros(score.size + 1, dtype=np.int64)
+    np.cumsum(count[order][::-1], out=at_or_above[1:])  # examples among the i highest scores
+    below = np.searchsorted(score[order], thresholds, side="left")
+    return at_or_above[score.size - below]
+
+
+def stratified_half_counts(y: NDArray[np.bool_], count: NDArray[np.int64],
+                           rng: np.random.Generator, what: str) -> NDArray[np.int64]:
+    """:func:`stratified_half` of the examples that weighted entries stand for.
+
+    Returns how many of each entry's ``count`` examples go to the selection part: per class, a
+    uniformly random ``floor(n_c / 2)`` of its examples (a multivariate hypergeometric draw),
+    which is the distribution of the row-level split (not the same draw for the same seed).
+    """
+    select = np.zeros(y.size, dtype=np.int64)
+    for cls in (True, False):
+        entries = np.flatnonzero(y == cls)
+        total = int(count[entries].sum())
+        if total < 2:
+            raise ParameterError(
+                f"{what}: select='split' needs at least 2 {'positive' if cls else 'negative'} "
+                f"examples (one for each half); there are {total}")
+        select[entries] = rng.multivariate_hypergeometric(count[entries], total // 2)
+    return select
 
 
 def paired_tables(score_a: NDArray[np.float64], score_b: NDArray[np.float64],

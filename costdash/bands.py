@@ -82,10 +82,12 @@ from costdash._selection import (
     paired_tables,
     select_thresholds,
     stratified_half,
+    stratified_half_counts,
+    thresholds_of_roc,
 )
 from costdash.dataset import CountedClassifier, ScoredClassifier
 from costdash.errors import ParameterError
-from costdash.roc import RocCurve
+from costdash.roc import RocCurve, roc_from_score_counts, score_count_bins
 
 __all__ = [
     "MAX_REPLICATES",
@@ -596,6 +598,19 @@ def _superbins_of_scores(name: str, y_true: NDArray[np.bool_], score: NDArray[np
     of_row = np.empty(n, dtype=np.int32)
     of_row[order] = of_sorted
     return replace(sb, of_row=of_row)
+
+
+def _superbins_of_score_counts(name: str, classifier: ScoredClassifier) -> _Superbins:
+    """Super-bins of a classifier given as counts per (score, label) cell.
+
+    The cumulative counts at the end of every distinct score are those the rows give, so the
+    super-bins, and every bootstrap drawn from them with a given seed, are identical.
+    """
+    _, n_pos, n_neg = score_count_bins(*classifier.class_counts())
+    dtype = _count_dtype(int(n_pos.sum() + n_neg.sum()))
+    sb, _ = _superbins_from_points(name, np.cumsum(n_neg, dtype=dtype),
+                                   np.cumsum(n_pos, dtype=dtype))
+    return sb
 
 
 def _superbins_of_roc(roc: RocCurve) -> _Superbins:
@@ -1678,6 +1693,10 @@ def cost_band(classifier: ClassifierInput, *, threshold: float | None = None, le
                               pooled=False, level=level, replicates=replicates,
                               inner_replicates=inner, rng=generator, pc=pc, progress=progress,
                               max_batch_elements=max_batch_elements)
+    if isinstance(classifier, ScoredClassifier) and classifier.count is not None:
+        return _score_count_band(classifier, name or classifier.name, threshold=threshold,
+                                 select=select, line=line, inner_replicates=inner,
+                                 max_batch_elements=max_batch_elements)
     if isinstance(classifier, ScoredClassifier):
         y, s = _scores(classifier.y_true, classifier.score, f"classifier {classifier.name!r}")
         label = name or classifier.name
@@ -1708,6 +1727,73 @@ def cost_band(classifier: ClassifierInput, *, threshold: float | None = None, le
                           max_batch_elements=max_batch_elements)
 
 
+def _score_count_band(classifier: ScoredClassifier, label: str, *, threshold: float | None,
+                      select: SelectInput, line: dict, inner_replicates: int,
+                      max_batch_elements: int) -> CostBand:
+    """:func:`cost_band` of a classifier given as counts per (score, label) cell.
+
+    A fixed threshold and the whole envelope give exactly the band of the rows (the same
+    super-bins, so the same replicates for a seed); ``select="split"`` draws the stratified half
+    of the examples from the counts, the same distribution as the row split but not the same
+    draw; validation rows are used as they are.
+    """
+    y, s = classifier.y_true, classifier.score
+    count = np.asarray(classifier.count, dtype=np.int64)
+    n_pos = int(count[y].sum())
+    n_neg = int(count.sum()) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        raise ParameterError(f"classifier {classifier.name!r}: a band needs examples of both "
+                             "classes")
+    if threshold is not None:
+        above = s >= threshold
+        tp = int(count[above & y].sum())
+        fp = int(count[above & ~y].sum())
+        return _line(label, tp, fp, n_pos - tp, n_neg - fp, threshold=threshold, **line)
+    if select is None:
+        return _envelope_band(_superbins_of_score_counts(label, classifier),
+                              method=line["method"], simultaneous=line["simultaneous"],
+                              pooled=line["pooled"], level=line["level"],
+                              replicates=line["replicates"], inner_replicates=inner_replicates,
+                              rng=line["rng"], pc=line["pc"], progress=line["progress"],
+                              max_batch_elements=max_batch_elements)
+    chosen = _closed_form_method(line["method"], line["simultaneous"], "select=")
+    if chosen == "percentile":
+        raise ParameterError("method='percentile' is not available with select=: the held-out "
+                             "cost of selected thresholds is banded in closed form "
+                             "('wilson-mover', or 'clopper-pearson' for the whole curve)")
+    pc = line["pc"]
+    if isinstance(select, str) and select == "split":
+        chosen_count = stratified_half_counts(y, count, line["rng"], label)
+        thresholds = thresholds_of_roc(roc_from_score_counts(
+            s, np.where(y, chosen_count, 0), np.where(y, 0, chosen_count)), pc)
+        held_out = count - chosen_count
+        estimand = ESTIMAND_SELECTED_SPLIT
+    else:
+        _, _, validation = _selection_rows(select, y, 1, line["rng"], label)
+        assert validation is not None
+        thresholds = select_thresholds(validation[0], validation[1], pc)
+        held_out = count
+        estimand = ESTIMAND_SELECTED_VALIDATION
+    n_pos_h = int(held_out[y].sum())
+    n_neg_h = int(held_out.sum()) - n_pos_h
+    tp = flagged_counts(s[y], thresholds, held_out[y])
+    fp = flagged_counts(s[~y], thresholds, held_out[~y])
+    errors = np.stack((n_pos_h - tp, fp)).astype(np.int64)
+    simultaneous = line["simultaneous"]
+    level = line["level"]
+    low, high = _line_edges(pc, errors, n_pos_h, n_neg_h, level, simultaneous, thresholds)
+    cost = (errors[0] / n_pos_h) * pc + (errors[1] / n_neg_h) * (1.0 - pc)
+    if line["progress"] is not None:
+        line["progress"](1, 1)
+    return CostBand(name=label, level=level, replicates=0, pc=_readonly(pc),
+                    cost=_readonly(cost), low=_readonly(low), high=_readonly(high),
+                    curves=_readonly(np.empty((0, pc.size))), kind="selected", n_pos=n_pos_h,
+                    n_neg=n_neg_h, method=chosen, calibrated=True,
+                    estimand=_estimand(estimand, line["pooled"]), simultaneous=simultaneous,
+                    thresholds=_readonly(thresholds), selection="split" if select == "split"
+                    else "validation", error_counts=_readonly(errors))
+
+
 def _curve_band(sb: _Superbins, *, level: float, replicates: int, rng: np.random.Generator,
                 pc: NDArray[np.float64], progress: ProgressCallback | None,
                 max_batch_elements: int) -> CostBand:
@@ -1721,6 +1807,11 @@ def _curve_band(sb: _Superbins, *, level: float, replicates: int, rng: np.random
 
 def _paired_input(c: object, default: str, what: str
                   ) -> tuple[str, NDArray[np.bool_], NDArray[np.float64]]:
+    if isinstance(c, ScoredClassifier) and c.count is not None:
+        raise ParameterError(
+            f"classifier {c.name!r} is known by counts per score (the score-count layout); a "
+            "difference band needs both classifiers' scores on the same examples, which the "
+            "counts of each classifier alone do not pair")
     if isinstance(c, ScoredClassifier):
         y, s = _scores(c.y_true, c.score, f"classifier {c.name!r}")
         return c.name, y, s

@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-Layout = Literal["wide", "long", "counts"]
+Layout = Literal["wide", "long", "counts", "score_counts"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -25,12 +25,50 @@ class ScoredClassifier:
         Higher means more positive; any real numbers, all finite.
     fold : ndarray of int64, shape (n,), or None
         Index into :attr:`Dataset.fold_labels` of each example's fold or run; None without folds.
+    count : ndarray of int64, shape (n,), or None
+        How many examples each entry stands for (the score-count layout: one entry per distinct
+        (score, label, fold) cell, every count positive); None when each entry is one example.
+        Every computation on a classifier with counts gives exactly what it gives on the rows
+        the counts summarise, while memory grows with the distinct scores, not the examples.
     """
 
     name: str
     y_true: NDArray[np.bool_]
     score: NDArray[np.float64]
     fold: NDArray[np.int64] | None = None
+    count: NDArray[np.int64] | None = None
+
+    @property
+    def n_examples(self) -> int:
+        """Number of examples (the sum of the counts, or the number of entries)."""
+        return int(self.y_true.size) if self.count is None else int(self.count.sum())
+
+    @property
+    def n_pos(self) -> int:
+        """Number of positive examples."""
+        if self.count is None:
+            return int(np.count_nonzero(self.y_true))
+        return int(self.count[self.y_true].sum())
+
+    def class_counts(self, mask: NDArray[np.bool_] | None = None
+                     ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+        """Scores with the number of positive and of negative examples at each entry.
+
+        Parameters
+        ----------
+        mask : ndarray of bool, shape (n,), optional
+            Only these entries (a fold, say).
+
+        Returns
+        -------
+        score, n_pos, n_neg : ndarray
+            One value per entry; without counts an entry is one example of its class.
+        """
+        y, score = self.y_true, self.score
+        weight = np.ones(y.size, np.int64) if self.count is None else self.count
+        if mask is not None:
+            y, score, weight = y[mask], score[mask], weight[mask]
+        return score, np.where(y, weight, 0), np.where(y, 0, weight)
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,6 +106,8 @@ class Dataset:
 
     In the wide layout every classifier shares one ``y_true`` array (the same rows), which is what
     paired comparisons rely on; in the long layout each classifier has its own rows, in file order.
+    In the score-count layout every scored classifier has ``count`` (and no other layout has):
+    the invariant is checked here, so that a copy that lost the counts cannot pass for the rows.
     """
 
     source: str
@@ -77,6 +117,15 @@ class Dataset:
     counted: tuple[CountedClassifier, ...] = ()
     fold_labels: tuple[str, ...] = field(default=())
 
+    def __post_init__(self) -> None:
+        counted_scores = [c.count is not None for c in self.scored]
+        if any(counted_scores) and self.layout != "score_counts":
+            raise ValueError(f"{self.source}: classifiers with counts need the score_counts "
+                             f"layout, not {self.layout}")
+        if self.layout == "score_counts" and not all(counted_scores):
+            raise ValueError(f"{self.source}: the score_counts layout needs counts on every "
+                             "scored classifier; were they lost in a copy?")
+
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.scored) + tuple(c.name for c in self.counted)
@@ -84,13 +133,13 @@ class Dataset:
     @property
     def n_pos(self) -> int:
         if self.scored:
-            return int(np.count_nonzero(self.scored[0].y_true))
+            return self.scored[0].n_pos
         return self.counted[0].n_pos
 
     @property
     def n_neg(self) -> int:
         if self.scored:
-            return int(self.scored[0].y_true.size) - self.n_pos
+            return self.scored[0].n_examples - self.n_pos
         return self.counted[0].n_neg
 
     @property

@@ -18,7 +18,7 @@ from costdash.costspace import LowerEnvelope, lower_envelope
 from costdash.dataset import Dataset, ScoredClassifier
 from costdash.errors import ParameterError
 from costdash.hull import classifier_hull, optimal_vertex
-from costdash.roc import RocCurve, roc_curve
+from costdash.roc import RocCurve, roc_of, score_count_bins
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,8 +100,7 @@ def fold_averages(classifier: ScoredClassifier, fold_labels: tuple[str, ...], *,
     if classifier.fold is None or not fold_labels:
         raise ParameterError(f"classifier {classifier.name!r} has no fold column to average over")
     masks = [classifier.fold == k for k in range(len(fold_labels))]
-    rocs = tuple(roc_curve(classifier.y_true[m], classifier.score[m], name=classifier.name)
-                 for m in masks)
+    rocs = tuple(roc_of(classifier, m) for m in masks)
     envelopes = tuple(lower_envelope(classifier_hull(r)) for r in rocs)
 
     cost_pc = np.unique(np.concatenate([e.pc for e in envelopes]))
@@ -111,9 +110,7 @@ def fold_averages(classifier: ScoredClassifier, fold_labels: tuple[str, ...], *,
     per_fold_tpr = np.vstack([_roc_upper_interp(r, roc_fpr) for r in rocs])
 
     # Threshold averaging samples thresholds evenly by rank among all scores (Fawcett 2006, alg. 5).
-    sorted_scores = np.sort(classifier.score)[::-1]
-    ranks = np.linspace(0, sorted_scores.size - 1, thresholds).round().astype(np.int64)
-    threshold_values = sorted_scores[ranks]
+    threshold_values = _scores_at_ranks(classifier, thresholds)
     point = np.vstack([r.point_at_threshold(threshold_values) for r in rocs])
     threshold_fpr = np.mean([r.fpr[p] for r, p in zip(rocs, point)], axis=0)
     threshold_tpr = np.mean([r.tpr[p] for r, p in zip(rocs, point)], axis=0)
@@ -125,7 +122,21 @@ def fold_averages(classifier: ScoredClassifier, fold_labels: tuple[str, ...], *,
         roc_tpr_mean=per_fold_tpr.mean(axis=0), roc_tpr_std=per_fold_tpr.std(axis=0),
         threshold_values=threshold_values, threshold_fpr=threshold_fpr,
         threshold_tpr=threshold_tpr,
-        pooled=roc_curve(classifier.y_true, classifier.score, name=classifier.name))
+        pooled=roc_of(classifier))
+
+
+def _scores_at_ranks(classifier: ScoredClassifier, thresholds: int) -> NDArray[np.float64]:
+    """``thresholds`` scores evenly spread by rank among all examples' scores, decreasing."""
+    if classifier.count is None:
+        sorted_scores = np.sort(classifier.score)[::-1]
+        ranks = np.linspace(0, sorted_scores.size - 1, thresholds).round().astype(np.int64)
+        return sorted_scores[ranks]
+    # The same ranks among the examples the counts stand for: the score at rank r is the first
+    # distinct score (decreasing) whose cumulative count passes r.
+    score, n_pos, n_neg = score_count_bins(*classifier.class_counts())
+    examples_through = np.cumsum(n_pos + n_neg)
+    ranks = np.linspace(0, int(examples_through[-1]) - 1, thresholds).round().astype(np.int64)
+    return score[np.searchsorted(examples_through, ranks, side="right")]
 
 
 def fold_spread(averages: FoldAverages, condition: OperatingCondition) -> FoldSpread:

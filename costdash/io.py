@@ -4,7 +4,13 @@ Three layouts are understood, detected from the column names unless the caller s
 
 * **wide** -- one label column and one numeric score column per classifier;
 * **long** -- ``model``, label and ``score`` columns, one row per (classifier, example);
-* **counts** -- ``model, tp, fp, fn, tn`` (optional ``threshold``), one confusion matrix per row.
+* **counts** -- ``model, tp, fp, fn, tn`` (optional ``threshold``), one confusion matrix per row;
+* **score_counts** -- ``model, score, n_pos, n_neg`` (optional ``fold``): how many positive and
+  negative examples each classifier gave each distinct score (in each fold), which is all that
+  ROC curves, hulls, envelopes, folds and bootstrap bands depend on. ``costdash aggregate`` writes
+  it from row-level files of any size; loading it gives the same results as loading those rows,
+  in memory that grows with the distinct scores. Counts are whole numbers, 0 or more, not both 0
+  in one row; rows repeating a (model, score, fold) add up.
 
 Everything a user can get wrong in the file raises :class:`InputFileError` with a message meant
 to be shown as it is: it names the file, the column and the first offending data rows (1-based,
@@ -32,7 +38,7 @@ from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier
 from costdash.errors import InputFileError, ParameterError
 
 __all__ = ["load_predictions", "LABEL_COLUMNS", "MODEL_COLUMNS", "SCORE_COLUMNS", "FOLD_COLUMNS",
-           "THRESHOLD_COLUMNS", "COUNT_COLUMNS"]
+           "THRESHOLD_COLUMNS", "COUNT_COLUMNS", "SCORE_COUNT_COLUMNS"]
 
 # Column names tried, in order of preference, when the caller does not name the column.
 LABEL_COLUMNS = ("y_true", "label", "target", "y", "class", "actual", "truth")
@@ -44,8 +50,9 @@ FOLD_COLUMNS = ("fold", "run", "cv_fold", "split")
 ID_COLUMNS = ("id", "row_id", "example_id", "index", "row", "sample_id", "instance")
 THRESHOLD_COLUMNS = ("threshold", "thresh", "cutoff")
 COUNT_COLUMNS = ("tp", "fp", "fn", "tn")
+SCORE_COUNT_COLUMNS = ("n_pos", "n_neg")
 
-_LAYOUTS = ("auto", "wide", "long", "counts")
+_LAYOUTS = ("auto", "wide", "long", "counts", "score_counts")
 # Label pairs whose positive class goes without saying (compared case-insensitively).
 _KNOWN_PAIRS = {frozenset(pair): pair[1] for pair in [
     ("0", "1"), ("false", "true"), ("-1", "1"), ("neg", "pos"), ("negative", "positive"),
@@ -74,7 +81,7 @@ _BINARY_MAGIC = ((b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
 
 
 def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | None = None,
-                     layout: Literal["auto", "wide", "long", "counts"] = "auto",
+                     layout: Literal["auto", "wide", "long", "counts", "score_counts"] = "auto",
                      label_column: str | None = None, model_column: str | None = None,
                      score_column: str | None = None, fold_column: str | None = None,
                      positive: str | None = None, models: Sequence[str] | None = None,
@@ -90,9 +97,10 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
         content (gzip, Parquet and JSON magic) and the extension of ``name``.
     name : str, optional
         File name used in messages and for format detection; defaults to the path's basename.
-    layout : {"auto", "wide", "long", "counts"}
-        "auto" picks counts when there are ``tp, fp, fn, tn`` columns, long when there are model
-        and score columns (or ``model_column``/``score_column`` is given), else wide.
+    layout : {"auto", "wide", "long", "counts", "score_counts"}
+        "auto" picks counts when there are ``tp, fp, fn, tn`` columns, score_counts when there
+        are ``n_pos, n_neg`` columns, long when there are model and score columns (or
+        ``model_column``/``score_column`` is given), else wide.
     label_column, model_column, score_column, fold_column : str, optional
         Column names, matched case-insensitively, overriding the default names tried.
     positive : str, optional
@@ -114,6 +122,8 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
     Dataset
         Counts files give ``counted`` classifiers (``positive_label`` is ``positive`` or "1");
         the others give ``scored`` ones, all sharing one ``y_true`` array in the wide layout.
+        Score-count files give ``scored`` classifiers whose entries are the (score, label,
+        fold) cells with their ``count`` (``positive_label`` is ``positive`` or "1").
 
     Raises
     ------
@@ -142,7 +152,8 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
     given = {"model_column": model_column, "score_column": score_column,
              "label_column": label_column, "fold_column": fold_column}
     for option in {"wide": given.keys() - {"label_column", "fold_column"}, "long": (),
-                   "counts": given.keys() - {"model_column"}}[layout]:
+                   "counts": given.keys() - {"model_column"},
+                   "score_counts": {"label_column"}}[layout]:
         if given[option] is not None:  # silently ignoring it would hide a mistake
             raise ParameterError(f"{source}: {option} does not apply to the {layout} layout")
     if max_rows is not None and len(df) > max_rows:
@@ -150,6 +161,9 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
     rows = np.arange(1, len(df) + 1)  # original data row numbers, kept through row filtering
     if layout == "counts":
         dataset = _load_counts(df, rows, source, model_column, positive, models, drop_missing)
+    elif layout == "score_counts":
+        dataset = _load_score_counts(df, rows, source, model_column, score_column, fold_column,
+                                     positive, models, drop_missing)
     else:
         dataset = _load_scored(df, rows, source, layout, label_column, model_column,
                                score_column, fold_column, positive, models, drop_missing)
@@ -491,11 +505,14 @@ def _read_json(data: bytes, source: str, lines: bool) -> pd.DataFrame:
 # --- layouts ------------------------------------------------------------------------------------
 
 def _detect_layout(names: Sequence[str], model_column: str | None,
-                   score_column: str | None) -> Literal["wide", "long", "counts"]:
+                   score_column: str | None
+                   ) -> Literal["wide", "long", "counts", "score_counts"]:
     """Guess the layout from the column names, counts first since it is the most specific."""
     lower = {n.casefold() for n in names}
     if lower >= set(COUNT_COLUMNS):
         return "counts"
+    if lower >= set(SCORE_COUNT_COLUMNS):
+        return "score_counts"
     named = model_column is not None or score_column is not None
     return "long" if named or (lower & set(MODEL_COLUMNS) and lower & set(SCORE_COLUMNS)) \
         else "wide"
@@ -572,15 +589,7 @@ def _load_counts(df: pd.DataFrame, rows: np.ndarray, source: str, model_column: 
         _check_none_lost(df[model], keep, source)
         df, rows, counts = df[keep], rows[keep], {c: v[keep] for c, v in counts.items()}
         thresholds = None if thresholds is None else thresholds[keep]
-    for c, v in counts.items():
-        # Checked before the cast to int64, which would wrap 1e20 round to a negative number.
-        for bad, problem in ((v != np.floor(v), "non-integer counts"),
-                             (v < 0, "negative counts"), (v >= _MAX_COUNT, "counts too large")):
-            if bad.any():
-                shown = ", ".join(_number(x) for x in v[bad][:3])
-                raise _fail(source, f"column {_q(c)} has {problem} ({shown}) in "
-                            f"{_rows_text(rows[bad])}; counts must be whole numbers, 0 or more "
-                            f"and below {_MAX_COUNT:,} (2**53)", c, rows[bad])
+    _check_counts(counts, rows, source)
     tp, fp, fn, tn = (counts[c].astype(np.int64) for c in count_cols)
     codes, names = _factorize(df[model])
     _check_no_nul(names, codes, rows, model, source)
@@ -605,6 +614,83 @@ def _load_counts(df: pd.DataFrame, rows: np.ndarray, source: str, model_column: 
     return Dataset(source=source, layout="counts",
                    positive_label="1" if positive is None else str(positive),
                    counted=tuple(counted))
+
+
+def _check_counts(counts: dict[str, np.ndarray], rows: np.ndarray, source: str) -> None:
+    """Counts must be whole numbers, 0 or more, small enough to be exact in float64."""
+    for c, v in counts.items():
+        # Checked before the cast to int64, which would wrap 1e20 round to a negative number.
+        for bad, problem in ((v != np.floor(v), "non-integer counts"),
+                             (v < 0, "negative counts"), (v >= _MAX_COUNT, "counts too large")):
+            if bad.any():
+                shown = ", ".join(_number(x) for x in v[bad][:3])
+                raise _fail(source, f"column {_q(c)} has {problem} ({shown}) in "
+                            f"{_rows_text(rows[bad])}; counts must be whole numbers, 0 or more "
+                            f"and below {_MAX_COUNT:,} (2**53)", c, rows[bad])
+
+
+def _load_score_counts(df: pd.DataFrame, rows: np.ndarray, source: str,
+                       model_column: str | None, score_column: str | None,
+                       fold_column: str | None, positive: str | None,
+                       models: Sequence[str] | None, drop_missing: bool) -> Dataset:
+    """The score-count layout: examples of each class per (model, score[, fold]) row."""
+    model = _find_column(df, model_column, MODEL_COLUMNS, "model", source)
+    score = _find_column(df, score_column, SCORE_COLUMNS, "score", source)
+    pos_col, neg_col = (_find_column(df, None, (c,), c, source) for c in SCORE_COUNT_COLUMNS)
+    fold = _find_column(df, fold_column, FOLD_COLUMNS, "fold", source, required=False)
+    df, rows, wanted = _keep_models(df, rows, model, models, source)
+    numbers = {score: _numeric(df[score], score, rows, source),
+               pos_col: _numeric(df[pos_col], pos_col, rows, source, what="counts"),
+               neg_col: _numeric(df[neg_col], neg_col, rows, source, what="counts")}
+    used = {c: df[c].isna().to_numpy() for c in (model, fold) if c is not None}
+    keep = _rows_to_keep(rows, numbers, used, source, drop_missing, "scores and counts")
+    if keep is not None:
+        _check_none_lost(df[model], keep, source)
+        df, rows, numbers = df[keep], rows[keep], {c: v[keep] for c, v in numbers.items()}
+    _check_counts({c: numbers[c] for c in (pos_col, neg_col)}, rows, source)
+    n_pos, n_neg = numbers[pos_col].astype(np.int64), numbers[neg_col].astype(np.int64)
+    empty = (n_pos == 0) & (n_neg == 0)
+    if empty.any():
+        raise _fail(source, f"columns {_q(pos_col)} and {_q(neg_col)} are both 0 in "
+                    f"{_rows_text(rows[empty])}; a row counts at least one example (leave out "
+                    "scores nobody got)", pos_col, rows[empty])
+    codes, names = _factorize(df[model])
+    _check_no_nul(names, codes, rows, model, source)
+    folds, fold_labels = (None, []) if fold is None else _factorize(df[fold], sort=True)
+    if folds is not None:
+        _check_no_nul(fold_labels, folds, rows, fold, source)
+    n_folds = max(len(fold_labels), 1)
+    group = codes * n_folds + (0 if folds is None else folds)
+    for totals, column, cls in ((n_pos, pos_col, "positive"), (n_neg, neg_col, "negative")):
+        per_model = np.bincount(codes, weights=totals, minlength=len(names))
+        per_group = np.bincount(group, weights=totals, minlength=len(names) * n_folds)
+        present = np.bincount(group, minlength=len(names) * n_folds) > 0
+        for m in np.flatnonzero(per_model == 0)[:1]:
+            raise _fail(source, f"model {_q(names[m])} has no {cls} examples ({_q(column)} "
+                        f"is 0 in {_rows_text(rows[codes == m])}); both classes are needed",
+                        column, rows[codes == m])
+        for g in np.flatnonzero(present & (per_group == 0))[:1]:
+            where = rows[group == g]
+            raise _fail(source, f"model {_q(names[g // n_folds])} in fold "
+                        f"{_q(fold_labels[g % n_folds])} has no {cls} examples "
+                        f"({_rows_text(where)}); each fold needs both classes", column, where)
+    # One entry per (score, label, fold) cell: a row becomes a positive and a negative entry.
+    has = np.concatenate((n_pos > 0, n_neg > 0))
+    entry_row = np.concatenate((np.arange(len(rows)), np.arange(len(rows))))[has]
+    entry_pos = np.repeat([True, False], len(rows))[has]
+    entry_count = np.concatenate((n_pos, n_neg))[has]
+    order = np.argsort(entry_row, kind="stable")  # keeps the file's row order
+    entry_row, entry_pos, entry_count = entry_row[order], entry_pos[order], entry_count[order]
+    entry_codes = codes[entry_row]
+    score_values = numbers[score]
+    scored = [ScoredClassifier(n, np.ascontiguousarray(entry_pos[g]),
+                               np.ascontiguousarray(score_values[entry_row[g]]),
+                               None if folds is None else folds[entry_row[g]],
+                               np.ascontiguousarray(entry_count[g]))
+              for n, g in _groups(entry_codes, names, wanted)]
+    return Dataset(source=source, layout="score_counts",
+                   positive_label="1" if positive is None else str(positive),
+                   scored=tuple(scored), fold_labels=tuple(fold_labels))
 
 
 def _keep_models(df: pd.DataFrame, rows: np.ndarray, model: str, models: Sequence[str] | None,

@@ -197,12 +197,90 @@ def roc_from_counts(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike, tn: ArrayLike, 
     return RocCurve(name=name, tp=tp, fp=fp, threshold=thr, n_pos=n_pos, n_neg=n_neg)
 
 
+def score_count_bins(score: ArrayLike, n_pos: ArrayLike, n_neg: ArrayLike
+                     ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+    """The distinct scores, decreasing, with the number of positives and negatives at each.
+
+    Entries with equal scores are merged and entries with no examples dropped, so that the
+    result is what the rows summarised by ``(score, n_pos, n_neg)`` would give.
+
+    Parameters
+    ----------
+    score : array-like of float, shape (m,)
+        Finite scores, in any order, repeats allowed.
+    n_pos, n_neg : array-like of int, shape (m,)
+        Non-negative numbers of positive and negative examples with that score.
+
+    Returns
+    -------
+    score, n_pos, n_neg : ndarray, shape (k,)
+        ``score`` strictly decreasing; ``n_pos + n_neg`` positive everywhere.
+    """
+    s = np.asarray(score, dtype=np.float64)
+    pos = np.asarray(n_pos, dtype=np.int64)
+    neg = np.asarray(n_neg, dtype=np.int64)
+    if not (s.ndim == pos.ndim == neg.ndim == 1 and s.size == pos.size == neg.size):
+        raise ParameterError(f"score, n_pos and n_neg must be 1-D of one length, got {s.shape}, "
+                             f"{pos.shape} and {neg.shape}")
+    if np.any(pos < 0) or np.any(neg < 0):
+        raise ParameterError("counts of examples cannot be negative")
+    if not np.all(np.isfinite(s)):
+        raise ParameterError("scores must be finite")
+    keep = (pos + neg) > 0
+    s, pos, neg = s[keep], pos[keep], neg[keep]
+    # -0.0 and 0.0 are one score to ">=", as they are one run of equal scores to roc_curve.
+    distinct, inverse = np.unique(-(s + 0.0), return_inverse=True)
+    bins = distinct.size
+    return (-distinct + 0.0, np.bincount(inverse, weights=pos, minlength=bins).astype(np.int64),
+            np.bincount(inverse, weights=neg, minlength=bins).astype(np.int64))
+
+
+def roc_from_score_counts(score: ArrayLike, n_pos: ArrayLike, n_neg: ArrayLike, *,
+                          name: str = "") -> RocCurve:
+    """ROC points of a scoring classifier known by its counts of each class at each score.
+
+    The same curve as :func:`roc_curve` of the rows the counts summarise (same points, same
+    thresholds, same integer type), computed in memory proportional to the distinct scores.
+
+    Parameters
+    ----------
+    score : array-like of float, shape (m,)
+        Finite scores, higher meaning more positive; repeats are merged.
+    n_pos, n_neg : array-like of int, shape (m,)
+        Numbers of positive and negative examples with each score.
+    name : str, optional
+        Name carried by the result.
+
+    Examples
+    --------
+    >>> r = roc_from_score_counts([0.8, 0.4, 0.35, 0.1], [1, 0, 1, 0], [0, 1, 0, 1])
+    >>> r.fpr.tolist(), r.tpr.tolist()
+    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
+    """
+    s, pos, neg = score_count_bins(score, n_pos, n_neg)
+    total_pos, total_neg = int(pos.sum()), int(neg.sum())
+    if total_pos == 0 or total_neg == 0:
+        raise ParameterError("an ROC curve needs examples of both classes")
+    dtype = _count_dtype(total_pos + total_neg)
+    tp = np.zeros(s.size + 1, dtype=dtype)
+    fp = np.zeros(s.size + 1, dtype=dtype)
+    np.cumsum(pos, out=tp[1:])
+    np.cumsum(neg, out=fp[1:])
+    threshold = np.empty(s.size + 1, dtype=np.float64)
+    threshold[0] = np.nan
+    threshold[1:] = s
+    return RocCurve(name=name, tp=tp, fp=fp, threshold=threshold, n_pos=total_pos,
+                    n_neg=total_neg)
+
+
 def roc_of(classifier: ScoredClassifier | CountedClassifier,
            mask: NDArray[np.bool_] | None = None) -> RocCurve:
     """ROC curve of a loaded classifier, optionally of the examples selected by ``mask`` only."""
     if isinstance(classifier, CountedClassifier):
         return roc_from_counts(classifier.tp, classifier.fp, classifier.fn, classifier.tn,
                                threshold=classifier.threshold, name=classifier.name)
+    if classifier.count is not None:
+        return roc_from_score_counts(*classifier.class_counts(mask), name=classifier.name)
     if mask is None:
         return roc_curve(classifier.y_true, classifier.score, name=classifier.name)
     return roc_curve(classifier.y_true[mask], classifier.score[mask], name=classifier.name)

@@ -22,7 +22,8 @@ MONEY_FIELDS = ("volume", "unit")
 def add_loader_options(parser: argparse.ArgumentParser) -> None:
     """The loader's options, named like :func:`costdash.load_predictions`'s keywords."""
     group = parser.add_argument_group("reading the predictions file")
-    group.add_argument("--layout", choices=("auto", "wide", "long", "counts"), default="auto",
+    group.add_argument("--layout", choices=("auto", "wide", "long", "counts", "score_counts"),
+                       default="auto",
                        help="file layout (default: detected)")
     group.add_argument("--label-column", help="column of true labels (default: detected)")
     group.add_argument("--model-column", help="long layout: column naming the classifier")

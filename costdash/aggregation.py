@@ -1,0 +1,584 @@
+"""Row-level predictions of any size summarised, exactly, as counts per classifier and score.
+
+Everything costdash computes about a scoring classifier (ROC points and thresholds, the hull, the
+envelope, criteria, folds, bootstrap bands) depends on the rows only through the number of
+positive and negative examples at each distinct score (in each fold). :func:`aggregate` computes
+that table, the **score-count layout** ``model, score, n_pos, n_neg`` (+ ``fold``) that
+:func:`costdash.load_predictions` reads, with an engine built for the scale: DuckDB (embedded,
+out of core: it spills to disk past its memory limit) or Spark (a cluster, or local mode).
+
+Both engines run the same SQL: the wide layout becomes one ``UNION ALL`` branch per score column,
+then ``GROUP BY model, score, label [, fold]`` counts the rows. The labels are grouped as they are
+and interpreted afterwards, on the small result, with the loader's rules (0/1, true/false,
+no/yes... or ``positive``), so the data are read once. Missing labels, scores or folds and
+non-finite scores are counted by that same pass (they form their own groups) and refused.
+
+``round_digits`` rounds scores half up to that many decimals before grouping, which bounds the
+output (at most ``10**digits`` scores per unit of score range) at a stated cost: the rounded
+curve replaces the exact staircase inside every merged bin by its diagonal, so no point of the
+exact ROC curve (pooled, or of one fold) is further than ``dx dy / sqrt(dx**2 + dy**2)`` from
+it, with ``dx, dy`` the bin's share of the negatives and positives. The largest of those bounds
+over the bins that really merged different scores is reported as ``max_roc_distance``; the hull
+can move inward by no more than that.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from costdash.errors import InputFileError, ParameterError
+from costdash.io import (
+    FOLD_COLUMNS,
+    ID_COLUMNS,
+    LABEL_COLUMNS,
+    MODEL_COLUMNS,
+    SCORE_COLUMNS,
+    _key,
+    _positive_index,
+    _quoted,
+)
+
+__all__ = ["Aggregate", "AggregateStats", "ENGINES", "aggregate", "max_roc_distance"]
+
+ENGINES = ("duckdb", "spark")
+DEFAULT_MEMORY_LIMIT = "1GB"
+"""DuckDB's memory limit: its hash tables spill to disk past it (peak RSS stays near 1.5 GB)."""
+
+_PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
+_TEXT_EXTENSIONS = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz", ".txt.gz")
+
+
+@dataclass(frozen=True)
+class AggregateStats:
+    """What an aggregation read, wrote and changed.
+
+    Attributes
+    ----------
+    engine : str
+        "duckdb" or "spark".
+    layout : str
+        The input's layout, "wide" or "long".
+    input_rows : int
+        Row-level predictions counted (rows x score columns in the wide layout).
+    output_rows : int
+        Rows of the score-count table.
+    classifiers : tuple of str
+        In the output's order: the score columns' order (wide) or sorted names (long).
+    positive_label : str
+        The input's label taken as the positive class.
+    round_digits : int or None
+        Decimals the scores were rounded to; None: exact scores.
+    merged_bins : int
+        Output rows (pooled over folds) in which rounding merged different scores.
+    max_roc_distance : float
+        Largest distance in ROC space (FPR, TPR) from a point of an exact ROC curve (pooled or
+        per fold) to the rounded one; 0.0 without rounding or when nothing merged.
+    seconds : float
+        Wall time of the aggregation.
+    """
+
+    engine: str
+    layout: str
+    input_rows: int
+    output_rows: int
+    classifiers: tuple[str, ...]
+    positive_label: str
+    round_digits: int | None
+    merged_bins: int
+    max_roc_distance: float
+    seconds: float
+
+
+@dataclass(frozen=True, eq=False)
+class Aggregate:
+    """The score-count table of some row-level predictions, and how it was made.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Columns ``model, score, n_pos, n_neg`` (+ ``fold`` when the input has folds), one row per
+        classifier, distinct score (and fold), sorted by classifier, then score decreasing.
+    stats : AggregateStats
+    """
+
+    table: pd.DataFrame
+    stats: AggregateStats
+
+    def write(self, path: str | os.PathLike[str]) -> None:
+        """Write the table as Parquet (``.parquet``/``.pq``) or CSV (anything else).
+
+        CSV holds every score exactly: each is written as the shortest text that reads back as
+        the same float64.
+        """
+        text = os.fspath(path)
+        if text.lower().endswith(_PARQUET_EXTENSIONS):
+            self.table.to_parquet(text, index=False)
+        else:
+            self.table.to_csv(text, index=False, float_format=None)
+
+
+def aggregate(source: Any, *, engine: Literal["duckdb", "spark"] | None = None,
+              label_column: str | None = None, model_column: str | None = None,
+              score_column: str | None = None, fold_column: str | None = None,
+              positive: str | None = None, models: Sequence[str] | None = None,
+              round_digits: int | None = None, master: str | None = None,
+              memory_limit: str = DEFAULT_MEMORY_LIMIT, threads: int | None = None,
+              temp_directory: str | None = None) -> Aggregate:
+    """Count positives and negatives per classifier and distinct score, out of core.
+
+    Parameters
+    ----------
+    source : path, glob, sequence of them, DuckDB relation or Spark DataFrame
+        Row-level predictions in the wide (``y_true, model_a, model_b, ...``) or long
+        (``model, y_true, score``) layout, optional ``fold``. Files are CSV/TSV (``.gz`` too) or
+        Parquet, told apart by extension; a glob reads every file it matches as one table.
+    engine : {"duckdb", "spark"}, optional
+        Default: Spark for a Spark DataFrame, else DuckDB (embedded, no server).
+    label_column, model_column, score_column, fold_column : str, optional
+        Column names, overriding the loader's defaults (``y_true``/``label``..., ``model``...,
+        ``score``..., ``fold``...), matched case-insensitively.
+    positive : str, optional
+        The positive label, needed unless the labels are an obvious pair (0/1, false/true...).
+    models : sequence of str, optional
+        Only these classifiers (score columns in the wide layout, model names in the long one).
+    round_digits : int, optional
+        Round scores half up to this many decimals first (0 to 15); see the module notes.
+    master : str, optional
+        Spark master URL (e.g. ``local[4]``, ``spark://host:7077``) for a new session; default:
+        the active session, else ``local[*]``.
+    memory_limit, threads, temp_directory : optional
+        DuckDB's settings: past ``memory_limit`` it spills to ``temp_directory`` (default: a
+        fresh directory under the system's temporary one).
+
+    Returns
+    -------
+    Aggregate
+        The table (write it with :meth:`Aggregate.write`) and :class:`AggregateStats`.
+
+    Raises
+    ------
+    InputFileError
+        No file matches, a column is missing, labels are not two classes, or some rows have a
+        missing label, score or fold, or a non-finite score.
+    ParameterError
+        Invalid options.
+    """
+    started = time.perf_counter()
+    if round_digits is not None and (isinstance(round_digits, bool)
+                                     or not isinstance(round_digits, (int, np.integer))
+                                     or not 0 <= round_digits <= 15):
+        raise ParameterError(f"round_digits must be a whole number from 0 to 15; got "
+                             f"{round_digits!r}")
+    engine = _engine_of(source, engine)
+    if engine == "duckdb":
+        reader: _Reader = _DuckDBReader(source, memory_limit, threads, temp_directory)
+    else:
+        reader = _SparkReader(source, master)
+    try:
+        columns = reader.columns()
+        plan = _plan(columns, reader.numeric, reader.name, label_column, model_column,
+                     score_column, fold_column, models)
+        grouped = reader.run(_grouping_sql(plan, reader.quote, round_digits))
+    finally:
+        reader.close()
+    if plan.layout == "long" and models:
+        grouped = grouped[grouped["model"].map(_key).isin(plan.models)]
+    table, stats = _finish(grouped, plan, reader.name, positive, round_digits)
+    return Aggregate(table=table, stats=AggregateStats(
+        engine=engine, seconds=time.perf_counter() - started, **stats))
+
+
+def max_roc_distance(n_pos: np.ndarray, n_neg: np.ndarray, total_pos: int | np.ndarray,
+                     total_neg: int | np.ndarray) -> float:
+    """Largest distance from a point inside merged bins to the bins' diagonals, in ROC units.
+
+    A bin holding ``n_pos`` positives and ``n_neg`` negatives spans a ``dx`` by ``dy`` rectangle
+    of ROC space (``dx = n_neg / total_neg``, ``dy = n_pos / total_pos``); every exact point
+    inside it lies in the rectangle, whose farthest points from the diagonal are its corners,
+    at ``dx dy / sqrt(dx**2 + dy**2)``. The totals are those of each bin's curve (arrays
+    when the bins belong to different curves).
+    """
+    dx = np.asarray(n_neg, dtype=np.float64) / total_neg
+    dy = np.asarray(n_pos, dtype=np.float64) / total_pos
+    norm = np.hypot(dx, dy)
+    distance = np.divide(dx * dy, norm, out=np.zeros_like(norm), where=norm > 0)
+    return float(distance.max(initial=0.0))
+
+
+# --- the plan: which columns mean what -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Plan:
+    layout: str
+    label: str
+    fold: str | None
+    model: str | None          # long layout
+    score: str | None          # long layout
+    models: tuple[str, ...]    # wide: score columns, in order; long: the names asked for
+
+
+def _find(columns: Sequence[str], given: str | None, defaults: Sequence[str], role: str,
+          source: str, required: bool = True) -> str | None:
+    by_lower: dict[str, str] = {}
+    for c in columns:
+        by_lower.setdefault(c.casefold(), c)
+    if given is not None:
+        if given.strip().casefold() in by_lower:
+            return by_lower[given.strip().casefold()]
+        raise ParameterError(f"{source}: there is no {role} column '{given}'; columns found: "
+                             f"{_quoted(columns)}")
+    for d in defaults:
+        if d in by_lower:
+            return by_lower[d]
+    if required:
+        raise InputFileError(f"{source}: no {role} column: expected one named "
+                             f"{', '.join(defaults)} (or name it with --{role}-column); columns "
+                             f"found: {_quoted(columns)}", source=source)
+    return None
+
+
+def _plan(columns: Sequence[str], numeric: set[str], source: str, label_column: str | None,
+          model_column: str | None, score_column: str | None, fold_column: str | None,
+          models: Sequence[str] | None) -> _Plan:
+    lower = {c.casefold() for c in columns}
+    if {"n_pos", "n_neg"} <= lower or {"tp", "fp", "fn", "tn"} <= lower:
+        raise InputFileError(f"{source}: is already counts (columns {_quoted(columns)}); "
+                             "aggregate reads row-level predictions", source=source)
+    label = _find(columns, label_column, LABEL_COLUMNS, "label", source)
+    fold = _find(columns, fold_column, FOLD_COLUMNS, "fold", source, required=False)
+    long = (model_column is not None or score_column is not None
+            or (lower & set(MODEL_COLUMNS) and lower & set(SCORE_COLUMNS)))
+    if long:
+        model = _find(columns, model_column, MODEL_COLUMNS, "model", source)
+        score = _find(columns, score_column, SCORE_COLUMNS, "score", source)
+        return _Plan("long", label, fold, model, score, tuple(str(m) for m in models or ()))
+    candidates = [c for c in columns if c not in (label, fold)]
+    scoreish = [c for c in candidates if c.casefold() not in ID_COLUMNS and c in numeric]
+    if models:
+        by_lower = {c.casefold(): c for c in candidates}
+        missing = [m for m in models if str(m).casefold() not in by_lower]
+        if missing:
+            raise ParameterError(f"{source}: no classifier named {_quoted(missing)}; available: "
+                                 f"{_quoted(scoreish)}")
+        scoreish = list(dict.fromkeys(by_lower[str(m).casefold()] for m in models))
+    if not scoreish:
+        raise InputFileError(f"{source}: no numeric score columns besides the label '{label}'; "
+                             f"columns found: {_quoted(columns)}", source=source)
+    return _Plan("wide", label, fold, None, None, tuple(scoreish))
+
+
+def _grouping_sql(plan: _Plan, quote: Any, round_digits: int | None) -> str:
+    """One pass: rows counted per (model, score, label[, fold]), ``src`` being the input."""
+    fold = f", {quote(plan.fold)} AS fold" if plan.fold else ""
+    if plan.layout == "long":
+        rows = (f"SELECT CAST({quote(plan.model)} AS STRING) AS model, "
+                f"CAST({quote(plan.score)} AS DOUBLE) AS exact, {quote(plan.label)} AS label"
+                f"{fold} FROM src")
+    else:
+        rows = " UNION ALL ".join(
+            f"SELECT '{m.replace(chr(39), chr(39) * 2)}' AS model, CAST({quote(m)} AS DOUBLE) "
+            f"AS exact, {quote(plan.label)} AS label{fold} FROM src" for m in plan.models)
+    if round_digits is None:
+        score, extra = "exact", ""
+    else:
+        # Half up by plain float64 arithmetic, which both engines do alike (their ROUND
+        # functions differ at ties); monotone, so only adjacent scores merge.
+        scale = f"{10.0 ** round_digits!r}"
+        score = f"FLOOR(exact * {scale} + 0.5) / {scale}"
+        extra = ", MIN(exact) AS score_min, MAX(exact) AS score_max"
+    keys = "model, score, label" + (", fold" if plan.fold else "")
+    return (f"SELECT model, {score} AS score, label{', fold' if plan.fold else ''}, "
+            f"COUNT(*) AS n{extra} FROM ({rows}) AS r GROUP BY {keys}")
+
+
+# --- engines -------------------------------------------------------------------------------------
+
+def _engine_of(source: Any, engine: str | None) -> str:
+    if engine is not None and engine not in ENGINES:
+        raise ParameterError(f"unknown engine '{engine}'; choose one of {', '.join(ENGINES)}")
+    is_spark = type(source).__module__.startswith("pyspark.")
+    is_duckdb = type(source).__module__.startswith("duckdb")
+    if engine is None:
+        return "spark" if is_spark else "duckdb"
+    if (is_spark and engine != "spark") or (is_duckdb and engine != "duckdb"):
+        raise ParameterError(f"a {type(source).__name__} is aggregated by its own engine, not "
+                             f"{engine}")
+    return engine
+
+
+def _expand(source: Any) -> tuple[list[str], str, str]:
+    """The files of paths and globs, their format ("parquet" or "csv") and a display name."""
+    items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    if not items:
+        raise ParameterError("no input files given")
+    files: list[str] = []
+    for item in items:
+        text = os.fspath(item)
+        found = sorted(glob.glob(text)) if glob.has_magic(text) else [text]
+        found = [f for f in found if os.path.isfile(f)]
+        if not found:
+            name = os.path.basename(text) or text
+            raise InputFileError(f"{name}: no such file ({text})", source=name)
+        files += found
+    kinds = {"parquet" if f.lower().endswith(_PARQUET_EXTENSIONS) else "csv" for f in files}
+    if len(kinds) > 1:
+        raise ParameterError("the inputs mix Parquet and CSV files; aggregate one kind at a time")
+    name = os.path.basename(files[0]) + (f" and {len(files) - 1} more" if len(files) > 1 else "")
+    return files, kinds.pop(), name
+
+
+class _Reader:
+    name: str
+    numeric: set[str]
+
+    def columns(self) -> list[str]:
+        raise NotImplementedError
+
+    def quote(self, column: str) -> str:
+        raise NotImplementedError
+
+    def run(self, sql: str) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class _DuckDBReader(_Reader):
+    """DuckDB in this process: the input is the view ``src``, the result a small DataFrame.
+
+    Files get a connection of their own with the memory settings; a relation is queried on its
+    own connection, whose settings are the caller's.
+    """
+
+    def __init__(self, source: Any, memory_limit: str, threads: int | None,
+                 temp_directory: str | None) -> None:
+        import duckdb
+
+        self._temp: tempfile.TemporaryDirectory[str] | None = None
+        self.relation = None
+        self.con = None
+        if isinstance(source, duckdb.DuckDBPyRelation):
+            self.relation = source
+            self.name = "DuckDB relation"
+            names, types = list(source.columns), [str(t) for t in source.types]
+        else:
+            files, kind, self.name = _expand(source)
+            if temp_directory is None:
+                self._temp = tempfile.TemporaryDirectory(prefix="costdash-duckdb-")
+                temp_directory = self._temp.name
+            self.con = duckdb.connect()
+            self.con.execute(f"SET memory_limit = '{memory_limit}'")
+            self.con.execute(f"SET temp_directory = '{_sql_text(temp_directory)}'")
+            # Row order means nothing to a GROUP BY; not keeping it lets DuckDB stream.
+            self.con.execute("SET preserve_insertion_order = false")
+            if threads is not None:
+                self.con.execute(f"SET threads = {int(threads)}")
+            listed = "[" + ", ".join(f"'{_sql_text(f)}'" for f in files) + "]"
+            reader = (f"read_parquet({listed})" if kind == "parquet"
+                      else f"read_csv({listed}, header = true)")
+            try:
+                self.con.execute(f"CREATE VIEW src AS SELECT * FROM {reader}")
+                described = self.con.execute("DESCRIBE src").fetchall()
+            except duckdb.Error as exc:
+                raise InputFileError(f"{self.name}: cannot be read ({_reason(exc)})",
+                                     source=self.name) from None
+            names, types = [str(r[0]) for r in described], [str(r[1]) for r in described]
+        self._columns = names
+        self.numeric = {n for n, t in zip(names, types) if t.split("(")[0] in _DUCKDB_NUMERIC}
+
+    def columns(self) -> list[str]:
+        return self._columns
+
+    def quote(self, column: str) -> str:
+        return '"' + column.replace('"', '""') + '"'
+
+    def run(self, sql: str) -> pd.DataFrame:
+        import duckdb
+
+        sql = sql.replace("AS STRING", "AS VARCHAR")
+        try:
+            if self.relation is not None:
+                return self.relation.query("src", sql).df()
+            assert self.con is not None
+            return self.con.execute(sql).df()
+        except duckdb.Error as exc:
+            raise InputFileError(f"{self.name}: cannot be aggregated ({_reason(exc)})",
+                                 source=self.name) from None
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+        if self._temp is not None:
+            self._temp.cleanup()
+
+
+_DUCKDB_NUMERIC = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
+                   "USMALLINT", "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL"}
+
+
+def _sql_text(text: str) -> str:
+    """Text inside a single-quoted SQL literal."""
+    return text.replace("'", "''")
+
+
+class _SparkReader(_Reader):
+    """Spark SQL over the temporary view ``src``; the grouped result comes back as a DataFrame."""
+
+    def __init__(self, source: Any, master: str | None) -> None:
+        if type(source).__module__.startswith("pyspark."):
+            self.frame = source
+            self.spark = source.sparkSession
+            self.name = "Spark DataFrame"
+        else:
+            files, kind, self.name = _expand(source)
+            self.spark = _spark_session(master)
+            reader = self.spark.read
+            self.frame = (reader.parquet(*files) if kind == "parquet"
+                          else reader.csv(files, header=True, inferSchema=True))
+        self._view = f"costdash_src_{os.getpid()}_{id(self)}"
+        self.frame.createOrReplaceTempView(self._view)
+        numeric_types = ("byte", "short", "int", "bigint", "long", "float", "double", "decimal")
+        self.numeric = {f.name for f in self.frame.schema.fields
+                        if f.dataType.simpleString().split("(")[0] in numeric_types}
+
+    def columns(self) -> list[str]:
+        return list(self.frame.columns)
+
+    def quote(self, column: str) -> str:
+        return "`" + column.replace("`", "``") + "`"
+
+    def run(self, sql: str) -> pd.DataFrame:
+        result = self.spark.sql(sql.replace(" FROM src", f" FROM {self._view}"))
+        rows = result.collect()
+        return pd.DataFrame([r.asDict() for r in rows], columns=result.columns)
+
+    def close(self) -> None:
+        self.spark.catalog.dropTempView(self._view)
+
+
+def _spark_session(master: str | None) -> Any:
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None:
+        return active
+    builder = SparkSession.builder.appName("costdash aggregate")
+    return builder.master(master or "local[*]").getOrCreate()
+
+
+# --- from grouped rows to the score-count table --------------------------------------------------
+
+def _finish(grouped: pd.DataFrame, plan: _Plan, source: str, positive: str | None,
+            round_digits: int | None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Check the groups, decide the positive label, and pivot labels into n_pos / n_neg."""
+    has_fold = plan.fold is not None
+    column_of = (lambda m: m) if plan.layout == "wide" else (lambda m: plan.score)
+    input_rows = int(grouped["n"].sum())
+    for column, missing in ((plan.label, grouped["label"].isna()),
+                            (plan.fold, grouped["fold"].isna() if has_fold else None),
+                            (plan.model, grouped["model"].isna() if plan.model else None)):
+        if missing is not None and missing.any():
+            raise _bad_rows(source, column, int(grouped.loc[missing, "n"].sum()), "missing",
+                            "labels, models and folds must be given")
+    score = grouped["score"].to_numpy(dtype=np.float64, na_value=np.nan)
+    if round_digits is not None:  # a rounded NaN or infinity says nothing about the exact score
+        exact = grouped["score_min"].to_numpy(dtype=np.float64, na_value=np.nan)
+        score = np.where(np.isfinite(exact), score, exact)
+    for kind, bad in (("missing", np.isnan(score)), ("infinite", np.isinf(score))):
+        if bad.any():
+            worst = grouped.loc[bad].groupby("model", sort=False)["n"].sum()
+            raise _bad_rows(source, column_of(str(worst.index[0])), int(worst.iloc[0]), kind,
+                            "scores must be finite numbers")
+    labels_text = grouped["label"].map(_key)
+    labels = sorted(labels_text.unique(), key=_label_order(grouped))
+    pos = _positive_index(labels, positive, plan.label, source)
+    is_pos = (labels_text == labels[pos]).to_numpy()
+    n = grouped["n"].to_numpy(dtype=np.int64)
+    frame = pd.DataFrame({"model": grouped["model"].map(_key), "score": score,
+                          "n_pos": np.where(is_pos, n, 0), "n_neg": np.where(is_pos, 0, n)})
+    if has_fold:
+        frame["fold"] = grouped["fold"].to_numpy()
+    if round_digits is not None:
+        frame["score_min"] = grouped["score_min"].to_numpy(dtype=np.float64)
+        frame["score_max"] = grouped["score_max"].to_numpy(dtype=np.float64)
+    keys = ["model", "score"] + (["fold"] if has_fold else [])
+    sums = {"n_pos": "sum", "n_neg": "sum"}
+    if round_digits is not None:
+        sums |= {"score_min": "min", "score_max": "max"}
+    table = frame.groupby(keys, sort=False, dropna=False).agg(sums).reset_index()
+    order = list(plan.models) if plan.layout == "wide" else sorted(table["model"].unique())
+    if plan.layout == "long" and plan.models:
+        order = [m for m in plan.models if m in set(order)]
+    rank = {m: i for i, m in enumerate(order)}
+    table = table.assign(_rank=table["model"].map(rank)).sort_values(
+        ["_rank", "score"] + (["fold"] if has_fold else []), ascending=[True, False]
+        + ([True] if has_fold else []), kind="stable").drop(columns="_rank")
+    distance, merged = 0.0, 0
+    if round_digits is not None:
+        distance, merged = _rounding_effect(table, has_fold)
+        table = table.drop(columns=["score_min", "score_max"])
+    columns = ["model", "score", "n_pos", "n_neg"] + (["fold"] if has_fold else [])
+    table = table[columns].reset_index(drop=True)
+    for name in order:
+        mine = table["model"] == name
+        for column, cls in (("n_pos", "positive"), ("n_neg", "negative")):
+            if not table.loc[mine, column].any():
+                raise InputFileError(f"{source}: classifier '{name}' has no {cls} examples; "
+                                     "both classes are needed", source=source,
+                                     column=plan.label)
+    return table, {"layout": plan.layout, "input_rows": input_rows, "output_rows": len(table),
+                   "classifiers": tuple(order), "positive_label": labels[pos],
+                   "round_digits": round_digits, "merged_bins": merged,
+                   "max_roc_distance": distance}
+
+
+def _label_order(grouped: pd.DataFrame) -> Any:
+    """Labels in the loader's order (sorted as values), so that messages list them alike."""
+    values = {}
+    for v in grouped["label"].dropna().unique():
+        values.setdefault(_key(v), v)
+
+    def order(text: str) -> tuple[int, Any]:
+        v = values[text]
+        return (0, float(v)) if isinstance(v, (int, float, np.integer, np.floating)) else (1, text)
+    return order
+
+
+def _rounding_effect(table: pd.DataFrame, has_fold: bool) -> tuple[float, int]:
+    """The largest ROC distance rounding introduced (pooled and per-fold curves) and how many
+    output bins (pooled over folds) merged different scores."""
+    pooled = table.groupby(["model", "score"], sort=False).agg(
+        n_pos=("n_pos", "sum"), n_neg=("n_neg", "sum"), score_min=("score_min", "min"),
+        score_max=("score_max", "max")).reset_index()
+    merged = int((pooled["score_min"] < pooled["score_max"]).sum())
+    worst = 0.0
+    for frame, curve in [(pooled, ["model"])] + ([(table, ["model", "fold"])] if has_fold else []):
+        totals = frame.groupby(curve, sort=False)[["n_pos", "n_neg"]].transform("sum")
+        mixed = (frame["score_min"] < frame["score_max"]).to_numpy()
+        worst = max(worst, max_roc_distance(
+            frame["n_pos"].to_numpy()[mixed], frame["n_neg"].to_numpy()[mixed],
+            totals["n_pos"].to_numpy()[mixed], totals["n_neg"].to_numpy()[mixed]))
+    return worst, merged
+
+
+def _bad_rows(source: str, column: str | None, rows: int, kind: str, rule: str
+              ) -> InputFileError:
+    many = rows > 1
+    return InputFileError(f"{source}: column '{column}' has {rows:,} row{'s' if many else ''} "
+                          f"with {'' if many else 'a '}{kind} value{'s' if many else ''}; "
+                          f"{rule}", source=source, column=column)
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else text[:300] + "..."
