@@ -18,22 +18,21 @@ everywhere (:meth:`~costdash.view.View.condition`).
 from __future__ import annotations
 
 import errno
-import fcntl
-import hashlib
 import json
 import logging
-import os
 import re
-import tempfile
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from flask import Blueprint, Flask, Request, current_app, jsonify, request
+from flask import Blueprint, Flask, current_app, jsonify, request
 from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge
 
+from costdash.analysis import analyze
+from costdash.band_choice import band_choice
+from costdash.decision import decide, decision_to_dict
 from costdash.errors import CostdashError
 from costdash.view import View
+from dashboard.bandcache import BandCache, cost_band_key
 from dashboard.services import Services
 from dashboard.sharing import (
     VIEW_KEYS,
@@ -41,6 +40,8 @@ from dashboard.sharing import (
     NotAuthorized,
     analysis_summary,
     iso,
+    clean_name,
+    expiry_from_days,
     saved_view,
 )
 from dashboard.storage import (
@@ -52,6 +53,10 @@ from dashboard.storage import (
     StorageUnavailable,
     valid_id,
 )
+from dashboard.uploads import UPLOAD_PREFIX, HashingFile, UploadRequest, sweep_upload_files
+
+__all__ = ["UPLOAD_PREFIX", "HashingFile", "UploadRequest", "api", "install_api",
+           "sweep_upload_files"]
 
 log = logging.getLogger(__name__)
 
@@ -68,104 +73,6 @@ def _size(n: int) -> str:
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{n} bytes"
-
-
-class HashingFile:
-    """A temporary file on disk that hashes what is written to it (the upload's SHA-256).
-
-    Its writer holds an exclusive ``flock`` on it while it is open, so the periodic sweep of
-    the temp directory (:func:`sweep_upload_files`) can tell a file whose upload is still
-    arriving from one left behind by a process that died (the kernel drops a dead process's
-    locks).
-    """
-
-    def __init__(self, directory: Path):
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=UPLOAD_PREFIX, dir=directory)
-        self.path = Path(name)
-        self._file: IO[bytes] = os.fdopen(fd, "w+b")
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # a file system without locks: the sweep's age rule still applies
-            pass
-        self._hash = hashlib.sha256()
-        self.size = 0
-
-    def write(self, data: bytes) -> int:
-        self._hash.update(data)
-        self.size += len(data)
-        return self._file.write(data)
-
-    @property
-    def sha256(self) -> str:
-        return self._hash.hexdigest()
-
-    def discard(self) -> None:
-        """Close and remove the file (again: a no-op)."""
-        try:
-            self._file.close()
-        finally:
-            self.path.unlink(missing_ok=True)
-
-    def __getattr__(self, name: str) -> Any:  # read, seek, tell, flush, close, ...
-        return getattr(self._file, name)
-
-
-UPLOAD_PREFIX = "upload-"
-
-
-def sweep_upload_files(directory: Path, *, older_than: float) -> int:
-    """Remove temp upload files that no process is writing (their writer died: a worker killed
-    mid-upload) and that were last written before ``older_than`` (a time stamp); returns how
-    many. Files whose writer holds their lock are left alone whatever their age."""
-    removed = 0
-    if not directory.is_dir():
-        return 0
-    for path in directory.glob(UPLOAD_PREFIX + "*"):
-        try:
-            if path.stat().st_mtime >= older_than:
-                continue
-            with open(path, "rb") as f:
-                try:
-                    fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    continue  # an upload still arriving
-                path.unlink(missing_ok=True)
-                removed += 1
-        except OSError:  # gone meanwhile, or not ours to remove
-            continue
-    return removed
-
-
-class UploadRequest(Request):
-    """Flask request whose uploaded files go straight to a hashing temp file in the data dir.
-
-    Every such file is removed when the request ends (:meth:`close`, which Flask calls when it
-    pops the request context), whatever ended it: a reply, an error, a body over the limit
-    found while the form was being read, or a client that hung up mid-upload. Werkzeug forgets
-    the files of a form it could not finish reading, so they are tracked here as they are made.
-    """
-
-    def _get_file_stream(self, total_content_length: int | None, content_type: str | None,
-                         filename: str | None = None,
-                         content_length: int | None = None) -> IO[bytes]:
-        services: Services | None = current_app.extensions.get("costdash")
-        if services is None:
-            return super()._get_file_stream(total_content_length, content_type, filename,
-                                            content_length)
-        stream = HashingFile(services.settings.data_dir / "tmp")
-        self.__dict__.setdefault("_costdash_uploads", []).append(stream)
-        return stream  # type: ignore[return-value]
-
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            for stream in self.__dict__.pop("_costdash_uploads", ()):
-                try:
-                    stream.discard()
-                except OSError:
-                    log.exception("could not remove the temp file %s", stream.path)
 
 
 def _error(message: str, status: int):
@@ -188,8 +95,6 @@ and the expiry."""
 
 def check_name_and_expiry(name: str | None, expires_in_days: str | None) -> None:
     """Refuse a bad name or expiry before anything is stored."""
-    from dashboard.sharing import clean_name, expiry_from_days
-
     if name is not None:
         clean_name(name)
     expiry_from_days(expires_in_days, 0.0)
@@ -221,348 +126,382 @@ def query_view(dataset_id: str) -> View:
     return view.with_values(data=dataset_id)
 
 
-def make_api(services: Services) -> Blueprint:
-    api = Blueprint("costdash_api", __name__, url_prefix="/api/v1")
-    limit = services.settings.max_upload_bytes
+api = Blueprint("costdash_api", __name__, url_prefix="/api/v1")
+"""The routes under ``/api/v1``; each app registers it (:func:`install_api`), and its view
+functions find that app's :class:`~dashboard.services.Services` with :func:`_services`."""
 
-    def too_large(size: int | None = None):
-        what = f"The file is {_size(size)}" if size else "The file is too large"
-        return _error(f"{what}, over the {_size(limit)} upload limit.", 413)
 
-    @api.errorhandler(RequestEntityTooLarge)
-    def _on_too_large(_exc):
-        if request.content_length is not None and request.content_length <= limit + FORM_OVERHEAD:
-            # Werkzeug's form limits, not the file's size.
-            return _error(f"The form is too large: a field over {_size(MAX_FORM_FIELD)} or more "
-                          f"than {MAX_FORM_PARTS:,} fields. Send the file in 'file' and only the "
-                          "documented options.", 413)
-        return too_large()
+def _services() -> Services:
+    """The services of the app serving the request."""
+    return current_app.extensions["costdash"]
 
-    def receive_upload(form_fields: dict[str, Any], new_dataset: list[str]) -> DatasetRecord:
-        """Store the request's file (field ``file``) read with the loader options in
-        ``form_fields``; raises :class:`UploadRejected` with the reply to send otherwise.
-        The id of a data set this call stored (rather than found) is appended to
-        ``new_dataset``."""
-        f = request.files.get("file")
-        if f is None or not f.filename:
-            raise UploadRejected(_error("No file: send the predictions file in the multipart "
-                                        "field 'file'.", 400))
-        stream = f.stream
-        if isinstance(stream, HashingFile):
-            stream.flush()
-            if stream.size > limit:
-                raise UploadRejected(too_large(stream.size))
-            source, sha = stream.path, stream.sha256
-        else:  # a request class other than ours (should not happen): read it whole
-            data = stream.read()
-            if len(data) > limit:
-                raise UploadRejected(too_large(len(data)))
-            source, sha = data, None
-        options = LoaderOptions.from_form(form_fields)
-        record = services.store.put(source, safe_filename(f.filename), options, sha256=sha)
-        if record.stored:  # stored by this request: undone if the request fails
-            new_dataset.append(record.id)
-        services.views.prime(record)
-        return record
 
-    def discard(new_dataset: list[str]) -> None:
-        """Remove a data set this request stored before failing (unless something uses it)."""
-        for dataset_id in new_dataset:
-            try:
-                services.store.discard_dataset(dataset_id)
-                services.views.forget(dataset_id)
-            except Exception:  # noqa: BLE001 - the original failure is the one to report
-                log.exception("could not remove the data set %s of a failed upload", dataset_id)
+def _limit() -> int:
+    return _services().settings.max_upload_bytes
 
-    def handle_upload(reply):
-        """Run ``reply()`` (which receives an upload) turning every failure into a JSON error,
-        and remove the request's temporary files whatever happens."""
-        # Before anything reads the form: a body over the limit is refused unread.
-        request.max_content_length = limit + FORM_OVERHEAD
-        request.max_form_memory_size = MAX_FORM_FIELD
-        request.max_form_parts = MAX_FORM_PARTS
-        if request.content_length is not None and request.content_length > limit + FORM_OVERHEAD:
-            return too_large(request.content_length)
-        new_dataset: list[str] = []
+
+def _too_large(size: int | None = None):
+    what = f"The file is {_size(size)}" if size else "The file is too large"
+    return _error(f"{what}, over the {_size(_limit())} upload limit.", 413)
+
+
+@api.errorhandler(RequestEntityTooLarge)
+def _on_too_large(_exc):
+    if request.content_length is not None and \
+            request.content_length <= _limit() + FORM_OVERHEAD:
+        # Werkzeug's form limits, not the file's size.
+        return _error(f"The form is too large: a field over {_size(MAX_FORM_FIELD)} or more "
+                      f"than {MAX_FORM_PARTS:,} fields. Send the file in 'file' and only the "
+                      "documented options.", 413)
+    return _too_large()
+
+
+def receive_upload(form_fields: dict[str, Any], new_dataset: list[str]) -> DatasetRecord:
+    """Store the request's file (field ``file``) read with the loader options in
+    ``form_fields``; raises :class:`UploadRejected` with the reply to send otherwise.
+    The id of a data set this call stored (rather than found) is appended to
+    ``new_dataset``."""
+    services, limit = _services(), _limit()
+    f = request.files.get("file")
+    if f is None or not f.filename:
+        raise UploadRejected(_error("No file: send the predictions file in the multipart "
+                                    "field 'file'.", 400))
+    stream = f.stream
+    if isinstance(stream, HashingFile):
+        stream.flush()
+        if stream.size > limit:
+            raise UploadRejected(_too_large(stream.size))
+        source, sha = stream.path, stream.sha256
+    else:  # a request class other than ours (should not happen): read it whole
+        data = stream.read()
+        if len(data) > limit:
+            raise UploadRejected(_too_large(len(data)))
+        source, sha = data, None
+    options = LoaderOptions.from_form(form_fields)
+    record = services.store.put(source, safe_filename(f.filename), options, sha256=sha)
+    if record.stored:  # stored by this request: undone if the request fails
+        new_dataset.append(record.id)
+    services.views.prime(record)
+    return record
+
+
+def _discard(new_dataset: list[str]) -> None:
+    """Remove a data set this request stored before failing (unless something uses it)."""
+    services = _services()
+    for dataset_id in new_dataset:
         try:
-            # Reading the form (inside the try: a chunked body over the limit or a client that
-            # hangs up fails here, and its temp file must go too; UploadRequest.close removes
-            # every temp file of the request in any case).
-            request.files  # noqa: B018 - parses the form
-            return reply(new_dataset)
-        except UploadRejected as rejected:
-            return rejected.response
-        except (RequestEntityTooLarge, StorageUnavailable, ClientDisconnected):
-            discard(new_dataset)
-            raise
-        except CostdashError as exc:
-            discard(new_dataset)
-            return _error(str(exc), 400)
-        except OSError as exc:
-            discard(new_dataset)
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise StorageFull("the server's disk is full") from exc
-            name = getattr(request.files.get("file"), "filename", None)
-            log.exception("upload of %r failed", name)
-            return _error("The server failed while reading the file; the error is in its log.", 500)
-        except Exception:  # noqa: BLE001 - a JSON reply beats an HTML 500 page for the browser
-            discard(new_dataset)
-            name = getattr(request.files.get("file"), "filename", None)
-            log.exception("upload of %r failed", name)
-            return _error("The server failed while reading the file; the error is in its log.", 500)
-        finally:
-            request.close()  # the temp files, now (Flask would at the end of the request)
+            services.store.discard_dataset(dataset_id)
+            services.views.forget(dataset_id)
+        except Exception:  # noqa: BLE001 - the original failure is the one to report
+            log.exception("could not remove the data set %s of a failed upload", dataset_id)
 
-    @api.post("/datasets")
-    def create_dataset():
-        return handle_upload(lambda new: jsonify(receive_upload(request.form, new).summary()))
 
-    # --- shared analyses (dashboard.sharing) ---------------------------------------------------
+def handle_upload(reply):
+    """Run ``reply(new_dataset)`` (which receives an upload) turning every failure into a JSON
+    error, and remove the request's temporary files whatever happens."""
+    limit = _limit()
+    # Before anything reads the form: a body over the limit is refused unread.
+    request.max_content_length = limit + FORM_OVERHEAD
+    request.max_form_memory_size = MAX_FORM_FIELD
+    request.max_form_parts = MAX_FORM_PARTS
+    if request.content_length is not None and request.content_length > limit + FORM_OVERHEAD:
+        return _too_large(request.content_length)
+    new_dataset: list[str] = []
+    try:
+        # Reading the form (inside the try: a chunked body over the limit or a client that
+        # hangs up fails here, and its temp file must go too; UploadRequest.close removes
+        # every temp file of the request in any case).
+        request.files  # noqa: B018 - parses the form
+        return reply(new_dataset)
+    except UploadRejected as rejected:
+        return rejected.response
+    except (RequestEntityTooLarge, StorageUnavailable, ClientDisconnected):
+        _discard(new_dataset)
+        raise
+    except CostdashError as exc:
+        _discard(new_dataset)
+        return _error(str(exc), 400)
+    except OSError as exc:
+        _discard(new_dataset)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StorageFull("the server's disk is full") from exc
+        name = getattr(request.files.get("file"), "filename", None)
+        log.exception("upload of %r failed", name)
+        return _error("The server failed while reading the file; the error is in its log.", 500)
+    except Exception:  # noqa: BLE001 - a JSON reply beats an HTML 500 page for the browser
+        _discard(new_dataset)
+        name = getattr(request.files.get("file"), "filename", None)
+        log.exception("upload of %r failed", name)
+        return _error("The server failed while reading the file; the error is in its log.", 500)
+    finally:
+        request.close()  # the temp files, now (Flask would at the end of the request)
 
-    def links(record: AnalysisRecord, manage_token: str | None = None) -> dict[str, Any]:
-        root = request.url_root.rstrip("/")
-        out = {"url": f"{root}/s/{record.share_token}"}
-        if manage_token is not None:
-            out["manage_url"] = f"{root}/manage/{manage_token}"
-        return out
 
-    @api.post("/analyses")
-    def create_analysis():
-        def reply(new_dataset: list[str]):
-            loader_fields = MultiDict([(k, v) for k, v in request.form.items(multi=True)
-                                       if k not in ANALYSIS_FIELDS])
-            # Checked before anything is stored.
-            view = View.parse(request.form.to_dict(flat=False), only=VIEW_KEYS)
-            check_name_and_expiry(request.form.get("name"), request.form.get("expires_in_days"))
-            record = receive_upload(loader_fields, new_dataset)
-            if view.models:  # the loader matched the names its way: tick what it kept
-                view = view.with_values(models=list(record.classifiers))
-            # This upload's own file name: the stored record may carry another uploader's.
-            name = request.form.get("name") or safe_filename(request.files["file"].filename)
-            new = services.sharing.create(record.id, name=name, view=view.to_json(),
-                                          expires_in_days=request.form.get("expires_in_days"))
-            body = {"id": new.record.id, **links(new.record, new.manage_token),
-                    "manage_token": new.manage_token, "name": new.record.name,
-                    "dataset_id": record.id, "expires_at": iso(new.record.expires_at)}
-            return jsonify(body), 201
-        return handle_upload(reply)
+@api.post("/datasets")
+def create_dataset():
+    return handle_upload(lambda new: jsonify(receive_upload(request.form, new).summary()))
 
-    @api.get("/analyses/<token>")
-    def get_analysis(token: str):
-        try:
-            record = services.sharing.open(token)
-        except AnalysisNotFound as exc:
-            return _error(str(exc), 404)
-        view = saved_view(record.view)
-        stored = services.store.info(record.dataset_id)
-        try:
-            if stored is None:
-                raise DatasetNotFound(f"no data set with id '{record.dataset_id}' is stored here")
-            text = services.views.analysis_json_text(record.dataset_id, view)
-        except DatasetNotFound as exc:
-            return _error(str(exc), 404)
-        extra = {"view": effective_view(view, stored.prevalence),
-                 "analysis": {**analysis_summary(record), **links(record)}}
-        # The analysis is a JSON object without these two keys: append them to its text.
-        body = text[:-1] + "," + json.dumps(extra, separators=(",", ":"))[1:]
-        return current_app.response_class(body, mimetype="application/json")
 
-    def managed_record(analysis_id: str) -> AnalysisRecord:
-        return services.sharing.authorize(analysis_id, request.headers.get("Authorization"))
+# --- shared analyses (dashboard.sharing) -----------------------------------------------------------
 
-    @api.patch("/analyses/<analysis_id>")
-    def update_analysis(analysis_id: str):
-        try:
-            record = managed_record(analysis_id)
-            body = request.get_json(silent=True)
-            if not isinstance(body, dict):
-                return _error("send a JSON object such as {\"name\": \"...\", "
-                              "\"expires_in_days\": 30}", 400)
-            unknown = set(body) - {"name", "expires_in_days"}
-            if unknown:
-                return _error(f"unknown field(s): {', '.join(sorted(unknown))}; known: name, "
-                              "expires_in_days", 400)
-            if "name" in body:
-                record = services.sharing.rename(record, body["name"])
-            if "expires_in_days" in body:
-                record = services.sharing.set_expiry(record, body["expires_in_days"])
-        except NotAuthorized as exc:
-            return _error(str(exc), 401 if exc.missing else 403)
-        except AnalysisNotFound as exc:
-            return _error(str(exc), 404)
-        except StorageUnavailable:
-            raise
-        except CostdashError as exc:
-            return _error(str(exc), 400)
-        return jsonify({"analysis": {**analysis_summary(record), **links(record)}})
+def _links(record: AnalysisRecord, manage_token: str | None = None) -> dict[str, Any]:
+    root = request.url_root.rstrip("/")
+    out = {"url": f"{root}/s/{record.share_token}"}
+    if manage_token is not None:
+        out["manage_url"] = f"{root}/manage/{manage_token}"
+    return out
 
-    @api.delete("/analyses/<analysis_id>")
-    def delete_analysis(analysis_id: str):
-        try:
-            services.sharing.delete(managed_record(analysis_id))
-        except NotAuthorized as exc:
-            return _error(str(exc), 401 if exc.missing else 403)
-        except AnalysisNotFound as exc:
-            return _error(str(exc), 404)
-        return "", 204
 
-    @api.get("/openapi.json")
-    def openapi():
-        from dashboard.openapi import openapi_document
+def _save_analysis(new_dataset: list[str]):
+    """The reply of ``POST /analyses`` once the form is read (see :func:`handle_upload`)."""
+    loader_fields = MultiDict([(k, v) for k, v in request.form.items(multi=True)
+                               if k not in ANALYSIS_FIELDS])
+    # Checked before anything is stored.
+    view = View.parse(request.form.to_dict(flat=False), only=VIEW_KEYS)
+    check_name_and_expiry(request.form.get("name"), request.form.get("expires_in_days"))
+    record = receive_upload(loader_fields, new_dataset)
+    if view.models:  # the loader matched the names its way: tick what it kept
+        view = view.with_values(models=list(record.classifiers))
+    # This upload's own file name: the stored record may carry another uploader's.
+    name = request.form.get("name") or safe_filename(request.files["file"].filename)
+    new = _services().sharing.create(record.id, name=name, view=view.to_json(),
+                                     expires_in_days=request.form.get("expires_in_days"))
+    body = {"id": new.record.id, **_links(new.record, new.manage_token),
+            "manage_token": new.manage_token, "name": new.record.name,
+            "dataset_id": record.id, "expires_at": iso(new.record.expires_at)}
+    return jsonify(body), 201
 
-        return jsonify(openapi_document(request.url_root.rstrip("/")))
 
-    @api.get("/datasets/<dataset_id>")
-    def dataset_info(dataset_id: str):
-        record = services.store.info(dataset_id) if valid_id(dataset_id) else None
-        if record is None:
-            return _error(f"no data set with id '{dataset_id}'", 404)
-        return jsonify({**record.summary(), "n_pos": record.n_pos, "n_neg": record.n_neg,
-                        "positive_label": record.positive_label, "layout": record.layout})
+@api.post("/analyses")
+def create_analysis():
+    return handle_upload(_save_analysis)
 
-    # --- static exports: the HTML report and the CSV tables (dashboard.report) ------------------
 
-    def _stored(dataset_id: str):
-        """(record, dataset) of a stored data set, or None when there is none with this id."""
-        from dashboard.storage import DatasetNotFound
-
-        record = services.store.info(dataset_id) if valid_id(dataset_id) else None
-        if record is None:
-            return None
-        try:
-            return record, services.store.get(dataset_id)
-        except DatasetNotFound:
-            return None
-
-    def computed_bands(dataset_id: str, dataset, view: View) -> list:
-        """Bootstrap bands already computed for this data set (on the Confidence page), of the
-        ticked classifiers only: those of the ``band`` parameters (repeatable), else of the
-        view's ``model``, else of every scored classifier; at the view's ``threshold``,
-        band choice (``method``, ``simultaneous``: :func:`costdash.band_choice.band_choice`,
-        the same key as the page's), ``replicates`` and ``seed``, read at its ``level``. A
-        report never starts a job: a band not computed yet is simply left out."""
-        from costdash.band_choice import band_choice
-        from dashboard.bandcache import BandCache, cost_band_key
-
-        scored = [c.name for c in dataset.scored]
-        ticked = set(view.selected(list(dataset.names)))
-        asked = request.args.getlist("band")
-        if asked:
-            wanted = list(dict.fromkeys(asked))
-        elif view.model is not None:
-            wanted = [view.model]
-        else:
-            wanted = scored
-        cache = BandCache(services.views.cache)
-        # Scored classifiers only: a fixed threshold is the only "fixed" question here.
-        choice = band_choice(getattr(view, "method", None), getattr(view, "simultaneous", False),
-                             fixed=view.threshold is not None)
-        bands = []
-        for model in wanted:
-            if model not in scored or model not in ticked:
-                continue
-            band = cache.get(cost_band_key(dataset_id, model, view.threshold, view.replicates,
-                                           view.seed, choice))
-            if band is not None:
-                bands.append(band.at_level(view.level))
-        return bands
-
-    def _download_name(record_name: str, suffix: str) -> str:
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", record_name.rsplit(".", 1)[0]).strip("._")
-        return f"{stem or 'costdash'}-{suffix}"
-
-    @api.get("/datasets/<dataset_id>/report.html")
-    def dataset_report(dataset_id: str):
-        from dashboard.report import build_report
-
-        stored = _stored(dataset_id)
+@api.get("/analyses/<token>")
+def get_analysis(token: str):
+    services = _services()
+    try:
+        record = services.sharing.open(token)
+    except AnalysisNotFound as exc:
+        return _error(str(exc), 404)
+    view = saved_view(record.view)
+    stored = services.store.info(record.dataset_id)
+    try:
         if stored is None:
-            return _error(f"no data set with id '{dataset_id}'", 404)
-        record, dataset = stored
-        try:
-            view = query_view(dataset_id)
-            bands = computed_bands(dataset_id, dataset, view)
-            html = build_report(dataset, view=view, name=record.name, bands=bands or None,
-                                dashboard_url=request.url_root)
-        except StorageUnavailable:
-            raise
-        except CostdashError as exc:  # a bad value, or a ticked classifier the data lacks
-            return _error(str(exc), 400)
-        response = current_app.response_class(html, mimetype="text/html")
-        response.headers["Content-Disposition"] = (
-            f'attachment; filename="{_download_name(record.name, "report.html")}"')
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        return response
+            raise DatasetNotFound(f"no data set with id '{record.dataset_id}' is stored here")
+        text = services.views.analysis_json_text(record.dataset_id, view)
+    except DatasetNotFound as exc:
+        return _error(str(exc), 404)
+    extra = {"view": effective_view(view, stored.prevalence),
+             "analysis": {**analysis_summary(record), **_links(record)}}
+    # The analysis is a JSON object without these two keys: append them to its text.
+    body = text[:-1] + "," + json.dumps(extra, separators=(",", ":"))[1:]
+    return current_app.response_class(body, mimetype="application/json")
 
-    def _analysis_of_view(dataset_id: str, export: str | None = None):
-        """``((record, analysis), None)``: a stored data set analysed under the query's view
-        (only its ticked classifiers, as on the page), or ``(None, error reply)``: 404 for an
-        unknown data set or ``export`` name, 400 for a bad view value."""
-        from costdash.analysis import analyze
-        from dashboard.report import CSV_NAMES
 
-        stored = _stored(dataset_id)
-        if stored is None:
-            return None, _error(f"no data set with id '{dataset_id}'", 404)
-        if export is not None and export not in CSV_NAMES:
-            return None, _error(f"no export named '{export}.csv'; exports: "
-                                + ", ".join(f"{n}.csv" for n in CSV_NAMES), 404)
-        record, dataset = stored
-        try:
-            view = query_view(dataset_id)
-            analysis = analyze(dataset, view.condition(dataset.prevalence), models=view.models)
-        except StorageUnavailable:
-            raise
-        except CostdashError as exc:  # a bad value, or a ticked classifier the data lacks
-            return None, _error(str(exc), 400)
-        return (record, analysis), None
+def _managed_record(analysis_id: str) -> AnalysisRecord:
+    return _services().sharing.authorize(analysis_id, request.headers.get("Authorization"))
 
-    @api.get("/datasets/<dataset_id>/<name>.csv")
-    def dataset_csv(dataset_id: str, name: str):
-        """A table of the ticked classifiers (their overall hull and envelope); the view's
-        conditions do not change it, but a bad one is still refused."""
-        from dashboard.report import csv_exports
 
-        found, error = _analysis_of_view(dataset_id, export=name)
-        if error is not None:
-            return error
-        record, analysis = found
-        text = csv_exports(analysis)[f"{name}.csv"]
-        response = current_app.response_class(text, mimetype="text/csv")
-        response.headers["Content-Disposition"] = (
-            f'attachment; filename="{_download_name(record.name, name + ".csv")}"')
-        return response
+@api.patch("/analyses/<analysis_id>")
+def update_analysis(analysis_id: str):
+    sharing = _services().sharing
+    try:
+        record = _managed_record(analysis_id)
+        body = request.get_json(silent=True)
+        if not isinstance(body, dict):
+            return _error("send a JSON object such as {\"name\": \"...\", "
+                          "\"expires_in_days\": 30}", 400)
+        unknown = set(body) - {"name", "expires_in_days"}
+        if unknown:
+            return _error(f"unknown field(s): {', '.join(sorted(unknown))}; known: name, "
+                          "expires_in_days", 400)
+        if "name" in body:
+            record = sharing.rename(record, body["name"])
+        if "expires_in_days" in body:
+            record = sharing.set_expiry(record, body["expires_in_days"])
+    except NotAuthorized as exc:
+        return _error(str(exc), 401 if exc.missing else 403)
+    except AnalysisNotFound as exc:
+        return _error(str(exc), 404)
+    except StorageUnavailable:
+        raise
+    except CostdashError as exc:
+        return _error(str(exc), 400)
+    return jsonify({"analysis": {**analysis_summary(record), **_links(record)}})
 
-    @api.get("/datasets/<dataset_id>/decision.json")
-    def dataset_decision(dataset_id: str):
-        """The decision to deploy for the view in the query (``costdash decide --json``)."""
-        from costdash.decision import decide, decision_to_dict
 
-        found, error = _analysis_of_view(dataset_id)
-        if error is not None:
-            return error
-        record, analysis = found
-        response = jsonify(decision_to_dict(decide(analysis)))
-        response.headers["Content-Disposition"] = (
-            f'attachment; filename="{_download_name(record.name, "decision.json")}"')
-        return response
+@api.delete("/analyses/<analysis_id>")
+def delete_analysis(analysis_id: str):
+    try:
+        _services().sharing.delete(_managed_record(analysis_id))
+    except NotAuthorized as exc:
+        return _error(str(exc), 401 if exc.missing else 403)
+    except AnalysisNotFound as exc:
+        return _error(str(exc), 404)
+    return "", 204
 
-    return api
+
+@api.get("/openapi.json")
+def openapi():
+    from dashboard.openapi import openapi_document
+
+    return jsonify(openapi_document(request.url_root.rstrip("/")))
+
+
+@api.get("/datasets/<dataset_id>")
+def dataset_info(dataset_id: str):
+    record = _services().store.info(dataset_id) if valid_id(dataset_id) else None
+    if record is None:
+        return _error(f"no data set with id '{dataset_id}'", 404)
+    return jsonify({**record.summary(), "n_pos": record.n_pos, "n_neg": record.n_neg,
+                    "positive_label": record.positive_label, "layout": record.layout})
+
+
+# --- static exports: the HTML report and the CSV tables (dashboard.report) ------------------------
+
+def _stored(dataset_id: str):
+    """(record, dataset) of a stored data set, or None when there is none with this id."""
+    store = _services().store
+    record = store.info(dataset_id) if valid_id(dataset_id) else None
+    if record is None:
+        return None
+    try:
+        return record, store.get(dataset_id)
+    except DatasetNotFound:
+        return None
+
+
+def computed_bands(dataset_id: str, dataset, view: View) -> list:
+    """Bootstrap bands already computed for this data set (on the Confidence page), of the
+    ticked classifiers only: those of the ``band`` parameters (repeatable), else of the
+    view's ``model``, else of every scored classifier; at the view's ``threshold``,
+    band choice (``method``, ``simultaneous``: :func:`costdash.band_choice.band_choice`,
+    the same key as the page's), ``replicates`` and ``seed``, read at its ``level``. A
+    report never starts a job: a band not computed yet is simply left out."""
+    scored = [c.name for c in dataset.scored]
+    ticked = set(view.selected(list(dataset.names)))
+    asked = request.args.getlist("band")
+    if asked:
+        wanted = list(dict.fromkeys(asked))
+    elif view.model is not None:
+        wanted = [view.model]
+    else:
+        wanted = scored
+    cache = BandCache(_services().views.cache)
+    # Scored classifiers only: a fixed threshold is the only "fixed" question here.
+    choice = band_choice(getattr(view, "method", None), getattr(view, "simultaneous", False),
+                         fixed=view.threshold is not None)
+    bands = []
+    for model in wanted:
+        if model not in scored or model not in ticked:
+            continue
+        band = cache.get(cost_band_key(dataset_id, model, view.threshold, view.replicates,
+                                       view.seed, choice))
+        if band is not None:
+            bands.append(band.at_level(view.level))
+    return bands
+
+
+def _download_name(record_name: str, suffix: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", record_name.rsplit(".", 1)[0]).strip("._")
+    return f"{stem or 'costdash'}-{suffix}"
+
+
+@api.get("/datasets/<dataset_id>/report.html")
+def dataset_report(dataset_id: str):
+    from dashboard.report import build_report
+
+    stored = _stored(dataset_id)
+    if stored is None:
+        return _error(f"no data set with id '{dataset_id}'", 404)
+    record, dataset = stored
+    try:
+        view = query_view(dataset_id)
+        bands = computed_bands(dataset_id, dataset, view)
+        html = build_report(dataset, view=view, name=record.name, bands=bands or None,
+                            dashboard_url=request.url_root)
+    except StorageUnavailable:
+        raise
+    except CostdashError as exc:  # a bad value, or a ticked classifier the data lacks
+        return _error(str(exc), 400)
+    response = current_app.response_class(html, mimetype="text/html")
+    response.headers["Content-Disposition"] = (
+        f'attachment; filename="{_download_name(record.name, "report.html")}"')
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+def _analysis_of_view(dataset_id: str, export: str | None = None):
+    """``((record, analysis), None)``: a stored data set analysed under the query's view
+    (only its ticked classifiers, as on the page), or ``(None, error reply)``: 404 for an
+    unknown data set or ``export`` name, 400 for a bad view value."""
+    from dashboard.report import CSV_NAMES
+
+    stored = _stored(dataset_id)
+    if stored is None:
+        return None, _error(f"no data set with id '{dataset_id}'", 404)
+    if export is not None and export not in CSV_NAMES:
+        return None, _error(f"no export named '{export}.csv'; exports: "
+                            + ", ".join(f"{n}.csv" for n in CSV_NAMES), 404)
+    record, dataset = stored
+    try:
+        view = query_view(dataset_id)
+        analysis = analyze(dataset, view.condition(dataset.prevalence), models=view.models)
+    except StorageUnavailable:
+        raise
+    except CostdashError as exc:  # a bad value, or a ticked classifier the data lacks
+        return None, _error(str(exc), 400)
+    return (record, analysis), None
+
+
+@api.get("/datasets/<dataset_id>/<name>.csv")
+def dataset_csv(dataset_id: str, name: str):
+    """A table of the ticked classifiers (their overall hull and envelope); the view's
+    conditions do not change it, but a bad one is still refused."""
+    from dashboard.report import csv_exports
+
+    found, error = _analysis_of_view(dataset_id, export=name)
+    if error is not None:
+        return error
+    record, analysis = found
+    text = csv_exports(analysis)[f"{name}.csv"]
+    response = current_app.response_class(text, mimetype="text/csv")
+    response.headers["Content-Disposition"] = (
+        f'attachment; filename="{_download_name(record.name, name + ".csv")}"')
+    return response
+
+
+@api.get("/datasets/<dataset_id>/decision.json")
+def dataset_decision(dataset_id: str):
+    """The decision to deploy for the view in the query (``costdash decide --json``)."""
+    found, error = _analysis_of_view(dataset_id)
+    if error is not None:
+        return error
+    record, analysis = found
+    response = jsonify(decision_to_dict(decide(analysis)))
+    response.headers["Content-Disposition"] = (
+        f'attachment; filename="{_download_name(record.name, "decision.json")}"')
+    return response
+
+
+def healthz():
+    """``GET /healthz``, a load balancer's probe: answers only when the store can be read."""
+    try:
+        _services().store.ping()
+    except Exception as exc:  # noqa: BLE001 - any storage failure means "not healthy"
+        return jsonify({"status": "error", "error": type(exc).__name__}), 503
+    return jsonify({"status": "ok"})
 
 
 def install_api(server: Flask, services: Services) -> None:
+    """Serve the API on ``server``: the upload request class, the body limit, the
+    :data:`api` routes and ``/healthz`` (``services`` must be ``server.extensions["costdash"]``,
+    where the routes read them)."""
     server.request_class = UploadRequest
     if server.config.get("MAX_CONTENT_LENGTH") is None:
         # Every route, not only the upload routes: a form with a file part sent anywhere is
         # spooled to the data dir until the request ends.
         server.config["MAX_CONTENT_LENGTH"] = services.settings.max_upload_bytes + FORM_OVERHEAD
-    server.register_blueprint(make_api(services))
-
-    @server.get("/healthz")
-    def healthz():
-        # A load balancer's probe: answers only when the store can be read.
-        try:
-            services.store.ping()
-        except Exception as exc:  # noqa: BLE001 - any storage failure means "not healthy"
-            return jsonify({"status": "error", "error": type(exc).__name__}), 503
-        return jsonify({"status": "ok"})
+    server.register_blueprint(api)
+    server.add_url_rule("/healthz", "healthz", healthz)

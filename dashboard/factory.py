@@ -16,12 +16,14 @@ from flask import redirect, request
 from dashboard.api import install_api
 from dashboard.config import Settings, redact_werkzeug_log
 from dashboard.jobs import background_manager, reap_jobs
-from dashboard.links import install_links
+from dashboard.manage import install_manage
 from dashboard.pages import PAGES, page_module
+from dashboard.responses import install_responses
 from dashboard.services import Services, ViewModels, init_cache
 from dashboard.sharing import ShareService
 from dashboard.shell import register_routing, shell_layout
 from dashboard.storage import make_store
+from dashboard.uploads import sweep_upload_files
 from dashboard.viewstate import schema_script
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -61,7 +63,7 @@ class Maintenance:
     ``settings.maintenance_seconds`` by one daemon thread per process (:func:`_schedule`):
 
     * temp files of uploads whose writer died (a worker killed mid-upload; the route removes
-      every other one itself) -- :func:`dashboard.api.sweep_upload_files`;
+      every other one itself) -- :func:`dashboard.uploads.sweep_upload_files`;
     * expired analyses, and the data sets only they used (their links already answer 404 at
       once: every read checks the expiry; this frees the space);
     * data sets no analysis uses, uploaded more than ``upload_retention_days`` ago (unshared
@@ -84,8 +86,6 @@ class Maintenance:
 
     def run_once(self, now: float | None = None) -> dict[str, Any]:
         """One round of every step; returns what each did (counts, or the error's name)."""
-        from dashboard.api import sweep_upload_files
-
         now = time.time() if now is None else now
         settings = self.services.settings
         sharing = self.services.sharing
@@ -211,7 +211,8 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
     services = Services(settings, store, views, ShareService(store, views.forget))
     server.extensions["costdash"] = services
     install_api(server, services)
-    install_links(server, services)
+    install_responses(server)
+    install_manage(server)
     maintenance = Maintenance(services)
     maintenance.run_once()  # what a previous run left (a crash, a kill -9)
     maintenance.start()

@@ -59,7 +59,7 @@ class StorageUnavailable(CostdashError):
     """The database cannot be reached (or refused the connection); nothing was changed.
 
     A :class:`CostdashError`, so a page callback shows its message; HTTP routes answer 503
-    for it (``dashboard.links``), never the 400 of other such errors."""
+    for it (``dashboard.responses``), never the 400 of other such errors."""
 
 
 class StorageFull(StorageUnavailable):

@@ -19,7 +19,7 @@ from costdash.view import View
 from dashboard import sharing as sharing_module
 from dashboard.config import Settings
 from dashboard.factory import create_app
-from dashboard.links import SECURITY_HEADERS
+from dashboard.responses import SECURITY_HEADERS
 from dashboard.sharing import AnalysisNotFound, normalise_view, view_to_query
 from dashboard.shell import route
 from tests.support.services import fresh_postgres_database

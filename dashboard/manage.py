@@ -1,0 +1,120 @@
+"""The pages of shared links: ``/manage/<token>`` and the 404 guard of ``/s/<token>``.
+
+* ``/s/<token>``: the read-only view is a Dash page (the shell routes it, see
+  :mod:`dashboard.shell`); :func:`_guard_shared_links` answers **404 with a friendly page**
+  before Dash when the token leads nowhere (deleted, expired, mistyped), so a dead link is a
+  real 404.
+* ``/manage/<token>``: rename, set or clear the expiry, delete. Plain HTML forms posting back to
+  the same address (the token in the path is the credential; pages are ``no-store``).
+
+The rules (tokens, expiry, what deleting removes) are :mod:`dashboard.sharing`'s; the page
+frame and the headers every response gets are :mod:`dashboard.responses`'.
+"""
+
+from __future__ import annotations
+
+import html
+
+from flask import Blueprint, Flask, current_app, redirect, request
+
+from costdash.errors import CostdashError
+from dashboard.responses import not_found_page, page
+from dashboard.sharing import AnalysisNotFound, ShareService, iso
+from dashboard.storage import AnalysisRecord, StorageUnavailable
+
+__all__ = ["install_manage", "manage_pages"]
+
+manage_pages = Blueprint("costdash_manage", __name__)
+"""``/manage/<token>`` and the guard of ``/s/<token>``; the view functions find the app's
+sharing rules with :func:`_sharing`."""
+
+
+def _sharing() -> ShareService:
+    return current_app.extensions["costdash"].sharing
+
+
+def _manage_body(record: AnalysisRecord, share_url: str, message: str = "",
+                 error: str = "") -> str:
+    e = html.escape
+    expiry = iso(record.expires_at)
+    return "".join([
+        f"<h1>Manage “{e(record.name)}”</h1>",
+        f"<p class=ok role=status>{e(message)}</p>" if message else "",
+        f"<p class=err role=alert>{e(error)}</p>" if error else "",
+        "<p>Read-only link (send this one):<br>",
+        f"<code id=share-url>{e(share_url)}</code></p>",
+        "<p class=note>This page's own address is the manage link: keep it to yourself. "
+        "Whoever has it can rename or delete the analysis.</p>",
+        f"<p>Created {e(iso(record.created_at) or '')}; "
+        + (f"expires {e(expiry)}." if expiry else "does not expire.")
+        + (" <b class=err>Expired: the read-only link answers 404 until you renew it.</b>"
+           if record.expired() else "") + "</p>",
+        "<form method=post><input type=hidden name=action value=rename>"
+        "<label for=name>Name</label>"
+        f"<input type=text id=name name=name maxlength=200 value=\"{e(record.name)}\">"
+        " <button type=submit id=rename-button>Rename</button></form>",
+        "<form method=post><input type=hidden name=action value=expiry>"
+        "<label for=expires_in_days>Expire in days (empty: never)</label>"
+        "<input type=number id=expires_in_days name=expires_in_days min=0.01 step=any>"
+        " <button type=submit id=expiry-button>Set expiry</button></form>",
+        "<form method=post onsubmit=\"return confirm('Delete this analysis and its data?')\">"
+        "<input type=hidden name=action value=delete>"
+        "<p>Deleting removes the saved view and the uploaded data (unless another analysis "
+        "uses the same file); the read-only link then answers 404.</p>"
+        "<button type=submit class=danger id=delete-button>Delete</button></form>",
+    ])
+
+
+@manage_pages.before_app_request
+def _guard_shared_links():
+    if request.method in ("GET", "HEAD") and request.path.startswith("/s/"):
+        token = request.path[3:].rstrip("/")
+        try:
+            _sharing().open(token)
+        except AnalysisNotFound:
+            return not_found_page()
+    return None
+
+
+def _share_url(record: AnalysisRecord) -> str:
+    return f"{request.url_root.rstrip('/')}/s/{record.share_token}"
+
+
+@manage_pages.route("/manage/<token>", methods=["GET", "POST"])
+def manage(token: str):
+    sharing = _sharing()
+    try:
+        record = sharing.managed(token)
+    except AnalysisNotFound:
+        return not_found_page()
+    if request.method in ("GET", "HEAD"):
+        done = {"renamed": "Renamed.", "expiry": "Expiry saved."}.get(
+            request.args.get("done", ""), "")
+        return page(f"Manage {record.name}", _manage_body(record, _share_url(record), done))
+    action = request.form.get("action")
+    try:
+        if action == "rename":
+            sharing.rename(record, request.form.get("name", ""))
+            return redirect(f"/manage/{token}?done=renamed", code=303)
+        if action == "expiry":
+            sharing.set_expiry(record, request.form.get("expires_in_days"))
+            return redirect(f"/manage/{token}?done=expiry", code=303)
+        if action == "delete":
+            sharing.delete(record)
+            return page("Deleted", "<h1>Deleted</h1><p>The analysis and its data are gone; "
+                        "its read-only link now answers 404.</p>"
+                        "<p><a href='/explore'>Back to costdash</a></p>")
+    except AnalysisNotFound:
+        return not_found_page()
+    except StorageUnavailable:
+        raise
+    except CostdashError as exc:
+        return page(f"Manage {record.name}",
+                    _manage_body(record, _share_url(record), error=str(exc)), 400)
+    return page(f"Manage {record.name}",
+                _manage_body(record, _share_url(record), error="Unknown action."), 400)
+
+
+def install_manage(server: Flask) -> None:
+    """Serve the manage pages and guard the read-only links on ``server``."""
+    server.register_blueprint(manage_pages)

@@ -1,0 +1,151 @@
+"""What every response outside Dash's own callbacks gets: the security headers, the small
+server-rendered HTML pages (404 of a dead link, 503 while the database is down, 507 when the disk
+is full), JSON errors under ``/api/`` (an unknown API path is a JSON 404, not Dash's page) and a
+404 for a Dash script path nobody registered.
+
+One blueprint, :data:`responses`, installs these app-wide policies
+(:func:`install_responses`).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+
+from dash.exceptions import DependencyException
+from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from werkzeug.exceptions import MethodNotAllowed
+
+from dashboard.storage import StorageFull, StorageUnavailable
+
+__all__ = ["SECURITY_HEADERS", "disk_full_page", "install_responses", "not_found_page", "page",
+           "responses", "unavailable_page"]
+
+log = logging.getLogger(__name__)
+
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    # Links carry secrets in their path: never send them on to other sites.
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+}
+
+_STYLE = """
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2933;background:#f5f7fa;
+margin:0}
+header{background:#102a43;color:#fff;padding:.7rem 1.5rem;font-weight:600}
+header a{color:#fff;text-decoration:none}
+main{max-width:46rem;margin:2rem auto;background:#fff;border:1px solid #d9e2ec;border-radius:8px;
+padding:1.5rem 2rem}
+h1{font-size:1.4rem;margin-top:0}
+label{display:block;margin:.8rem 0 .3rem;font-weight:600}
+input[type=text],input[type=number]{padding:.35rem .5rem;border:1px solid #9fb3c8;border-radius:4px;
+width:20rem;max-width:100%}
+button{padding:.4rem .9rem;border-radius:4px;border:1px solid #334e68;background:#334e68;color:#fff;
+cursor:pointer;margin-top:.4rem}
+button.danger{background:#ab091e;border-color:#ab091e}
+code{background:#f0f4f8;padding:.1rem .3rem;border-radius:3px;word-break:break-all}
+.note{color:#52606d}.ok{color:#0e7c3a}.err{color:#ab091e}
+form{margin:1rem 0;padding-top:.6rem;border-top:1px solid #e4e7eb}
+"""
+
+
+def page(title: str, body: str, status: int = 200) -> Response:
+    """A small self-contained HTML page (``body`` must be escaped already)."""
+    text = (f"<!doctype html><html lang=en><head><meta charset=utf-8>"
+            f"<meta name=viewport content='width=device-width,initial-scale=1'>"
+            f"<meta name=robots content=noindex><title>{html.escape(title)} · costdash</title>"
+            f"<style>{_STYLE}</style></head><body><header><a href='/explore'>costdash</a>"
+            f"</header><main>{body}</main></body></html>")
+    response = Response(text, status=status, mimetype="text/html")
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def not_found_page() -> Response:
+    return page("Link not found", (
+        "<h1>This link leads nowhere</h1><p>The analysis it pointed to was deleted, its link "
+        "expired, or the address was mistyped. Ask whoever sent it for a new link.</p>"
+        "<p><a href='/explore'>Open costdash</a> to analyse your own predictions.</p>"), 404)
+
+
+def unavailable_page() -> Response:
+    return page("Database unavailable", (
+        "<h1>The database is not reachable right now</h1><p>Nothing was lost: saved analyses "
+        "and links will work again as soon as the database is back. Please try again in a "
+        "minute.</p>"), 503)
+
+
+def disk_full_page() -> Response:
+    return page("Disk full", (
+        "<h1>The server's disk is full</h1><p>Nothing was changed, and what was saved before "
+        "is safe. The operator has to free space; please try again later.</p>"), 507)
+
+
+def _api_rule_exists(path: str) -> bool:
+    """Whether some method of an ``/api/`` route answers ``path`` (Dash's catch-all excluded)."""
+    adapter = current_app.url_map.bind("localhost")
+    for method in ("GET", "POST", "PATCH", "DELETE", "PUT"):
+        try:
+            rule, _ = adapter.match(path, method=method, return_rule=True)
+        except Exception:  # noqa: BLE001 - NotFound, MethodNotAllowed, RequestRedirect
+            continue
+        if rule.rule.startswith("/api/"):
+            return True
+    return False
+
+
+responses = Blueprint("costdash_responses", __name__)
+"""The app-wide response policies (no routes of its own)."""
+
+
+@responses.before_app_request
+def _unknown_api_path():
+    path = request.path
+    if path.startswith("/api/") and (request.url_rule is None
+                                     or not request.url_rule.rule.startswith("/api/")):
+        # Dash's catch-all route would answer unknown API paths with its HTML page.
+        if isinstance(request.routing_exception, MethodNotAllowed) and _api_rule_exists(path):
+            return jsonify({"error": f"{request.method} is not allowed on {path}"}), 405
+        return jsonify({"error": f"no API endpoint {request.method} {path}; see "
+                                 "/api/v1/openapi.json"}), 404
+    return None
+
+
+@responses.app_errorhandler(StorageUnavailable)
+def _storage_down(exc: StorageUnavailable):
+    if isinstance(exc, StorageFull):
+        log.error("disk full: %s", exc)
+        if request.path.startswith(("/api/", "/_dash")):
+            return jsonify({"error": "The server's disk is full; nothing was stored. "
+                                     "Try again later, or tell the operator."}), 507
+        return disk_full_page()
+    log.warning("storage unavailable: %s", exc)
+    if request.path.startswith(("/api/", "/_dash")):
+        return jsonify({"error": "The database is not reachable right now; nothing was "
+                                 "changed. Try again in a minute."}), 503
+    return unavailable_page()
+
+
+@responses.app_errorhandler(DependencyException)
+def _no_such_script(exc: DependencyException):
+    # Dash answers a component-suite path it did not register -- a path traversal
+    # attempt (/_dash-component-suites/dash/..%2f..%2fapp.py) or a mistyped name -- by
+    # raising; that is a 404, not a 500 with a traceback in the log.
+    log.info("no such script: %s", request.path[:200])
+    return Response("Not found\n", status=404, mimetype="text/plain")
+
+
+@responses.after_app_request
+def _security_headers(response: Response) -> Response:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    if request.path.startswith(("/s/", "/manage/")):
+        response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def install_responses(server: Flask) -> None:
+    """Apply the response policies to every request of ``server``."""
+    server.register_blueprint(responses)
