@@ -43,6 +43,8 @@ PAGES: tuple[Page, ...] = (
          "Bootstrap confidence bands on cost curves and on the difference of two classifiers."),
     Page("/folds", "Folds", "dashboard.pages.folds",
          "Per-fold curves, averaging in cost space and the spread of the chosen threshold."),
+    Page("/curves", "Curves", "dashboard.pages.curves",
+         "Precision–recall, gains and lift, score distributions and reliability, linked."),
     Page("/multiclass", "Multiclass", "dashboard.pages.multiclass",
          "k-class cost matrices: BCOST and BDELTACOST."),
 )

@@ -1,0 +1,567 @@
+"""The Curves page: precision–recall, gains and lift, score distributions and reliability, all
+under the one view's conditions, ticked classifiers, pinned thresholds and capacity.
+
+Every number comes from :mod:`costdash.curves` (and the hull, the optimal vertex, the capacity
+point and the pinned points from the core's other modules); the figures from
+:mod:`dashboard.figures.curves`. Callbacks only wire them.
+
+* **Precision–recall**: each ticked classifier's curve, the ROC convex hull mapped into PR space
+  with the correct (non-linear) interpolation, iso-F1 lines, the current choice (the optimal hull
+  vertex under the conditions) and the pinned thresholds. Precision is taken at the conditions'
+  p(+): the test set's counts when p(+) is the data's prevalence (the default).
+* **Gains and lift**: share of positives caught against share of cases flagged, the capacity
+  (``capacity`` / ``volume`` of the view) and the best the hull catches within it.
+* **Score distributions** of one classifier (the view's ``model``; else the current choice's
+  classifier; else the first ticked), per class on shared bins, with the chosen and pinned
+  thresholds.
+* **Reliability** of every ticked classifier whose scores are probabilities, with its Brier
+  score; the others are named with the reason.
+
+Hovering a threshold in any plot marks it in all four, in the browser (no server round trip).
+
+Element ids (a stable contract): ``curves-model``, ``curves-p-pos``, ``curves-cost-fn``,
+``curves-cost-fp``, ``curves-capacity``, ``curves-pr-graph``, ``curves-gains-graph``,
+``curves-hist-graph``, ``curves-rel-graph``, ``curves-choice`` (the sentence),
+``curves-table`` (a row per marked point: ``curves-row-choice``, ``curves-row-pin-<k>``),
+``curves-brier`` (Brier score per classifier), ``curves-info``, ``curves-error``,
+``curves-message``.
+
+Server-side state only through the services: the view model (cached hull and thinned ROC
+curves) and, per data set, the score histograms and reliability bins (computed once from the
+stored data and cached as JSON), and the exact ROC points of pinned thresholds (cached).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from dash import Dash, Input, Output, dcc, html, no_update
+
+from costdash.conditions import default_condition
+from costdash.criteria import workforce
+from costdash.curves import (Reliability, ScoreHistograms, curve_point, gains_curve, iso_f1,
+                             pr_curve, pr_hull, reliability, score_histograms)
+from costdash.dataset import CountedClassifier
+from costdash.errors import CostdashError
+from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE, optimal_vertex
+from costdash.pinned import pin_threshold
+from costdash.roc import RocCurve, roc_of
+from costdash.view import View, field_named
+from dashboard.components import (UNSET_WHEN_IMPLIED_JS, check_fields, condition_field,
+                                  default_model, number_box, warn)
+from dashboard.figures.common import graph_config, threshold_text
+from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_figure,
+                                      reliability_figure)
+from dashboard.services import Services
+from dashboard.storage import DatasetNotFound
+from dashboard.viewmodel import hull_from_entry
+from dashboard.viewstate import page_view, problems_note, record_view_js
+
+NO_DATA = ("No data set is open. Upload a predictions file or open a demo on the Explore page; "
+           "this page then shows its curves under the same conditions.")
+HIST_BINS = 40
+REL_BINS = 10
+PER_EDGE = 32
+SCORES_VERSION = 1
+GRAPHS = ("curves-pr-graph", "curves-gains-graph", "curves-hist-graph", "curves-rel-graph")
+
+
+# --- layout ----------------------------------------------------------------------------------
+
+def _graph(id_: str, figure: Any, caption: str) -> html.Figure:
+    return html.Figure(className="plot", children=[
+        html.Div(className="graph-box", children=dcc.Graph(
+            id=id_, figure=figure, clear_on_unhover=True, style={"height": "100%"},
+            config=graph_config(id_.removesuffix("-graph")), className="graph")),
+        html.Figcaption(caption),
+    ])
+
+
+HELP = html.Details(className="help curves-why", children=[
+    html.Summary("How to read these curves, and why the hull is curved in PR space"),
+    html.P([
+        "Every curve is a view of the same thresholds: hovering a point or a threshold in one "
+        "plot marks it in all four. The ", html.B("current choice"), " (★) is the ROC convex "
+        "hull vertex that is optimal under your conditions, as on Explore; the ",
+        html.B("pinned thresholds"), " (◆) are Explore's pins."]),
+    html.P([
+        html.B("Precision"), " depends on the prior: it is taken at the conditions' p(+), so at "
+        "a rarer prevalence than the test set's it is lower for the same threshold. Between two "
+        "hull vertices a mix of the two classifiers moves true and false positives together "
+        "linearly, so precision TP/(TP+FP) is not a straight line in PR space (Davis & Goadrich "
+        "2006): the dashed curve is that mix, and a straight line between the vertices would "
+        "promise precision nothing can deliver."]),
+    html.P([
+        html.B("Gains"), " show the share of positives caught against the share of cases "
+        "flagged (at the conditions' p(+)); with a capacity (cases per period over the volume) "
+        "the dashed line is the most you may flag and the square the best the hull catches "
+        "within it. ", html.B("Lift"), " is their ratio."]),
+    html.P([
+        "The ", html.B("reliability diagram"), " needs scores that are probabilities in [0, 1]; "
+        "it and the Brier score (mean squared difference of score and outcome) are about the "
+        "test set as it is, not the conditions' p(+)."]),
+])
+
+
+def reference(view: View) -> dict[str, Any] | None:
+    """What the page keeps of the view that its own controls do not set: the data set, the
+    ticked classifiers, the pins, the costs of the correct decisions and the volume."""
+    if not view.data:
+        return None
+    return {"id": view.data, "model": view.model, "models": list(view.models or ()),
+            "pins": [[n, t] for n, t in (view.pins or ())],
+            "cost_tp": view.cost_tp, "cost_tn": view.cost_tn, "volume": view.volume}
+
+
+def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
+    """The Curves page, initialised from the view in the URL query."""
+    view, problems = page_view(query)
+    prevalence = None
+    if view.data:
+        record = services.store.info(view.data)
+        prevalence = record.prevalence if record is not None and record.n else None
+    p_pos = view.p_pos if prevalence is None else view.condition(prevalence).p_pos
+    return html.Div(className="curves-page", children=[
+        dcc.Store(id="curves-ref", data=reference(view)),
+        dcc.Store(id="curves-data-id", data=view.data),
+        dcc.Store(id="curves-p-implied", data=prevalence),
+        dcc.Store(id="curves-p-view"),
+        dcc.Store(id="curves-url"),
+        dcc.Store(id="curves-hover"),
+        html.Section(className="data-bar folds-bar", children=[
+            problems_note(problems),
+            html.Div(className="folds-controls", children=[
+                html.Div(className="folds-field folds-model-field", children=[
+                    html.Label("Scores of", htmlFor="curves-model"),
+                    dcc.Dropdown(id="curves-model", options=[view.model] if view.model else [],
+                                 value=view.model, clearable=False, searchable=True,
+                                 placeholder="classifier"),
+                ]),
+                condition_field("p_pos", "curves-p-pos", p_pos, compact=True,
+                                placeholder="p(+)"),
+                condition_field("cost_fn", "curves-cost-fn", view.cost_fn, compact=True),
+                condition_field("cost_fp", "curves-cost-fp", view.cost_fp, compact=True),
+                html.Div(className="folds-field condition-field", children=[
+                    html.Label(["Capacity: cases flagged per period ",
+                                html.Span(f"(volume {view.volume:,.0f})", className="hint")],
+                               htmlFor="curves-capacity"),
+                    number_box("curves-capacity", view.capacity, placeholder="no limit"),
+                ]),
+            ]),
+            html.Div(id="curves-info", className="dataset-info"),
+            html.Div(id="curves-error", className="error", role="alert"),
+            html.Div(id="curves-message", className="notice", role="status",
+                     children=None if view.data else NO_DATA),
+        ]),
+        html.Section(className="card curves-readout", children=[
+            html.P(id="curves-choice", className="curves-sentence"),
+            html.Div(id="curves-table"),
+            html.Div(id="curves-brier", className="note"),
+        ]),
+        html.Div(className="plots", children=[
+            _graph("curves-pr-graph", pr_figure([], {}),
+                   "Precision–recall: each classifier, the ROC hull mapped with the correct "
+                   "interpolation (dashed), iso-F1 lines, ★ the current choice, ◆ pins"),
+            _graph("curves-gains-graph", gains_figure([], {}),
+                   "Cumulative gains (top) and lift (bottom) against the share of cases "
+                   "flagged, with the capacity"),
+            _graph("curves-hist-graph", histogram_figure(None),
+                   "Score distribution per class (share of each class) with the chosen and "
+                   "pinned thresholds"),
+            _graph("curves-rel-graph", reliability_figure([], {}),
+                   "Reliability: observed share of positives against the mean score per bin, "
+                   "with each classifier's Brier score"),
+        ]),
+        HELP,
+    ])
+
+
+# --- server-side handlers (plain functions; the callbacks below only wire them) ---------------
+
+def roc_from_entry(entry: dict[str, Any]) -> RocCurve:
+    """The thinned ROC curve a view-model entry holds, as counts (rates are count / total, so
+    rounding recovers the counts exactly)."""
+    n_pos, n_neg = int(entry["n_pos"]), int(entry["n_neg"])
+    roc = entry["roc"]
+    return RocCurve(name=entry["name"],
+                    tp=np.rint(np.asarray(roc["tpr"], dtype=np.float64) * n_pos).astype(np.int64),
+                    fp=np.rint(np.asarray(roc["fpr"], dtype=np.float64) * n_neg).astype(np.int64),
+                    threshold=np.array([np.nan if t is None else t for t in roc["threshold"]],
+                                       dtype=np.float64),
+                    n_pos=n_pos, n_neg=n_neg)
+
+
+def _arr(values: Any) -> list[float | None]:
+    return [v if math.isfinite(v) else None for v in np.asarray(values, dtype=float).tolist()]
+
+
+def _nan(values: list[float | None]) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
+def score_summaries(services: Services, data_id: str) -> dict[str, Any]:
+    """Per classifier: its score histograms and reliability bins (or why there are none), from
+    the stored data, computed once per data set and cached as JSON."""
+    key = f"curves:v{SCORES_VERSION}:{data_id}"
+    text = services.views.cache.get(key)
+    if text:
+        return json.loads(text)
+    dataset = services.store.get(data_id)
+    out: dict[str, Any] = {}
+    for c in (*dataset.scored, *dataset.counted):
+        if isinstance(c, CountedClassifier):
+            why = (f"{c.name} was given as confusion matrices: there are no scores to "
+                   "histogram or calibrate.")
+            out[c.name] = {"hist": None, "hist_error": why, "rel": None, "rel_error": why}
+            continue
+        weight = c.count
+        h = score_histograms(c.y_true, c.score, bins=HIST_BINS, weight=weight, name=c.name)
+        entry: dict[str, Any] = {"hist": {
+            "edges": h.edges.tolist(), "positives": h.positives.tolist(),
+            "negatives": h.negatives.tolist(), "share_positives": h.share_positives.tolist(),
+            "share_negatives": h.share_negatives.tolist()}, "hist_error": None}
+        try:
+            r = reliability(c.y_true, c.score, bins=REL_BINS, weight=weight, name=c.name)
+            entry["rel"] = {"edges": r.edges.tolist(), "mean_score": _arr(r.mean_score),
+                            "observed": _arr(r.observed), "count": r.count.tolist(),
+                            "brier": r.brier}
+            entry["rel_error"] = None
+        except CostdashError as exc:
+            entry["rel"], entry["rel_error"] = None, str(exc)
+        out[c.name] = entry
+    services.views.cache.set(key, json.dumps(out, allow_nan=False))
+    return out
+
+
+def histograms_of(name: str, entry: dict[str, Any]) -> ScoreHistograms:
+    h = entry["hist"]
+    return ScoreHistograms(name=name, edges=np.asarray(h["edges"], dtype=np.float64),
+                           positives=np.asarray(h["positives"], dtype=np.int64),
+                           negatives=np.asarray(h["negatives"], dtype=np.int64),
+                           share_positives=np.asarray(h["share_positives"], dtype=np.float64),
+                           share_negatives=np.asarray(h["share_negatives"], dtype=np.float64))
+
+
+def reliability_of(name: str, entry: dict[str, Any]) -> Reliability:
+    r = entry["rel"]
+    return Reliability(name=name, edges=np.asarray(r["edges"], dtype=np.float64),
+                       mean_score=_nan(r["mean_score"]), observed=_nan(r["observed"]),
+                       count=np.asarray(r["count"], dtype=np.int64), brier=float(r["brier"]))
+
+
+def pinned_points(services: Services, data_id: str, pins: list[tuple[str, float]]
+                  ) -> list[dict[str, Any]]:
+    """The exact ROC point of each pin (the full curve, not the thinned one), cached per data
+    set, classifier and threshold; ``{"error"}`` for one that cannot be priced."""
+    out: list[dict[str, Any] | None] = []
+    missing: list[tuple[int, str, float, str]] = []
+    for name, threshold in pins:
+        digest = hashlib.sha256(json.dumps([name, threshold]).encode()).hexdigest()[:32]
+        key = f"curves-pin:v1:{data_id}:{digest}"
+        text = services.views.cache.get(key)
+        out.append(json.loads(text) if text else None)
+        if not text:
+            missing.append((len(out) - 1, name, threshold, key))
+    if missing:
+        dataset = services.store.get(data_id)
+        rocs: dict[str, RocCurve] = {}
+        for i, name, threshold, key in missing:
+            try:
+                if name not in rocs:
+                    rocs[name] = roc_of(dataset.classifier(name))
+                p = pin_threshold(rocs[name], threshold)
+                entry = {"fpr": p.fpr, "tpr": p.tpr}
+                services.views.cache.set(key, json.dumps(entry))
+            except (KeyError, CostdashError) as exc:
+                entry = {"error": str(exc)}
+            out[i] = entry
+    return [o or {"error": "not priced"} for o in out]
+
+
+def _fmt(x: float, pct: bool = False) -> str:
+    if not math.isfinite(x):
+        return "–"
+    return f"{x:.2%}" if pct else f"{x:.4g}"
+
+
+def readout_table(rows: list[tuple[Mark, Any]], volume: float) -> html.Table:
+    """One row per marked point: where it lands on every curve."""
+    head = html.Thead(html.Tr([html.Th(h) for h in (
+        "", "classifier", "threshold", "recall", "precision", "F1", "flagged", "per period",
+        "lift")]))
+    body = []
+    for mark, p in rows:
+        rid = "curves-row-choice" if mark.slot < 0 else f"curves-row-pin-{mark.slot}"
+        body.append(html.Tr(id=rid, children=[
+            html.Th(mark.label),
+            html.Td(mark.classifier),
+            html.Td(threshold_text(None if math.isnan(mark.threshold) else mark.threshold)),
+            html.Td(_fmt(p.recall), className="num", id=f"{rid}-recall"),
+            html.Td(_fmt(p.precision), className="num", id=f"{rid}-precision"),
+            html.Td(_fmt(p.f1), className="num", id=f"{rid}-f1"),
+            html.Td(_fmt(p.flagged, pct=True), className="num", id=f"{rid}-flagged"),
+            html.Td(f"{p.flagged * volume:,.1f}", className="num"),
+            html.Td(_fmt(p.lift), className="num", id=f"{rid}-lift"),
+        ]))
+    return html.Table(className="folds-table curves-table", children=[head, html.Tbody(body)])
+
+
+@dataclass
+class CurvesOutputs:
+    options: Any = no_update
+    model: Any = no_update
+    data_id: Any = no_update
+    p_pos: Any = no_update
+    p_implied: Any = no_update
+    pr: Any = no_update
+    gains: Any = no_update
+    hist: Any = no_update
+    rel: Any = no_update
+    choice: Any = no_update
+    table: Any = no_update
+    brier: Any = no_update
+    info: Any = no_update
+    error: Any = no_update
+    message: Any = no_update
+
+    def as_tuple(self) -> tuple:
+        return (self.options, self.model, self.data_id, self.p_pos, self.p_implied, self.pr,
+                self.gains, self.hist, self.rel, self.choice, self.table, self.brier,
+                self.info, self.error, self.message)
+
+
+def _empty(message: str = "", error: str = "") -> CurvesOutputs:
+    return CurvesOutputs(options=[], model=None, pr=pr_figure([], {}), gains=gains_figure([], {}),
+                         hist=histogram_figure(None), rel=reliability_figure([], {}),
+                         choice="", table="", brier="", info="", error=error, message=message)
+
+
+def _choice_sentence(mark: Mark, p: Any, prior: float, from_counts: bool) -> list:
+    at = "on the test set's counts" if from_counts else f"at p(+) = {prior:.4g}"
+    if mark.classifier in (ALL_NEGATIVE, ALL_POSITIVE):
+        return [f"Under these conditions the best choice is the trivial classifier "
+                f"{mark.classifier}: ", html.B("no threshold does better"), " than flagging "
+                + ("nothing." if mark.classifier == ALL_NEGATIVE else "everything.")]
+    return ["Current choice: ", html.B(mark.classifier), f" at {threshold_text(mark.threshold)}"
+            f" — recall {_fmt(p.recall)}, precision {_fmt(p.precision)} ({at}), F1 "
+            f"{_fmt(p.f1)}; it flags {_fmt(p.flagged, pct=True)} of cases, a lift of "
+            f"{_fmt(p.lift)}."]
+
+
+def curves_view(services: Services, ref: dict[str, Any] | None, model: str | None,
+                p_pos: Any, cost_fn: Any, cost_fp: Any, capacity: Any) -> CurvesOutputs:
+    """Everything on the page for a data set, the view's selection and pins, the conditions and
+    the capacity. An empty p(+) box is the data's prevalence (and is filled in)."""
+    if not ref or not ref.get("id"):
+        return CurvesOutputs(message=NO_DATA, data_id=None)
+    typed, problems = check_fields({"p_pos": p_pos, "cost_fn": cost_fn, "cost_fp": cost_fp,
+                                    "capacity": capacity})
+    try:
+        full = services.views.full(ref["id"])
+    except (DatasetNotFound, CostdashError) as exc:
+        return _empty(error=str(exc))
+    entries = {c["name"]: c for c in full["classifiers"]}
+    names = list(entries)
+    shown = View(models=tuple(ref.get("models") or ()) or None).selected(names)
+    if not shown:
+        return _empty(message="None of the ticked classifiers is in this data set.")
+    prevalence = float(full["prevalence"])
+    n_pos, n_neg = int(full["n_pos"]), int(full["n_neg"])
+    out = CurvesOutputs(data_id=ref["id"], p_implied=prevalence, error="", message="",
+                        info=f"{full['name']}: {full['n']:,} cases, {full['n_pos']:,} positive "
+                             f"(prevalence {prevalence:.4g}); {len(shown)} of {len(names)} "
+                             "classifiers ticked")
+    if problems:
+        out.error = warn(problems)
+        return out
+    if typed["p_pos"] is None:
+        out.p_pos = prevalence
+    try:
+        condition = default_condition(prevalence, typed["p_pos"], typed["cost_fn"],
+                                      typed["cost_fp"], ref.get("cost_tp"), ref.get("cost_tn"))
+    except CostdashError as exc:
+        out.error = str(exc)
+        return out
+    # At the data's prevalence precision is the test set's own TP / (TP + FP).
+    prior_arg = None if typed["p_pos"] in (None, prevalence) else condition.p_pos
+    index = {name: entries[name]["index"] for name in names}
+    revision = f"{ref['id']}:{','.join(shown)}"
+
+    rocs = [roc_from_entry(entries[n]) for n in shown]
+    prs = [pr_curve(r, p_pos=prior_arg) for r in rocs]
+    prior = prs[0].prior
+    gains = [gains_curve(r, p_pos=prior_arg) for r in rocs]
+    hull = hull_from_entry(services.views.view(ref["id"], shown)["hull"])
+    vertex = optimal_vertex(hull, condition)
+    marks = [Mark("current choice", vertex.classifier, vertex.threshold, vertex.fpr,
+                  vertex.tpr)]
+    pin_list = [(str(n), float(t)) for n, t in ref.get("pins") or ()]
+    notes: list[str] = []
+    if pin_list:
+        try:
+            points = pinned_points(services, ref["id"], pin_list)
+        except (DatasetNotFound, CostdashError) as exc:
+            points = [{"error": str(exc)}] * len(pin_list)
+        for k, ((name, t), pt) in enumerate(zip(pin_list, points)):
+            if "error" in pt:
+                notes.append(f"Pin {k + 1} ({name}:{t:g}): {pt['error']}")
+            elif name not in shown:
+                notes.append(f"Pin {k + 1} ({name}) is not ticked, so it is not drawn.")
+            else:
+                marks.append(Mark(f"pin {k + 1}", name, t, pt["fpr"], pt["tpr"], slot=k))
+    capacity_share = capacity_point = None
+    volume = float(ref.get("volume") or field_named("volume").default)
+    if typed["capacity"] is not None and volume > 0:
+        capacity_share = min(typed["capacity"] / volume, 1.0)
+        best = workforce(hull, n_pos=condition.p_pos * volume,
+                         n_neg=(1 - condition.p_pos) * volume, capacity=typed["capacity"])
+        at_best = curve_point(best.fpr, best.tpr, prior=prior)
+        capacity_point = (at_best.flagged, at_best.tpr)
+
+    out.pr = pr_figure(prs, index, hull=pr_hull(hull, n_pos=n_pos, n_neg=n_neg, p_pos=prior_arg,
+                                                per_edge=PER_EDGE),
+                       iso=iso_f1(), marks=marks, uirevision=revision)
+    out.gains = gains_figure(gains, index, capacity_share=capacity_share,
+                             capacity_point=capacity_point, marks=marks, uirevision=revision)
+
+    # The classifier whose scores are shown: the view's, else the current choice's.
+    if model not in shown:
+        chosen = View(model=ref.get("model") if ref.get("model") in shown else
+                      (vertex.classifier if vertex.classifier in shown else None),
+                      models=tuple(shown))
+        model = default_model(chosen, shown)
+    out.options = [{"label": n, "value": n} for n in shown]
+    out.model = model
+    try:
+        summaries = score_summaries(services, ref["id"])
+    except (DatasetNotFound, CostdashError) as exc:
+        summaries = {}
+        notes.append(str(exc))
+    entry = summaries.get(model) or {}
+    out.hist = (histogram_figure(histograms_of(model, entry), marks=marks, uirevision=revision)
+                if entry.get("hist") else
+                histogram_figure(None, message=entry.get("hist_error") or "No scores."))
+    rels, refused = [], {}
+    for n in shown:
+        e = summaries.get(n) or {}
+        if e.get("rel"):
+            rels.append(reliability_of(n, e))
+        else:
+            refused[n] = e.get("rel_error") or "no scores"
+    out.rel = reliability_figure(rels, index, refused=refused, uirevision=revision)
+
+    rows = [(m, curve_point(m.fpr, m.tpr, prior=prior)) for m in marks]
+    out.choice = _choice_sentence(marks[0], rows[0][1], prior, prior_arg is None)
+    if capacity_point is not None:
+        out.choice = [*out.choice, f" Within the capacity ({capacity_share:.2%} of cases) the "
+                      f"hull catches at most {capacity_point[1]:.2%} of positives."]
+    out.table = readout_table(rows, volume)
+    brier: list[Any] = []
+    for r in rels:
+        brier += [" · " if brier else "", html.B(r.name), " ",
+                  html.Span(f"{r.brier:.4f}", id=f"curves-brier-{index[r.name]}")]
+    out.brier = [html.P(["Brier score (lower is better; 0.25 for a constant 0.5): ", *brier])
+                 if brier else None,
+                 *[html.P(f"{n}: {why}") for n, why in refused.items()],
+                 *[html.P(note) for note in notes]]
+    return out
+
+
+VIEW_FIELDS = ["data", "model", "p_pos", "cost_fn", "cost_fp", "capacity"]
+"""The view fields this page's controls set (in the order of the recording callback's inputs)."""
+
+
+HOVER_JS = """function (prHover, gainsHover, histHover, relHover) {
+    const C = window.dash_clientside;
+    const trig = (C.callback_context.triggered || [])[0];
+    if (!trig) { return C.no_update; }
+    const graphs = %s;
+    const gdOf = (id) => document.querySelector("#" + id + " .js-plotly-plot");
+    const source = trig.prop_id.split(".")[0];
+    let sel = null;
+    const hover = trig.value;
+    if (hover && hover.points && hover.points.length) {
+        const pt = hover.points[0];
+        const gd = gdOf(source);
+        // The figures send arrays base64-encoded: read the decoded ones plotly.js keeps.
+        const trace = gd && gd._fullData && gd._fullData[pt.curveNumber];
+        const meta = (trace && trace.meta) || {};
+        const cd = trace && trace.customdata ? trace.customdata[pt.pointNumber] : undefined;
+        const t = (Array.isArray(cd) || ArrayBuffer.isView(cd)) ? cd[0] : cd;
+        let who = meta.classifier;
+        if (meta.role === "vertices" && trace.text) { who = trace.text[pt.pointNumber]; }
+        if (who && typeof t === "number" && Number.isFinite(t)) {
+            sel = {classifier: who, threshold: t};
+        }
+    }
+    for (const id of graphs) {
+        const gd = gdOf(id);
+        if (!gd || !gd._fullData) { continue; }
+        const full = gd._fullData;
+        const targets = [], xs = [], ys = [], modes = [];
+        full.forEach((h, i) => {
+            if (!h.meta || h.meta.role !== "hover") { return; }
+            let x = [], y = [], mode = "markers";
+            if (sel) {
+                const curve = full.find((c) => c.meta && c.meta.role === "curve" &&
+                    c.meta.classifier === sel.classifier && c.yaxis === h.yaxis);
+                if (curve) {
+                    const cd = curve.customdata;
+                    let j = -1;
+                    for (let k = 0; k < cd.length; k++) { if (cd[k] >= sel.threshold) { j = k; } }
+                    if (j >= 0) { x = [curve.x[j]]; y = [curve.y[j]]; }
+                } else if (full.some((c) => c.meta && c.meta.role === "bins" &&
+                                     c.meta.classifier === sel.classifier)) {
+                    x = [sel.threshold, sel.threshold]; y = [0, h.meta.top || 1];
+                    mode = "lines";
+                } else if (full.some((c) => c.meta && c.meta.role === "calibration" &&
+                                     c.meta.classifier === sel.classifier)) {
+                    x = [sel.threshold, sel.threshold]; y = [0, 1]; mode = "lines";
+                }
+            }
+            targets.push(i); xs.push(x); ys.push(y); modes.push(mode);
+        });
+        if (targets.length) { window.Plotly.restyle(gd, {x: xs, y: ys, mode: modes}, targets); }
+    }
+    return sel;
+}""" % json.dumps(list(GRAPHS))
+"""Clientside: the hovered threshold (a classifier and a score) marked in every plot's
+``hover`` traces: on its curve (the last point still flagging ``score >= threshold``), or as a
+vertical line on the score axis of its histogram and its reliability curve."""
+
+
+# --- callbacks -----------------------------------------------------------------------------------
+
+def register_callbacks(app: Dash, services: Services) -> None:
+    @app.callback(
+        Output("curves-model", "options"), Output("curves-model", "value"),
+        Output("curves-data-id", "data"), Output("curves-p-pos", "value"),
+        Output("curves-p-implied", "data"),
+        Output("curves-pr-graph", "figure"), Output("curves-gains-graph", "figure"),
+        Output("curves-hist-graph", "figure"), Output("curves-rel-graph", "figure"),
+        Output("curves-choice", "children"), Output("curves-table", "children"),
+        Output("curves-brier", "children"), Output("curves-info", "children"),
+        Output("curves-error", "children"), Output("curves-message", "children"),
+        Input("curves-ref", "data"), Input("curves-model", "value"),
+        Input("curves-p-pos", "value"), Input("curves-cost-fn", "value"),
+        Input("curves-cost-fp", "value"), Input("curves-capacity", "value"))
+    def _view(ref, model, p_pos, cost_fn, cost_fp, capacity):
+        return curves_view(services, ref, model, p_pos, cost_fn, cost_fp, capacity).as_tuple()
+
+    app.clientside_callback(
+        HOVER_JS, Output("curves-hover", "data"),
+        [Input(g, "hoverData") for g in GRAPHS], prevent_initial_call=True)
+    app.clientside_callback(
+        UNSET_WHEN_IMPLIED_JS, Output("curves-p-view", "data"),
+        Input("curves-p-pos", "value"), Input("curves-p-implied", "data"))
+    app.clientside_callback(
+        record_view_js(VIEW_FIELDS), Output("curves-url", "data"),
+        Input("curves-data-id", "data"), Input("curves-model", "value"),
+        Input("curves-p-view", "data"), Input("curves-cost-fn", "value"),
+        Input("curves-cost-fp", "value"), Input("curves-capacity", "value"))
