@@ -331,6 +331,18 @@ VIEW_FIELDS: tuple[ViewField, ...] = (
               doc="Currency or unit of the costs (at most 12 characters)."),
     ViewField("lines", "flag", "Every cost line", False,
               doc="Show every cost line, not just the envelopes."),
+    ViewField("hull_only", "flag", "Hull classifiers only", False,
+              doc="Explore: draw only the classifiers on the ROC convex hull (the dominated ones "
+                  "stay ticked, out of sight)."),
+    ViewField("filter", "text", "Classifier filter", None, max_length=100,
+              doc="Explore: the classifier list shows only the names containing this text "
+                  "(case-insensitive)."),
+    ViewField("log_fpr", "flag", "Log FPR axis", False,
+              doc="ROC space with a log false positive rate axis (rare events)."),
+    ViewField("log_pc", "flag", "Log-odds PC(+) axis", False,
+              doc="Cost space with a log-odds PC(+) axis (rare events)."),
+    ViewField("zoom", "flag", "Zoom to the choice", False,
+              doc="Explore: both plots zoomed to the region around the current choice."),
     ViewField("sens_p", "range", "Sensitivity range of p(+)", None, 0.0, 1.0, True, True,
               doc="p(+) from,to: highlight what is optimal over the range."),
     ViewField("sens_fn", "range", "Sensitivity range of C(−|+)", None, **_POSITIVE,
@@ -425,6 +437,11 @@ class View:
     volume: float = DEFAULT_VOLUME
     unit: str = DEFAULT_UNIT
     lines: bool = False
+    hull_only: bool = False
+    filter: str | None = None
+    log_fpr: bool = False
+    log_pc: bool = False
+    zoom: bool = False
     sens_p: tuple[float, float] | None = None
     sens_fn: tuple[float, float] | None = None
     sens_fp: tuple[float, float] | None = None

@@ -69,6 +69,26 @@ def base_layout(**overrides: Any) -> dict[str, Any]:
     return layout
 
 
+LEGEND_MAX = 8
+"""Most classifiers a plot lists in its own legend; past this the legend would eat the plot."""
+
+
+def legend_policy(count: int, legend: bool | None) -> tuple[bool, dict[str, Any]]:
+    """Whether the classifiers' traces go in the legend, and the legend's layout.
+
+    ``legend`` None: up to :data:`LEGEND_MAX` classifiers in the usual one-line legend below
+    the plot; more in a horizontal legend of bounded height (it scrolls) with a smaller font.
+    ``legend`` False: none of them (Explore's classifier list, with its swatches, is the legend
+    then). True: all of them, as for None.
+    """
+    if legend is False:
+        return False, {}
+    if count <= LEGEND_MAX:
+        return True, {}
+    return True, {"maxheight": 0.22, "font": {"size": 10}, "tracegroupgap": 2,
+                  "entrywidth": 110}
+
+
 def axis(title: str, **overrides: Any) -> dict[str, Any]:
     ax: dict[str, Any] = {"title": {"text": title, "standoff": 8}, "showgrid": True,
                           "gridcolor": GRID_COLOR, "zeroline": False, "mirror": True,

@@ -1,5 +1,4 @@
-"""Cost space (Drummond & Holte): lower envelopes, cost lines, trivial classifiers, operating
-ranges.
+"""Cost space (Drummond & Holte): lower envelopes, cost lines, trivial classifiers.
 
 x is PC(+), y the normalized expected cost. The vertical line at the current PC(+) and the
 chosen point are layout shapes set in the browser (``assets/explore.js``).
@@ -14,20 +13,14 @@ import plotly.graph_objects as go
 
 from costdash.costspace import cost_line
 from costdash.roc import thin_indices
-from dashboard.figures.common import (as_array, axis, base_layout, interval_text, text_array,
-                                      threshold_text)
-from dashboard.figures.palette import (HULL_COLOR, TRIVIAL_COLOR, classifier_color,
-                                       classifier_dash)
-from dashboard.figures.roc import DOMINATED_OPACITY
+from dashboard.figures.axes import log_odds, log_odds_axis, pc_samples
+from dashboard.figures.common import (as_array, axis, base_layout, interval_text, legend_policy,
+                                      text_array, threshold_text)
+from dashboard.figures.palette import HULL_COLOR, TRIVIAL_COLOR, classifier_style
+from dashboard.figures.roc import DOMINATED_OPACITY, MARKERS_PER_CURVE, shown_classifiers
 
-RANGE_BAR_GAP = 0.022
-"""Vertical spacing of the operating-range bars drawn under the x axis."""
-
-
-def range_bar_y(position: int, count: int) -> float:
-    """Height of the ``position``-th operating-range bar (below zero, under the envelopes)."""
-    gap = min(RANGE_BAR_GAP, 0.22 / max(count, 1))
-    return -gap * (position + 1)
+LINE_SAMPLES_STEP = 4
+"""Every cost line on the log-odds axis is sampled at every 4th point of the envelopes' grid."""
 
 
 def _piece_text(hull: dict[str, Any], vertex: int, lo: float, hi: float,
@@ -57,80 +50,130 @@ def cost_lines_xy(fpr: np.ndarray, tpr: np.ndarray) -> tuple[np.ndarray, np.ndar
     return x, y
 
 
-def cost_figure(view: dict[str, Any] | None, *, lines: bool = False,
-                max_lines: int = 60) -> go.Figure:
+def _sampled(pc: np.ndarray, cost: np.ndarray, log_pc_scale: bool
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(x, cost, PC(+)) of a piecewise linear curve of cost space as drawn: its breakpoints, or
+    on the log-odds axis sampled along it (a straight piece is a curve there)."""
+    if not log_pc_scale:
+        return pc, cost, pc
+    at = pc_samples(pc)
+    return log_odds(at), np.interp(at, pc, cost), at
+
+
+def _envelope_hover(env: dict[str, Any], c: dict[str, Any], pc: np.ndarray,
+                    log_pc_scale: bool) -> dict[str, Any]:
+    """A classifier envelope's hover: the piece's vertex on the linear axis; on the log-odds
+    axis (sampled points, not breakpoints) PC(+) and the cost."""
+    tail = f"<br>operating range {interval_text(c['operating_range'])}<extra></extra>"
+    if log_pc_scale:
+        return {"customdata": pc, "hovertemplate": f"<b>{c['name']}</b><br>PC(+) "
+                "%{customdata:.4g}, cost %{y:.4f}" + tail}
+    return {"customdata": envelope_hover(env, c["hull"], with_name=False),
+            "hovertemplate": f"<b>{c['name']}</b><br>%{{customdata}}<br>PC(+) %{{x:.4f}}, "
+                             "cost %{y:.4f}" + tail}
+
+
+def cost_figure(view: dict[str, Any] | None, *, lines: bool = False, max_lines: int = 60,
+                log_pc_scale: bool = False, hull_only: bool = False,
+                legend: bool | None = None) -> go.Figure:
     """The cost-space figure of a view model.
 
     Traces, each with a ``uid``: ``all-negative`` and ``all-positive`` (the trivial classifiers'
-    lines NE = PC(+) and NE = 1 - PC(+)); per selected classifier (``i`` its position in the
+    lines NE = PC(+) and NE = 1 - PC(+)); per shown classifier (``i`` its position in the
     data set, its name in ``meta``) ``env-<i>`` (its own lower envelope, exact) or, with
-    ``lines=True``, ``lines-<i>`` (the cost line of every ROC point, thinned to ``max_lines``),
-    and ``range-<i>`` (its operating range, a bar under the axis); ``envelope`` (the overall
-    lower envelope, exact).
+    ``lines=True``, ``lines-<i>`` (the cost line of every ROC point, thinned to ``max_lines``);
+    ``envelope`` (the overall lower envelope, exact). The operating ranges are a figure of
+    their own (:func:`dashboard.figures.ranges.ranges_figure`).
+
+    Parameters
+    ----------
+    log_pc_scale : bool
+        x is log10 of the PC(+) odds (:mod:`dashboard.figures.axes`), for rare events; the
+        hover still reads PC(+).
+    hull_only : bool
+        Leave out the dominated classifiers.
+    legend : bool or None
+        See :func:`dashboard.figures.common.legend_policy`.
     """
-    selected = [c for c in (view or {}).get("classifiers", []) if c["name"] in
-                set(view["models"])] if view else []
-    bottom = range_bar_y(len(selected), len(selected)) if selected else -0.02
+    shown = shown_classifiers(view, hull_only) if view else []
+    in_legend, legend_layout = legend_policy(len(shown), legend)
+    if log_pc_scale:
+        xaxis = axis("PC(+) (probability × cost), log odds", **log_odds_axis())
+    else:
+        xaxis = axis("PC(+) (probability × cost)", range=[0, 1])
     layout = base_layout(
-        xaxis=axis("PC(+) (probability × cost)", range=[0, 1], dtick=0.1),
-        yaxis=axis("Normalized expected cost", range=[bottom, 1.0 if lines else 0.55],
-                   tickvals=np.round(np.arange(0, 1.01, 0.1), 1)),
+        xaxis=xaxis,
+        # Ticks left to plotly: the zoom to the current choice (assets/explore.js) may show
+        # a range of 1e-4.
+        yaxis=axis("Normalized expected cost", range=[-0.01, 1.0 if lines else 0.55]),
         uirevision=(view or {}).get("id", "empty"),
     )
+    layout["legend"] = {**layout["legend"], **legend_layout}
     fig = go.Figure(layout=layout)
     for uid, label, y in (("all-negative", "flag nothing (all-negative)", [0.0, 1.0]),
                           ("all-positive", "flag everything (all-positive)", [1.0, 0.0])):
+        x, cost, pc = _sampled(np.array([0.0, 1.0]), np.array(y), log_pc_scale)
         fig.add_trace(go.Scatter(
-            x=np.array([0.0, 1.0]), y=np.array(y), mode="lines", name=label, uid=uid,
+            x=x, y=cost, mode="lines", name=label, uid=uid, customdata=pc,
             line={"color": TRIVIAL_COLOR, "dash": "dot", "width": 1.5},
-            hovertemplate=f"<b>{label}</b><br>PC(+) %{{x:.4f}}<br>cost %{{y:.4f}}<extra></extra>",
+            hovertemplate=f"<b>{label}</b><br>PC(+) %{{customdata:.4g}}<br>cost %{{y:.4f}}"
+                          "<extra></extra>",
             showlegend=False))
     if not view:
         return fig
     dominated = set(view["dominated"])
-    for position, c in enumerate(selected):
+    for c in shown:
         name, is_dominated = c["name"], c["name"] in dominated
-        color = classifier_color(c["index"])
-        style = {"opacity": DOMINATED_OPACITY if is_dominated else 1.0}
-        dash = "dash" if is_dominated else classifier_dash(c["index"])
+        style = classifier_style(c["index"])
+        faded = {"opacity": DOMINATED_OPACITY if is_dominated else 1.0}
         label = f"{name} (dominated)" if is_dominated else name
         if lines:
             roc = c["roc"]
             idx = thin_indices(len(roc["fpr"]), max_lines)
             fpr, tpr = as_array(roc["fpr"])[idx], as_array(roc["tpr"])[idx]
-            x, y = cost_lines_xy(fpr, tpr)
-            hover = np.repeat(text_array(threshold_text(roc["threshold"][i]) for i in idx), 3)
+            if log_pc_scale:
+                pcs = pc_samples()[::LINE_SAMPLES_STEP]
+                k = pcs.size + 1
+                x = np.tile(np.append(log_odds(pcs), np.nan), fpr.size)
+                y = np.empty(k * fpr.size)
+                for j in range(fpr.size):
+                    y[j * k:(j + 1) * k - 1] = cost_line(fpr[j], tpr[j], pcs)
+                    y[(j + 1) * k - 1] = np.nan
+                hover = np.repeat(text_array(threshold_text(roc["threshold"][i]) for i in idx),
+                                  k)
+            else:
+                x, y = cost_lines_xy(fpr, tpr)
+                hover = np.repeat(text_array(threshold_text(roc["threshold"][i]) for i in idx),
+                                  3)
             fig.add_trace(go.Scatter(
                 x=x, y=y, mode="lines", name=label, uid=f"lines-{c['index']}", meta=name,
-                legendgroup=name,
-                line={"color": color, "width": 1, "dash": dash}, connectgaps=False,
-                customdata=hover, **style,
+                legendgroup=name, showlegend=in_legend,
+                line={"color": style.color, "width": 1, "dash": style.dash}, connectgaps=False,
+                customdata=hover, **faded,
                 hovertemplate=(f"<b>{name}</b> cost line<br>threshold %{{customdata}}"
-                               "<br>PC(+) %{x:.4f}<br>cost %{y:.4f}<extra></extra>")))
+                               "<br>cost %{y:.4f}<extra></extra>")))
         else:
             env = c["envelope"]
+            x, cost, pc = _sampled(as_array(env["pc"]), as_array(env["cost"]), log_pc_scale)
             fig.add_trace(go.Scatter(
-                x=as_array(env["pc"]), y=as_array(env["cost"]), mode="lines", name=label,
-                uid=f"env-{c['index']}", meta=name, legendgroup=name,
-                line={"color": color, "width": 2, "dash": dash}, **style,
-                customdata=envelope_hover(env, c["hull"], with_name=False),
-                hovertemplate=(f"<b>{name}</b><br>%{{customdata}}<br>PC(+) %{{x:.4f}}, "
-                               f"cost %{{y:.4f}}<br>operating range "
-                               f"{interval_text(c['operating_range'])}<extra></extra>")))
-        rng = c["operating_range"]
-        if rng:
-            yb = range_bar_y(position, len(selected))
-            fig.add_trace(go.Scatter(
-                x=np.array(rng, dtype=np.float64), y=np.array([yb, yb]), mode="lines",
-                name=f"{name} operating range", uid=f"range-{c['index']}", meta=name,
-                legendgroup=name,
-                showlegend=False, line={"color": color, "width": 5}, **style,
-                hovertemplate=(f"<b>{name}</b><br>operating range {interval_text(rng)}"
-                               "<br>(beats both trivial classifiers)<extra></extra>")))
+                x=x, y=cost, mode="lines+markers", name=label,
+                uid=f"env-{c['index']}", meta=name, legendgroup=name, showlegend=in_legend,
+                line={"color": style.color, "width": 2, "dash": style.dash}, **faded,
+                marker={"symbol": style.symbol, "size": 7, "color": style.color,
+                        "maxdisplayed": MARKERS_PER_CURVE},
+                **_envelope_hover(env, c, pc, log_pc_scale)))
     env = view["envelope"]
-    fig.add_trace(go.Scatter(
-        x=as_array(env["pc"]), y=as_array(env["cost"]), mode="lines", name="lower envelope",
-        uid="envelope", line={"color": HULL_COLOR, "width": 3},
-        customdata=envelope_hover(env, view["hull"], with_name=True),
-        hovertemplate="%{customdata}<br>PC(+) %{x:.4f}, cost %{y:.4f}<extra></extra>"))
+    if log_pc_scale:
+        x, cost, pc = _sampled(as_array(env["pc"]), as_array(env["cost"]), True)
+        fig.add_trace(go.Scatter(
+            x=x, y=cost, mode="lines", name="lower envelope", uid="envelope",
+            line={"color": HULL_COLOR, "width": 3}, customdata=pc,
+            hovertemplate="lower envelope<br>PC(+) %{customdata:.4g}, cost %{y:.4f}"
+                          "<extra></extra>"))
+    else:
+        fig.add_trace(go.Scatter(
+            x=as_array(env["pc"]), y=as_array(env["cost"]), mode="lines",
+            name="lower envelope", uid="envelope", line={"color": HULL_COLOR, "width": 3},
+            customdata=envelope_hover(env, view["hull"], with_name=True),
+            hovertemplate="%{customdata}<br>PC(+) %{x:.4f}, cost %{y:.4f}<extra></extra>"))
     return fig

@@ -1,4 +1,4 @@
-"""ROC space: every classifier's ROC curve, the ROC convex hull, dominated classifiers greyed.
+"""ROC space: every classifier's ROC curve, the ROC convex hull, dominated classifiers faded.
 
 The iso-performance line and the chosen vertex are not drawn here: they move with the operating
 conditions and are layout shapes set in the browser (``assets/explore.js``), so a slider never
@@ -12,12 +12,14 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.figures.common import (as_array, axis, base_layout, interval_text, text_array,
-                                      threshold_text)
-from dashboard.figures.palette import (HULL_COLOR, TRIVIAL_COLOR, classifier_color,
-                                       classifier_dash)
+from dashboard.figures.axes import fpr_floor, fpr_samples, log_fpr, log_fpr_axis
+from dashboard.figures.common import (as_array, axis, base_layout, interval_text, legend_policy,
+                                      text_array, threshold_text)
+from dashboard.figures.palette import HULL_COLOR, TRIVIAL_COLOR, classifier_style
 
 DOMINATED_OPACITY = 0.4
+MARKERS_PER_CURVE = 8
+"""Markers drawn along each curve (its symbol tells classifiers apart beside colour and dash)."""
 
 
 def vertex_intervals(view: dict[str, Any]) -> list[tuple[float, float] | None]:
@@ -29,59 +31,112 @@ def vertex_intervals(view: dict[str, Any]) -> list[tuple[float, float] | None]:
     return out
 
 
-def roc_figure(view: dict[str, Any] | None) -> go.Figure:
+def shown_classifiers(view: dict[str, Any], hull_only: bool) -> list[dict[str, Any]]:
+    """The classifier entries a plot draws: the ticked ones, without the dominated ones (those
+    never on the hull) when ``hull_only``."""
+    selected, dominated = set(view["models"]), set(view["dominated"])
+    return [c for c in view["classifiers"] if c["name"] in selected
+            and not (hull_only and c["name"] in dominated)]
+
+
+def _densified_hull(fpr: np.ndarray, tpr: np.ndarray, floor: float) -> tuple[np.ndarray,
+                                                                            np.ndarray]:
+    """The hull's straight edges sampled along the log FPR axis (curves there)."""
+    xs, ys = [fpr[:1]], [tpr[:1]]
+    for k in range(len(fpr) - 1):
+        f = fpr_samples(fpr[k], fpr[k + 1], floor)[1:]
+        span = fpr[k + 1] - fpr[k]
+        share = (f - fpr[k]) / span if span > 0 else np.ones_like(f)
+        t = tpr[k] + (tpr[k + 1] - tpr[k]) * share
+        xs.append(f)
+        ys.append(t)
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def roc_figure(view: dict[str, Any] | None, *, log_fpr_scale: bool = False,
+               hull_only: bool = False, legend: bool | None = None) -> go.Figure:
     """The ROC-space figure of a view model (:func:`dashboard.viewmodel.build_view_model`).
 
-    Traces, each with a ``uid``: ``chance`` (the diagonal), ``roc-<i>`` per selected classifier
-    (``i`` its position in the data set, its name in ``meta``; thinned curve, dashed and faded
-    when dominated), ``hull`` (exact vertices). Plotly puts uids in CSS class names, so they
-    never contain a classifier's name.
+    Traces, each with a ``uid``: ``chance`` (the diagonal), ``roc-<i>`` per shown classifier
+    (``i`` its position in the data set, its name in ``meta``; thinned curve in the classifier's
+    style, faded when dominated), ``hull`` (exact vertices; with ``log_fpr_scale`` the edges
+    sampled as curves and the vertices in ``hull-vertices``). Plotly puts uids in CSS class
+    names, so they never contain a classifier's name.
+
+    Parameters
+    ----------
+    log_fpr_scale : bool
+        x is log10 FPR (:mod:`dashboard.figures.axes`), for rare events.
+    hull_only : bool
+        Leave out the dominated classifiers.
+    legend : bool or None
+        See :func:`dashboard.figures.common.legend_policy`.
     """
-    layout = base_layout(
-        xaxis=axis("False positive rate (FPR)", range=[-0.01, 1.01], constrain="domain",
-                   dtick=0.2),
-        yaxis=axis("True positive rate (TPR)", range=[-0.01, 1.01], constrain="domain",
-                   scaleanchor="x", scaleratio=1, dtick=0.2),
-        uirevision=(view or {}).get("id", "empty"),
-    )
+    floor = fpr_floor((view or {}).get("n_neg", 1))
+    if log_fpr_scale:
+        xaxis = axis("False positive rate (FPR, log scale)", **log_fpr_axis(floor))
+        yaxis = axis("True positive rate (TPR)", range=[-0.01, 1.01])
+        x_of = lambda f: log_fpr(f, floor)  # noqa: E731
+    else:
+        xaxis = axis("False positive rate (FPR)", range=[-0.01, 1.01], constrain="domain")
+        yaxis = axis("True positive rate (TPR)", range=[-0.01, 1.01], constrain="domain",
+                     scaleanchor="x", scaleratio=1)
+        x_of = as_array
+    shown = shown_classifiers(view, hull_only) if view else []
+    in_legend, legend_layout = legend_policy(len(shown), legend)
+    layout = base_layout(xaxis=xaxis, yaxis=yaxis,
+                         uirevision=(view or {}).get("id", "empty"))
+    layout["legend"] = {**layout["legend"], **legend_layout}
     fig = go.Figure(layout=layout)
-    fig.add_trace(go.Scatter(x=np.array([0.0, 1.0]), y=np.array([0.0, 1.0]), mode="lines",
+    chance_f = fpr_samples(0.0, 1.0, floor) if log_fpr_scale else np.array([0.0, 1.0])
+    fig.add_trace(go.Scatter(x=x_of(chance_f), y=np.asarray(chance_f), mode="lines",
                              line={"color": TRIVIAL_COLOR, "dash": "dot", "width": 1},
                              name="chance", uid="chance", hoverinfo="skip", showlegend=False))
     if not view:
         return fig
-    selected = set(view["models"])
     dominated = set(view["dominated"])
-    for c in view["classifiers"]:
-        if c["name"] not in selected:
-            continue
+    for c in shown:
         name, is_dominated = c["name"], c["name"] in dominated
+        style = classifier_style(c["index"])
         roc = c["roc"]
         fig.add_trace(go.Scatter(
-            x=as_array(roc["fpr"]), y=as_array(roc["tpr"]), mode="lines",
+            x=x_of(as_array(roc["fpr"])), y=as_array(roc["tpr"]), mode="lines+markers",
             name=f"{name} (dominated)" if is_dominated else name, uid=f"roc-{c['index']}",
-            meta=name,
+            meta=name, showlegend=in_legend,
             legendgroup=name, opacity=DOMINATED_OPACITY if is_dominated else 1.0,
-            line={"color": classifier_color(c["index"]), "width": 2,
-                  "dash": "dash" if is_dominated else classifier_dash(c["index"])},
+            line={"color": style.color, "width": 2, "dash": style.dash},
+            marker={"symbol": style.symbol, "size": 7, "color": style.color,
+                    "maxdisplayed": MARKERS_PER_CURVE},
             customdata=text_array(threshold_text(t) for t in roc["threshold"]),
-            hovertemplate=(f"<b>{name}</b><br>threshold %{{customdata}}<br>FPR %{{x:.4f}}"
+            hovertemplate=(f"<b>{name}</b><br>threshold %{{customdata}}<br>FPR %{{text}}"
                            f"<br>TPR %{{y:.4f}}<br>operating range "
                            f"{interval_text(c['operating_range'])}"
                            + ("<br><i>dominated: never optimal</i>" if is_dominated else "")
                            + "<extra></extra>"),
+            text=text_array(f"{f:.4g}" for f in as_array(roc["fpr"])),
         ))
     hull = view["hull"]
     intervals = vertex_intervals(view)
-    fig.add_trace(go.Scatter(
-        x=as_array(hull["fpr"]), y=as_array(hull["tpr"]), mode="lines+markers",
-        name="ROC convex hull", uid="hull",
-        line={"color": HULL_COLOR, "width": 2.5}, marker={"size": 6, "color": HULL_COLOR},
-        customdata=text_array(
-            [name, threshold_text(t), interval_text(iv) if iv else "PC(+) = 0 or 1 only"]
-            for name, t, iv in zip(hull["classifier"], hull["threshold"], intervals)),
-        hovertemplate=("<b>%{customdata[0]}</b> (hull vertex)<br>threshold %{customdata[1]}"
-                       "<br>FPR %{x:.4f}<br>TPR %{y:.4f}<br>optimal for %{customdata[2]}"
-                       "<extra></extra>"),
-    ))
+    hull_fpr, hull_tpr = as_array(hull["fpr"]), as_array(hull["tpr"])
+    vertex_text = text_array(
+        [name, threshold_text(t), interval_text(iv) if iv else "PC(+) = 0 or 1 only",
+         f"{f:.4g}"]
+        for name, t, iv, f in zip(hull["classifier"], hull["threshold"], intervals, hull_fpr))
+    vertex_hover = ("<b>%{customdata[0]}</b> (hull vertex)<br>threshold %{customdata[1]}"
+                    "<br>FPR %{customdata[3]}<br>TPR %{y:.4f}<br>optimal for %{customdata[2]}"
+                    "<extra></extra>")
+    if log_fpr_scale:
+        f, t = _densified_hull(hull_fpr, hull_tpr, floor)
+        fig.add_trace(go.Scatter(x=x_of(f), y=t, mode="lines", name="ROC convex hull",
+                                 uid="hull", line={"color": HULL_COLOR, "width": 2.5},
+                                 hoverinfo="skip"))
+        fig.add_trace(go.Scatter(
+            x=x_of(hull_fpr), y=hull_tpr, mode="markers", name="hull vertices",
+            uid="hull-vertices", showlegend=False, marker={"size": 6, "color": HULL_COLOR},
+            customdata=vertex_text, hovertemplate=vertex_hover))
+    else:
+        fig.add_trace(go.Scatter(
+            x=hull_fpr, y=hull_tpr, mode="lines+markers", name="ROC convex hull", uid="hull",
+            line={"color": HULL_COLOR, "width": 2.5}, marker={"size": 6, "color": HULL_COLOR},
+            customdata=vertex_text, hovertemplate=vertex_hover))
     return fig

@@ -13,8 +13,11 @@ from costdash.costspace import cost_line
 from costdash.io import load_predictions
 from costdash.roc import thin_indices
 from dashboard.figures import classifier_colors, cost_figure, roc_figure
-from dashboard.figures.cost import range_bar_y
-from dashboard.figures.palette import CLASSIFIER_COLORS, OKABE_ITO
+from dashboard.figures.axes import fpr_floor, log_odds, pc_of_log_odds
+from dashboard.figures.common import LEGEND_MAX
+from dashboard.figures.palette import (CLASSIFIER_COLORS, OKABE_ITO, UNIQUE_STYLES,
+                                       classifier_style, swatch_svg)
+from dashboard.figures.ranges import envelope_pieces, ranges_figure
 from dashboard.viewmodel import (INF_LOG, build_view_model, client_model, hull_from_entry,
                                  restrict_view_model)
 
@@ -112,7 +115,10 @@ def test_roc_figure_traces(view, analysis):
         assert t.legendgroup == s.name
         assert "operating range" in t.hovertemplate and "threshold" in t.hovertemplate
         dominated = s.name not in analysis.hull.classifier
-        assert (t.line.dash == "dash") == dominated
+        index = [c.name for c in analysis.classifiers].index(s.name)
+        # Its own style whether dominated or not (faded when dominated): no two alike.
+        assert (t.line.color, t.line.dash, t.marker.symbol) == \
+            tuple(vars(classifier_style(index)).values())
         assert (t.opacity < 1) == dominated
         assert t.name.endswith("(dominated)") == dominated
     layout = fig.layout
@@ -134,15 +140,11 @@ def test_cost_figure_envelopes(view, analysis):
     np.testing.assert_array_equal(env.y, analysis.envelope.cost)
     np.testing.assert_array_equal(trace(fig, "all-negative").y, [0, 1])
     np.testing.assert_array_equal(trace(fig, "all-positive").y, [1, 0])
-    n = len(analysis.classifiers)
-    for position, s in enumerate(analysis.classifiers):
+    for s in analysis.classifiers:
         t = trace(fig, f"env:{s.name}")
         np.testing.assert_array_equal(t.x, s.envelope.pc)
         np.testing.assert_array_equal(t.y, s.envelope.cost)
-        if s.operating_range:
-            bar = trace(fig, f"range:{s.name}")
-            np.testing.assert_array_equal(bar.x, s.operating_range)
-            assert list(bar.y) == [range_bar_y(position, n)] * 2 and bar.y[0] < 0
+    assert not [t for t in fig.data if t.uid.startswith("range-")]   # their own strip chart
     assert fig.layout.xaxis.title.text == "PC(+) (probability × cost)"
     assert fig.layout.yaxis.title.text == "Normalized expected cost"
 
@@ -181,3 +183,111 @@ def test_client_model_is_small_and_has_no_curves(view):
     assert [c["name"] for c in client["classifiers"]] == names
     assert client["hull"]["log_edges"] == view["hull"]["log_edges"]
     assert len(json.dumps(client)) < len(json.dumps(view)) / 3
+
+
+# --- many classifiers, rare events (issue 10 items 5 and 7) ------------------------------------
+
+def test_styles_are_unique_for_sixty_classifiers():
+    styles = [classifier_style(i) for i in range(UNIQUE_STYLES)]
+    assert UNIQUE_STYLES >= 50
+    assert len({(st.color, st.dash) for st in styles}) == UNIQUE_STYLES
+    assert all(st.color != OKABE_ITO["black"] for st in styles)     # black is the hull's
+    # The swatch draws the style: its colour, its dash pattern (none when solid), its marker.
+    svg = swatch_svg(classifier_style(13))
+    assert classifier_style(13).dash == "dash" and 'stroke-dasharray="9,6"' in svg
+    assert svg.count(classifier_style(13).color) == 3
+    assert "stroke-dasharray" not in swatch_svg(classifier_style(3))
+
+
+@pytest.fixture(scope="module")
+def many_view():
+    """24 classifiers on one data set: past LEGEND_MAX, some dominated."""
+    import pandas as pd
+    import tempfile
+    from pathlib import Path
+
+    rng = np.random.default_rng(4)
+    y = rng.random(4000) < 0.05
+    cols = {"y_true": y.astype(int)}
+    for k in range(24):
+        cols[f"m{k:02d}"] = rng.normal(size=y.size) + y * (0.3 + 0.1 * k)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "many.csv"
+        pd.DataFrame(cols).to_csv(path, index=False)
+        return build_view_model(load_predictions(path), dataset_id="y" * 32, max_points=60)
+
+
+def test_legends_never_eat_the_plot(many_view, view):
+    assert len(many_view["models"]) > LEGEND_MAX
+    for fig in (roc_figure(many_view, legend=False), cost_figure(many_view, legend=False)):
+        # The classifier list is the legend: no classifier's trace in the plot's own legend.
+        assert not [t for t in fig.data if t.meta and t.showlegend is not False]
+    for fig in (roc_figure(many_view), cost_figure(many_view)):     # the report's: bounded
+        assert fig.layout.legend.maxheight is not None and fig.layout.legend.maxheight <= 0.25
+    assert roc_figure(view).layout.legend.maxheight is None          # a few: the usual legend
+
+
+def test_hull_only_leaves_out_the_dominated(many_view):
+    dominated = set(many_view["dominated"])
+    assert dominated and len(dominated) < len(many_view["models"])
+    for fig in (roc_figure(many_view, hull_only=True), cost_figure(many_view, hull_only=True)):
+        shown = {t.meta for t in fig.data if t.meta}
+        assert shown == set(many_view["models"]) - dominated
+    assert {t.meta for t in roc_figure(many_view).data if t.meta} == set(many_view["models"])
+
+
+def test_log_fpr_axis(view, analysis):
+    fig = roc_figure(view, log_fpr_scale=True)
+    floor = fpr_floor(view["n_neg"])
+    assert floor == 0.5 / analysis.dataset.n_neg
+    vertices = trace(fig, "hull-vertices")
+    np.testing.assert_allclose(vertices.x, np.log10(np.maximum(analysis.hull.fpr, floor)))
+    np.testing.assert_array_equal(vertices.y, analysis.hull.tpr)
+    # The hull's straight edges are sampled (curves on this axis) and pass through each vertex.
+    hull = trace(fig, "hull")
+    assert len(hull.x) > 3 * len(vertices.x)
+    x, y = np.asarray(hull.x), np.asarray(hull.y)
+    off_floor = x > np.log10(floor)              # FPR = 0 is drawn on the floor
+    np.testing.assert_allclose(np.interp(10.0 ** x[off_floor], analysis.hull.fpr,
+                                         analysis.hull.tpr), y[off_floor], atol=1e-9)
+    assert set(y[~off_floor]) <= set(analysis.hull.tpr[analysis.hull.fpr == 0])
+    assert fig.layout.xaxis.ticktext[0] == "0" and fig.layout.xaxis.tickvals[0] == \
+        pytest.approx(np.log10(floor))
+    assert fig.layout.yaxis.scaleanchor is None                    # log x, linear y
+
+
+def test_log_odds_pc_axis(view, analysis):
+    fig = cost_figure(view, log_pc_scale=True)
+    env = trace(fig, "envelope")
+    pc = np.asarray(env.customdata, dtype=float)
+    np.testing.assert_allclose(env.x, log_odds(pc))
+    np.testing.assert_allclose(pc_of_log_odds(env.x), pc, rtol=1e-9)
+    np.testing.assert_allclose(env.y, analysis.envelope(pc), atol=1e-12)
+    inner = analysis.envelope.pc[(analysis.envelope.pc > pc[0]) & (analysis.envelope.pc < pc[-1])]
+    assert np.isin(inner, pc).all()                                # corners drawn exactly
+    lines = cost_figure(view, lines=True, log_pc_scale=True, max_lines=5)
+    t = next(t for t in lines.data if t.uid.startswith("lines-"))
+    assert np.isnan(np.asarray(t.y, dtype=float)).sum() == 5        # one gap after each line
+    assert log_odds(0.0) == -8 and log_odds(1.0) == 8 and log_odds(0.5) == 0
+
+
+def test_operating_ranges_strip_chart(many_view):
+    pieces = envelope_pieces(many_view)
+    fig = ranges_figure(many_view)
+    best = [t for t in fig.data if t.uid.startswith("best-")]
+    assert [t.meta for t in best] == list(pieces)                    # one row each, in order
+    # The pieces tile [0, 1]: the envelope, classifier by classifier.
+    spans = sorted((b, b + w) for t in best for b, w in zip(t.base, t.x))
+    assert spans[0][0] == 0.0 and spans[-1][1] == pytest.approx(1.0)
+    for (_, hi), (lo, _) in zip(spans, spans[1:]):
+        assert lo == pytest.approx(hi)
+    for t in best:                                                   # labelled
+        assert all("–" in text for text in t.text)
+    entries = {c["name"]: c for c in many_view["classifiers"]}
+    for t in fig.data:
+        if t.uid.startswith("range-"):
+            rng = entries[t.meta]["operating_range"]
+            assert (t.base[0], t.base[0] + t.x[0]) == pytest.approx(tuple(rng))
+    assert fig.layout.height == 78 + 26 * len(pieces)
+    log = ranges_figure(many_view, log_pc_scale=True)
+    assert log.layout.xaxis.range == (-5.0, 5.0)
