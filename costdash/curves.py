@@ -37,8 +37,8 @@ from costdash.errors import ParameterError
 from costdash.hull import RocHull
 from costdash.roc import RocCurve
 
-__all__ = ["F1_LEVELS", "GainsCurve", "IsoF1", "PrCurve", "PrHull", "Reliability",
-           "ScoreHistograms", "flagged_share", "gains_curve", "iso_f1", "pr_curve", "pr_hull",
+__all__ = ["F1_LEVELS", "CurvePoint", "GainsCurve", "IsoF1", "PrCurve", "PrHull", "Reliability",
+           "ScoreHistograms", "curve_point", "flagged_share", "gains_curve", "iso_f1", "pr_curve", "pr_hull",
            "pr_point", "reliability", "score_histograms"]
 
 F1_LEVELS = (0.2, 0.4, 0.6, 0.8)
@@ -330,6 +330,51 @@ def gains_curve(roc: RocCurve, *, p_pos: float | None = None) -> GainsCurve:
 def flagged_share(fpr: float, tpr: float, *, prior: float) -> float:
     """Share of cases flagged at an ROC point: ``π·TPR + (1 − π)·FPR``."""
     return float(prior * tpr + (1.0 - prior) * fpr)
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """Where one ROC point lands on every curve, at a prior π.
+
+    Attributes
+    ----------
+    fpr, tpr : float
+        The ROC point.
+    recall, precision, f1 : float
+        Precision–recall space (precision at π; NaN, and F1 NaN, when nothing is flagged).
+    flagged : float
+        Share of cases flagged, ``π·TPR + (1 − π)·FPR``.
+    lift : float
+        ``recall / flagged`` (NaN when nothing is flagged).
+    prior : float
+    """
+
+    fpr: float
+    tpr: float
+    recall: float
+    precision: float
+    f1: float
+    flagged: float
+    lift: float
+    prior: float
+
+
+def curve_point(fpr: float, tpr: float, *, prior: float) -> CurvePoint:
+    """One ROC point on the precision–recall and gains curves at prior π.
+
+    Examples
+    --------
+    >>> p = curve_point(0.25, 0.75, prior=0.5)
+    >>> p.precision, p.f1, p.flagged, p.lift
+    (0.75, 0.75, 0.5, 1.5)
+    """
+    recall, precision = pr_point(fpr, tpr, prior=prior)
+    f1 = (2.0 * precision * recall / (precision + recall)
+          if math.isfinite(precision) and precision + recall > 0 else math.nan)
+    share = flagged_share(fpr, tpr, prior=prior)
+    return CurvePoint(fpr=float(fpr), tpr=float(tpr), recall=recall, precision=precision,
+                      f1=f1, flagged=share, lift=recall / share if share > 0 else math.nan,
+                      prior=float(prior))
 
 
 # --- score distributions ------------------------------------------------------------------------
