@@ -48,6 +48,20 @@ from costdash.roc import RocCurve, roc_curve, roc_from_counts, roc_from_score_co
 
 # Modules written alongside the core; imported lazily so ``import costdash`` stays light.
 _LAZY = {
+    # issue 13: threshold choice, H-measure, decision curves, robust choices
+    "ConditionBox": "costdash.robust",
+    "RobustChoice": "costdash.robust",
+    "robust_choice": "costdash.robust",
+    "robust_choice_pc": "costdash.robust",
+    "HMeasure": "costdash.hmeasure",
+    "h_measure": "costdash.hmeasure",
+    "DecisionCurves": "costdash.dca",
+    "decision_curves": "costdash.dca",
+    "net_benefit": "costdash.dca",
+    "ThresholdChoice": "costdash.threshold_choice",
+    "ThresholdChoiceCurve": "costdash.threshold_choice",
+    "threshold_choice": "costdash.threshold_choice",
+    "brier_score": "costdash.threshold_choice",
     "load_predictions": "costdash.io",
     "aggregate": "costdash.aggregation",
     "bcost": "costdash.multiclass",
@@ -69,6 +83,19 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ConditionBox",
+    "RobustChoice",
+    "robust_choice",
+    "robust_choice_pc",
+    "HMeasure",
+    "h_measure",
+    "DecisionCurves",
+    "decision_curves",
+    "net_benefit",
+    "ThresholdChoice",
+    "ThresholdChoiceCurve",
+    "threshold_choice",
+    "brier_score",
     "ALL_NEGATIVE",
     "ALL_POSITIVE",
     "Analysis",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 
+import numpy as np
+
 from costdash.analysis import Analysis, analysis_to_dict, analyze, threshold_text
 from costdash.cli import print_json
 from costdash.cli.common import (
@@ -18,7 +20,12 @@ JSON_HELP = """\
 JSON fields: dataset {n, n_pos, n_neg, positive_label, n_folds, source, layout}; classifiers
 [{name, auc, roc {fpr, tpr, threshold}, operating_range [lo, hi] | null, cost_area, on_hull}]; hull [{fpr, tpr,
 classifier, threshold}] from (0,0) to (1,1); envelope {pc, cost}; operating_point {p_pos,
-cost_fn, cost_fp, pc, slope, classifier, threshold, fpr, tpr, normalized_cost, expected_cost}."""
+cost_fn, cost_fp, pc, slope, classifier, threshold, fpr, tpr, normalized_cost, expected_cost}.
+With --threshold-choice (or --h-severity / --h-beta / --loss-beta / --fixed-threshold) each
+classifier also has h_measure, brier_score (null when the scores are not in [0, 1]),
+threshold_choice {score_driven | rate_driven | fixed | optimal: {pc, cost, expected_loss,
+cost_proportion_loss} | null} and threshold_choice_gaps {calibration_loss, rate_loss, fixed_loss,
+score_driven_refused, beta} (docs/threshold-choice.md)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,19 +39,109 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-points", type=int, metavar="N",
                         help="thin each ROC curve to at most N points in the output (hull and "
                              "envelope stay exact)")
+    group = parser.add_argument_group(
+        "beyond the envelope (docs/threshold-choice.md)")
+    group.add_argument("--threshold-choice", action="store_true",
+                       help="add each classifier's H-measure, Brier score and threshold-choice "
+                            "curves (score-driven, rate-driven, fixed, optimal)")
+    group.add_argument("--h-severity", type=float, metavar="R",
+                       help="H-measure severity ratio C(+|-)/C(-|+) at the Beta's mode "
+                            "(default n+/n-, as the hmeasure package)")
+    group.add_argument("--h-beta", type=float, nargs=2, metavar=("A", "B"),
+                       help="H-measure: a Beta(A, B) over the cost proportion instead")
+    group.add_argument("--loss-beta", type=float, nargs=2, metavar=("A", "B"),
+                       help="expected losses with PC(+) ~ Beta(A, B) (default uniform)")
+    group.add_argument("--fixed-threshold", type=float, metavar="T",
+                       help="the fixed curve's threshold (default: each classifier's own best "
+                            "threshold at the given conditions)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     parser.set_defaults(func=run)
+
+
+def _wants_extras(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "threshold_choice", False) or any(
+        getattr(args, name, None) is not None
+        for name in ("h_severity", "h_beta", "loss_beta", "fixed_threshold")))
+
+
+def classifier_extras(result: Analysis, *, h_severity: float | None = None,
+                      h_beta: tuple[float, float] | None = None,
+                      loss_beta: tuple[float, float] | None = None,
+                      fixed_threshold: float | None = None,
+                      max_points: int | None = None) -> list[dict]:
+    """Per classifier (in ``result``'s order): h_measure, brier_score, threshold_choice and
+    threshold_choice_gaps, as added to ``analyze --json``."""
+    from costdash.hmeasure import h_measure
+    from costdash.hull import optimal_vertex
+    from costdash.threshold_choice import gaps_to_dict, threshold_choice, threshold_choice_to_dict
+
+    beta = (1.0, 1.0) if loss_beta is None else (float(loss_beta[0]), float(loss_beta[1]))
+    cond = result.operating_point.condition
+    out = []
+    for c in result.classifiers:
+        if fixed_threshold is None:
+            # the classifier's own best point at the given conditions, kept for all conditions
+            v = optimal_vertex(c.hull, cond)
+            point = int(np.flatnonzero((c.roc.fpr == v.fpr) & (c.roc.tpr == v.tpr))[0])
+            tc = threshold_choice(roc=c.roc, fixed_point=point, beta=beta, envelope=c.envelope)
+        else:
+            tc = threshold_choice(roc=c.roc, fixed_threshold=fixed_threshold, beta=beta,
+                                  envelope=c.envelope)
+        h = h_measure(c.roc, severity_ratio=h_severity,
+                      beta=None if h_beta is None else (float(h_beta[0]), float(h_beta[1])),
+                      envelope=c.envelope)
+        out.append({"h_measure": h.h, "brier_score": tc.brier_score,
+                    "threshold_choice": threshold_choice_to_dict(tc, max_points=max_points),
+                    "threshold_choice_gaps": gaps_to_dict(tc),
+                    "h_measure_beta": [h.a, h.b]})
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
     view = view_from_args(args)  # a bad condition is refused before the file is read
     dataset = load_from_args(args)
     result = analyze(dataset, view.condition(dataset.prevalence))
+    extras = None
+    if _wants_extras(args):
+        extras = classifier_extras(result, h_severity=args.h_severity, h_beta=args.h_beta,
+                                   loss_beta=args.loss_beta,
+                                   fixed_threshold=args.fixed_threshold,
+                                   max_points=args.max_points)
     if args.json:
-        print_json(analysis_to_dict(result, max_points=args.max_points))
+        payload = analysis_to_dict(result, max_points=args.max_points)
+        for entry, extra in zip(payload["classifiers"], extras or ()):
+            entry.update(extra)
+        print_json(payload)
     else:
         print(format_summary(result))
+        if extras is not None:
+            print()
+            print(format_extras(result, extras))
     return 0
+
+
+def format_extras(result: Analysis, extras: list[dict]) -> str:
+    """The readable table of H-measure, Brier score and threshold-choice expected losses."""
+    header = (f"{'classifier':<24} {'H':>7} {'Brier':>7} {'optimal':>8} {'score-dr.':>9} "
+              f"{'rate-dr.':>8} {'fixed':>7} {'calib. loss':>11}")
+    lines = ["Threshold choice: expected normalized cost, PC(+) "
+             + ("uniform" if extras and extras[0]["threshold_choice_gaps"]["beta"] == [1.0, 1.0]
+                else "~ Beta{}".format(tuple(extras[0]["threshold_choice_gaps"]["beta"])
+                                       if extras else "")),
+             header, "-" * len(header)]
+    notes = []
+    for c, e in zip(result.classifiers, extras):
+        tc = e["threshold_choice"]
+
+        def loss(m: str) -> str:
+            return "-" if tc[m] is None else f"{tc[m]['expected_loss']:.4f}"
+
+        lines.append(f"{c.name:<24} {e['h_measure']:>7.4f} {_fmt(e['brier_score']):>7} "
+                     f"{loss('optimal'):>8} {loss('score_driven'):>9} {loss('rate_driven'):>8} "
+                     f"{loss('fixed'):>7} {_fmt(e['threshold_choice_gaps']['calibration_loss']):>11}")
+        if e["threshold_choice_gaps"]["score_driven_refused"]:
+            notes.append(f"{c.name}: {e['threshold_choice_gaps']['score_driven_refused']}")
+    return "\n".join(lines + notes)
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:

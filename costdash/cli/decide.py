@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from costdash.analysis import analyze, threshold_text
 from costdash.cli import print_json
@@ -13,12 +14,18 @@ from costdash.cli.common import (
     view_from_args,
 )
 from costdash.decision import Decision, decide, decision_to_dict, sklearn_snippet
+from costdash.robust import ConditionBox, robust_choice, robust_to_dict
 
 JSON_HELP = """\
 JSON: {"decision": {classifier, threshold, p_pos, cost_fn, cost_fp, cost_tp, cost_tn, pc,
 normalized_cost, expected_cost, valid_pc [lo, hi], valid_p_pos [lo, hi]}, "policy": [{pc_lo, pc_hi,
 classifier, threshold}, ...]}: the policy's pieces cover PC(+) from 0 to 1 in order; trivial
-choices are all-negative / all-positive with a null threshold; score >= threshold is positive."""
+choices are all-negative / all-positive with a null threshold; score >= threshold is positive.
+With --p-pos-range / --cost-fn-range / --cost-fp-range (the box; a range not given is the
+condition's value) also "robust": {"minimax_regret": {classifier, threshold, max_regret, fpr, tpr,
+worst_condition}, "bayes": {classifier, threshold, expected_cost, fpr, tpr, max_regret}, "box",
+"volume", "switching": {worth_it, tolerance, expected_saving, optimal_choices}}; money per period
+of --volume cases (docs/threshold-choice.md)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,6 +38,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", help="predictions: CSV/TSV (.gz too), Parquet or JSON lines")
     add_condition_options(parser)
+    group = parser.add_argument_group(
+        "uncertain conditions (a box of ranges; docs/threshold-choice.md)")
+    group.add_argument("--p-pos-range", type=float, nargs=2, metavar=("LO", "HI"),
+                       help="range of p(+)")
+    group.add_argument("--cost-fn-range", type=float, nargs=2, metavar=("LO", "HI"),
+                       help="range of C(-|+), the cost of a false negative")
+    group.add_argument("--cost-fp-range", type=float, nargs=2, metavar=("LO", "HI"),
+                       help="range of C(+|-), the cost of a false positive")
+    group.add_argument("--volume", type=float, metavar="N",
+                       help="cases per period for the robust choices' money figures "
+                            "(default 1000, as the dashboard)")
+    group.add_argument("--regret-tolerance", type=float, default=0.0, metavar="MONEY",
+                       help="worst-case regret per period a fixed choice may have before "
+                            "switching by condition is called worth it (default 0)")
     add_loader_options(parser)
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     parser.set_defaults(func=run)
@@ -39,12 +60,53 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     view = view_from_args(args)  # a bad condition is refused before the file is read
     dataset = load_from_args(args)
-    decision = decide(analyze(dataset, view.condition(dataset.prevalence)))
+    analysis = analyze(dataset, view.condition(dataset.prevalence))
+    decision = decide(analysis)
+    robust = None
+    ranges = (args.p_pos_range, args.cost_fn_range, args.cost_fp_range)
+    if any(r is not None for r in ranges):
+        box = ConditionBox.around(decision.condition, *(None if r is None else tuple(r)
+                                                        for r in ranges))
+        robust = robust_to_dict(robust_choice(analysis, box, volume=view.volume,
+                                              tolerance=args.regret_tolerance))
     if args.json:
-        print_json(decision_to_dict(decision))
+        payload = decision_to_dict(decision)
+        if robust is not None:
+            payload["robust"] = robust
+        print_json(payload)
     else:
         print(format_decision(decision))
+        if robust is not None:
+            print()
+            print(format_robust(robust))
     return 0
+
+
+def format_robust(robust: dict) -> str:
+    """The robust choices as text, then the ``robust: {...}`` line the JSON holds."""
+    mm, by, sw = robust["minimax_regret"], robust["bayes"], robust["switching"]
+    box, vol = robust["box"], robust["volume"]
+    lines = [
+        f"Over the box p(+) in [{box['p_pos'][0]:g}, {box['p_pos'][1]:g}], C(-|+) in "
+        f"[{box['cost_fn'][0]:g}, {box['cost_fn'][1]:g}], C(+|-) in [{box['cost_fp'][0]:g}, "
+        f"{box['cost_fp'][1]:g}], per {vol:g} cases:",
+        f"  Minimax regret: {mm['classifier']}" + ("" if mm["threshold"] is None else
+                                                   f", flag score >= {_thr(mm['threshold'])}")
+        + f"; worst-case regret {mm['max_regret']:.6g}",
+        f"  Bayes (uniform over the box): {by['classifier']}" + (
+            "" if by["threshold"] is None else f", flag score >= {_thr(by['threshold'])}")
+        + f"; expected cost {by['expected_cost']:.6g}, worst-case regret {by['max_regret']:.6g}",
+        f"  Switching by condition (policy table, {len(sw['optimal_choices'])} choices in the "
+        f"box) saves {sw['expected_saving']:.4g} on average over the Bayes choice; "
+        + ("worth it: no fixed choice keeps the worst-case regret within "
+           f"{sw['tolerance']:g}" if sw["worth_it"] else "not needed: one fixed choice is "
+           f"within {sw['tolerance']:g} everywhere"),
+        "robust: " + json.dumps({"minimax_regret": {k: mm[k] for k in ("classifier", "threshold",
+                                                                         "max_regret")},
+                                 "bayes": {k: by[k] for k in ("classifier", "threshold",
+                                                              "expected_cost")}}),
+    ]
+    return "\n".join(lines)
 
 
 def _thr(value: float | None) -> str:
