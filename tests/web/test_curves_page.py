@@ -169,3 +169,39 @@ def test_the_page_is_routed_with_the_view(services):
     assert ref["models"] == ["gbm", "logreg"] and ref["pins"] == [["gbm", 0.5]]
     active = [p.path for p, c in zip(PAGES, classes) if "active" in c.split()]
     assert active == ["/curves"]
+
+
+# --- the report's Curves section -----------------------------------------------------------------
+
+def test_report_has_the_curves_and_their_readouts():
+    from costdash.view import View
+    from dashboard.report import build_report, percent, readout
+
+    dataset = load_demo("breast-cancer")
+    view = View.parse("models=logreg,gbm&p_pos=0.05&cost_fn=10&cost_fp=1&volume=1000"
+                      "&capacity=120&pins=gbm:0.5")
+    html = build_report(dataset, view=view)
+    section = html[html.index('<section id="curves">'):]
+    section = section[:section.index("</section>")]
+    for key in ("pr", "gains", "hist", "rel"):
+        assert f'id="curves-{key}-figure"' in section
+    assert html.count("plotly.js v") <= 2          # plotly.js embedded once, not per figure
+    chosen = analyze(load_predictions(DEMOS["breast-cancer"].path, models=["logreg", "gbm"]),
+                     OperatingCondition(0.05, 10.0, 1.0)).operating_point.vertex
+    _, precision = pr_point(chosen.fpr, chosen.tpr, prior=0.05)
+    row = section[section.index("current choice"):]
+    row = row[:row.index("</tr>")]
+    assert f"<td>{readout(precision)}</td>" in row and f"<td>{readout(chosen.tpr)}</td>" in row
+    assert "pin 1" in section and f"Within the capacity ({percent(0.12)} of cases)" in section
+    gbm = dataset.classifier("gbm")
+    assert f"<td>{readout(brier_score_loss(gbm.y_true, gbm.score))}</td>" in section
+    assert "precision is at p(+) = 0.05" in section.lower()
+
+
+def test_report_names_classifiers_whose_scores_are_not_probabilities(predictions_csv):
+    from dashboard.report import build_report
+
+    html = build_report(load_predictions(predictions_csv))
+    section = html[html.index('<section id="curves">'):]
+    assert "alpha&#x27;s scores run from" in section or "alpha's scores run from" in section
+    assert "on the test set&#x27;s counts" in section or "on the test set's counts" in section
