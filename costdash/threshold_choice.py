@@ -39,7 +39,7 @@ papers' ∫₀¹ Q(c) dc with c uniform (b = 2), for which the identities above 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -283,8 +283,10 @@ def optimal_curve(roc: RocCurve, *, beta: tuple[float, float] = (1.0, 1.0),
     beta = _check_beta(beta)
     env = envelope if envelope is not None else lower_envelope(classifier_hull(roc))
     hull = env.hull
-    return _point_pieces("optimal", env.pc, hull.fpr[env.vertex], hull.tpr[env.vertex],
-                         _prevalence_of(roc), beta)
+    curve = _point_pieces("optimal", env.pc, hull.fpr[env.vertex], hull.tpr[env.vertex],
+                          _prevalence_of(roc), beta)
+    # The envelope is continuous: draw its own breakpoints (no rounding-level jumps).
+    return replace(curve, pc=env.pc.copy(), cost=env.cost.copy())
 
 
 def fixed_threshold_curve(roc: RocCurve, threshold: float, *,
