@@ -10,6 +10,7 @@ maps ranges of priors and costs to a range of slopes, hence a stretch of the hul
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -100,6 +101,67 @@ def workforce(hull: RocHull, *, n_pos: float, n_neg: float, capacity: float) -> 
         raise ParameterError(f"capacity must be non-negative, got {capacity!r}")
     flagged = hull.tpr * n_pos + hull.fpr * n_neg
     return _max_tpr_under_budget(hull, flagged, capacity)
+
+
+@dataclass(frozen=True)
+class SingleThreshold:
+    """The best single score threshold under a constraint: one ROC point of one classifier,
+    used as is (no coin flips), beside the randomized :class:`MixedOperatingPoint`.
+
+    ``threshold`` is NaN for "flag nothing" (the point (0, 0)); ``tp`` and ``fp`` are the
+    counts on the data, ``fpr`` and ``tpr`` the rates.
+    """
+
+    classifier: str
+    threshold: float
+    fpr: float
+    tpr: float
+    tp: int
+    fp: int
+
+
+def _best_single_under_budget(rocs: Sequence[RocCurve], budget: Callable[[NDArray[np.float64],
+                              NDArray[np.float64]], NDArray[np.float64]],
+                              limit: float) -> SingleThreshold:
+    """Of every ROC point of every classifier whose ``budget(fpr, tpr)`` is at most ``limit``,
+    the one with the largest TPR; of those, the fewest false positives (paper 001: move left);
+    of those, the first classifier's."""
+    best: SingleThreshold | None = None
+    for roc in rocs:
+        fpr, tpr = roc.fpr, roc.tpr
+        ok = np.flatnonzero(budget(fpr, tpr) <= limit)
+        if ok.size == 0:
+            continue
+        top = tpr[ok].max()
+        at_top = ok[tpr[ok] == top]
+        i = int(at_top[np.argmin(fpr[at_top])])
+        if best is None or (tpr[i], -fpr[i]) > (best.tpr, -best.fpr):
+            best = SingleThreshold(roc.name, float(roc.threshold[i]), float(fpr[i]),
+                                   float(tpr[i]), int(roc.tp[i]), int(roc.fp[i]))
+    if best is None:
+        raise ParameterError(f"no single threshold meets the constraint (limit {limit:g})")
+    return best
+
+
+def single_threshold_neyman_pearson(rocs: Sequence[RocCurve], max_fpr: float) -> SingleThreshold:
+    """The largest TPR any one threshold of any classifier reaches with FPR <= ``max_fpr``.
+
+    The randomized :func:`neyman_pearson` point is never worse; the difference in TPR is what
+    the coin flips buy (often little on a dense ROC curve, much on a coarse one).
+    """
+    if not 0.0 <= max_fpr <= 1.0:
+        raise ParameterError(f"the maximum false positive rate must lie in [0, 1], got {max_fpr!r}")
+    return _best_single_under_budget(rocs, lambda fpr, tpr: fpr, max_fpr)
+
+
+def single_threshold_workforce(rocs: Sequence[RocCurve], *, n_pos: float, n_neg: float,
+                               capacity: float) -> SingleThreshold:
+    """The largest TPR any one threshold reaches flagging at most ``capacity`` cases
+    (TP·P + FP·N <= capacity, as in :func:`workforce`)."""
+    if capacity < 0:
+        raise ParameterError(f"capacity must be non-negative, got {capacity!r}")
+    return _best_single_under_budget(rocs, lambda fpr, tpr: tpr * n_pos + fpr * n_neg,
+                                     capacity)
 
 
 def beta_weighted_cost(envelope: LowerEnvelope, a: float = 1.0, b: float = 1.0) -> float:

@@ -17,6 +17,8 @@ from costdash.criteria import (
     fixed_threshold_cost,
     neyman_pearson,
     sensitivity,
+    single_threshold_neyman_pearson,
+    single_threshold_workforce,
     workforce,
 )
 from costdash.errors import ParameterError
@@ -154,6 +156,71 @@ def test_workforce_vs_brute_force(data, n_pos, n_neg, share):
         assert flagged == pytest.approx(capacity, rel=1e-9, abs=1e-9)
     else:  # then it flags no more than it takes to reach TPR 1 (paper 001: move left)
         assert r.fpr == hull.fpr[np.flatnonzero(hull.tpr >= 1.0)[0]]
+
+
+# --- the best single threshold beside the randomized mix (issue 10 item 3) --------------------
+
+def test_single_threshold_by_hand():
+    # A: (0.1, 0.5) at 0.8, (0.4, 0.9) at 0.3; B: (0.2, 0.6) at 0.7. FPR <= 0.25: the mix of A's
+    # two points reaches TPR 0.7; one threshold: B's 0.6 (A's 0.5 is lower).
+    a = RocCurve(name="A", tp=np.array([0, 5, 9, 10]), fp=np.array([0, 1, 4, 10]),
+                 threshold=np.array([np.nan, 0.8, 0.3, 0.1]), n_pos=10, n_neg=10)
+    b = RocCurve(name="B", tp=np.array([0, 6, 10]), fp=np.array([0, 2, 10]),
+                 threshold=np.array([np.nan, 0.7, 0.2]), n_pos=10, n_neg=10)
+    one = single_threshold_neyman_pearson([a, b], 0.25)
+    assert (one.classifier, one.threshold, one.fpr, one.tpr, one.tp, one.fp) == \
+        ("B", 0.7, 0.2, 0.6, 6, 2)
+    mix = neyman_pearson(convex_hull([a, b]), 0.25)
+    assert mix.tpr > one.tpr                                # what the coin flips buy
+    nothing = single_threshold_neyman_pearson([a, b], 0.0)       # flag nothing
+    assert math.isnan(nothing.threshold) and (nothing.fpr, nothing.tpr) == (0.0, 0.0)
+    # Capacity, P = N = 10 expected: 9 flagged fits B's point (6 + 2 = 8), not A's (9 + 4 = 13).
+    w = single_threshold_workforce([a, b], n_pos=10, n_neg=10, capacity=9)
+    assert (w.classifier, w.tpr, w.fpr) == ("B", 0.6, 0.2)
+    # Everything fits: TPR 1, which both reach only at FPR 1; a tie goes to the first classifier.
+    w = single_threshold_workforce([a, b], n_pos=10, n_neg=10, capacity=20)
+    assert (w.classifier, w.tpr, w.fpr) == ("A", 1.0, 1.0)
+    assert single_threshold_neyman_pearson([a, b], 1.0).classifier == "A"
+    with pytest.raises(ParameterError):
+        single_threshold_neyman_pearson([a], 1.5)
+    with pytest.raises(ParameterError):
+        single_threshold_workforce([a], n_pos=10, n_neg=10, capacity=-1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(labelled_scores(min_n=4, max_n=40), min_size=1, max_size=3),
+       st.floats(0.0, 1.0), st.floats(0.0, 1.2))
+def test_single_threshold_vs_brute_force(datasets, alpha, share):
+    # Several classifiers scored on the same labels (the first data set's).
+    y = datasets[0][0]
+    rng = np.random.default_rng(len(y))
+    scores = [np.resize(s, y.size) + 0.01 * rng.random(y.size) * (k > 0)
+              for k, (_, s) in enumerate(datasets)]
+    rocs = [roc_curve(y, s, name=f"m{k}") for k, s in enumerate(scores)]
+    hull = convex_hull(rocs)
+    n_pos, n_neg = float(y.sum()), float((~y).sum())
+    capacity = share * y.size
+    for one, mix, fits in (
+            (single_threshold_neyman_pearson(rocs, alpha), neyman_pearson(hull, alpha),
+             lambda f, t: f <= alpha),
+            (single_threshold_workforce(rocs, n_pos=n_pos, n_neg=n_neg, capacity=capacity),
+             workforce(hull, n_pos=n_pos, n_neg=n_neg, capacity=capacity),
+             lambda f, t: t * n_pos + f * n_neg <= capacity)):
+        # Brute force over every threshold of every classifier (each distinct score, and one
+        # above them all), by recounting the scores.
+        points = []
+        for s in scores:
+            for t in [np.inf, *np.unique(s)]:
+                f, tp = (s[~y] >= t).sum() / n_neg, (s[y] >= t).sum() / n_pos
+                if fits(f, tp):
+                    points.append((tp, -f))
+        assert (one.tpr, -one.fpr) == max(points)
+        assert fits(one.fpr, one.tpr)
+        assert one.tpr <= mix.tpr + 1e-12               # the mix is never worse
+        s = scores[int(one.classifier[1:])]
+        t = np.inf if math.isnan(one.threshold) else one.threshold
+        # The threshold flags exactly the counts it states.
+        assert (one.tp, one.fp) == (int((s[y] >= t).sum()), int((s[~y] >= t).sum()))
 
 
 # --- sensitivity analysis -----------------------------------------------------------------------
