@@ -14,6 +14,7 @@ from urllib.parse import parse_qs
 
 from dash import ClientsideFunction, Dash, Input, Output, dcc, html
 
+from dashboard import ids
 from dashboard.pages import PAGES, Page, page_for, page_module
 from dashboard.services import Services
 from dashboard.sharing import AnalysisNotFound, view_to_query
@@ -25,10 +26,10 @@ def shell_layout() -> html.Div:
     nav = [dcc.Link(p.title, href=p.path, id=f"nav-{p.slug}", className="nav-link")
            for p in PAGES]
     return html.Div(className="app", children=[
-        dcc.Location(id="url", refresh=False),
-        dcc.Store(id="current-data", storage_type="session"),
-        dcc.Store(id="view-state"),
-        dcc.Store(id="view-loaded"),
+        dcc.Location(id=ids.URL, refresh=False),
+        dcc.Store(id=ids.CURRENT_DATA, storage_type="session"),
+        dcc.Store(id=ids.VIEW_STATE),
+        dcc.Store(id=ids.VIEW_LOADED),
         html.Header(className="topbar", children=[
             html.A(className="brand", href="/explore", children=[
                 html.Span("costdash", className="brand-name"),
@@ -36,7 +37,7 @@ def shell_layout() -> html.Div:
                           className="brand-tag")]),
             html.Nav(nav, className="nav", **{"aria-label": "Pages"}),
         ]),
-        html.Main(id="page-content", className="page"),
+        html.Main(id=ids.PAGE_CONTENT, className="page"),
     ])
 
 
@@ -47,11 +48,32 @@ def not_found(pathname: str) -> html.Div:
     ])
 
 
-def shared_content(token: str, query: dict[str, list[str]], services: Services
-                   ) -> tuple[Any, dict[str, list[str]]]:
-    """The read-only Explore view of a saved analysis, and the query it shows: the saved view,
-    with what the link's own query sets on top (a viewer's what-if)."""
-    from dashboard.pages import explore
+SHARED_PAGES = ("", "curves")
+"""The pages a read-only link shows: ``/s/<token>`` (Explore) and ``/s/<token>/curves``."""
+
+
+def shared_views(token: str, sub: str) -> html.Nav:
+    """The pages of a read-only link (the saved view of each)."""
+    links = [dcc.Link(title, href=f"/s/{token}" + (f"/{slug}" if slug else ""),
+                      id=f"shared-view-{slug or 'explore'}",
+                      className="shared-view" + (" active" if slug == sub else ""),
+                      style={"fontWeight": 600 if slug == sub else 400,
+                             "marginRight": "1rem"})
+             for slug, title in zip(SHARED_PAGES, ("Explore", "Curves"))]
+    return html.Nav([html.Span("This shared analysis: ", style={"marginRight": "0.5rem"}),
+                     *links], className="shared-views", **{"aria-label": "Shared pages"},
+                    style={"margin": "0.2rem 0 0.6rem"})
+
+
+def shared_content(token: str, query: dict[str, list[str]], services: Services,
+                   sub: str = "") -> tuple[Any, dict[str, list[str]]]:
+    """The read-only view of a saved analysis on Explore (or, ``sub`` = "curves", on Curves),
+    and the query it shows: the saved view, with what the link's own query sets on top (a
+    viewer's what-if)."""
+    from dashboard.pages import curves, explore
+
+    if sub not in SHARED_PAGES:
+        return not_found(f"/s/{token}/{sub}"), {}
 
     try:
         record = services.sharing.open(token)
@@ -63,7 +85,9 @@ def shared_content(token: str, query: dict[str, list[str]], services: Services
             html.H1("The database is not reachable right now"),
             html.P("Nothing was lost; the link will work again once it is back.")]), {}
     merged = {**view_to_query(record.view), **query}
-    return explore.layout(merged, services, shared=record), merged
+    page = curves if sub == "curves" else explore
+    return html.Div([shared_views(token, sub), page.layout(merged, services, shared=record)]), \
+        merged
 
 
 def routed(pathname: str | None, search: str | None, services: Services
@@ -72,7 +96,8 @@ def routed(pathname: str | None, search: str | None, services: Services
     the query the page shows (a shared link's saved view under its own query)."""
     query = parse_qs((search or "").lstrip("?"), keep_blank_values=True)
     if pathname and pathname.startswith("/s/"):
-        content, shown = shared_content(pathname[3:].rstrip("/"), query, services)
+        token, _, sub = pathname[3:].rstrip("/").partition("/")
+        content, shown = shared_content(token, query, services, sub)
         return content, ["nav-link" for _ in PAGES], shown
     page: Page | None = page_for(pathname)
     classes = ["nav-link" + (" active" if page is p else "") for p in PAGES]
@@ -101,11 +126,11 @@ def nav_hrefs(query: dict[str, list[str]]) -> list[str]:
 
 
 def register_routing(app: Dash, services: Services) -> None:
-    @app.callback(Output("page-content", "children"),
+    @app.callback(Output(ids.PAGE_CONTENT, "children"),
                   [Output(f"nav-{p.slug}", "className") for p in PAGES],
                   [Output(f"nav-{p.slug}", "href") for p in PAGES],
-                  Output("view-state", "data"),
-                  Input("url", "pathname"), Input("url", "search"))
+                  Output(ids.VIEW_STATE, "data"),
+                  Input(ids.URL, "pathname"), Input(ids.URL, "search"))
     def _route(pathname, search):
         path = "/" + (app.strip_relative_path(pathname or "/") or "")
         content, classes, query = routed(path, search, services)
@@ -115,4 +140,4 @@ def register_routing(app: Dash, services: Services) -> None:
     # the nav links and the export links (assets/viewstate.js).
     app.clientside_callback(
         ClientsideFunction(namespace="costdash", function_name="loadView"),
-        Output("view-loaded", "data"), Input("view-state", "data"))
+        Output(ids.VIEW_LOADED, "data"), Input(ids.VIEW_STATE, "data"))

@@ -37,7 +37,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -109,32 +109,46 @@ HELP = html.Details(className="help curves-why", children=[
 ])
 
 
-def reference(view: View) -> dict[str, Any] | None:
+def reference(view: View, *, shared: bool = False) -> dict[str, Any] | None:
     """What the page keeps of the view that its own controls do not set: the data set, the
-    ticked classifiers, the pins, the costs of the correct decisions and the volume."""
+    ticked classifiers, the pins, the costs of the correct decisions and the volume (and
+    whether it is a read-only link's, whose view never records the data set id)."""
     if not view.data:
         return None
     return {"id": view.data, "model": view.model, "models": list(view.models or ()),
             "pins": [[n, t] for n, t in (view.pins or ())],
-            "cost_tp": view.cost_tp, "cost_tn": view.cost_tn, "volume": view.volume}
+            "cost_tp": view.cost_tp, "cost_tn": view.cost_tn, "volume": view.volume,
+            "shared": shared}
 
 
-def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
-    """The Curves page, initialised from the view in the URL query."""
+def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
+           **_: Any) -> html.Div:
+    """The Curves page, initialised from the view in the URL query.
+
+    With ``shared`` (a saved analysis, :class:`dashboard.sharing.AnalysisRecord`, opened by its
+    read-only link at ``/s/<token>/curves``) the data comes from the analysis: the viewer may
+    change the conditions as a what-if; nothing is saved and the address never holds the data
+    set id.
+    """
     view, problems = page_view(query)
+    if shared is not None:
+        view = replace(view, data=shared.dataset_id)
     prevalence = None
     if view.data:
         record = services.store.info(view.data)
         prevalence = record.prevalence if record is not None and record.n else None
     p_pos = view.p_pos if prevalence is None else view.condition(prevalence).p_pos
     return html.Div(className="curves-page", children=[
-        dcc.Store(id="curves-ref", data=reference(view)),
-        dcc.Store(id="curves-data-id", data=view.data),
+        dcc.Store(id="curves-ref", data=reference(view, shared=shared is not None)),
+        dcc.Store(id="curves-data-id", data=None if shared is not None else view.data),
         dcc.Store(id="curves-p-implied", data=prevalence),
         dcc.Store(id="curves-p-view"),
         dcc.Store(id="curves-url"),
         dcc.Store(id="curves-hover"),
         html.Section(className="data-bar folds-bar", children=[
+            *([html.P([html.B(f"Shared analysis: {shared.name}"), " — read-only: change the "
+                       "conditions to see what if; nothing you do here is saved."],
+                      className="shared-banner")] if shared is not None else []),
             problems_note(problems),
             html.Div(className="folds-controls", children=[
                 html.Div(className="folds-field folds-model-field", children=[
@@ -373,7 +387,8 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
         return _empty(message="None of the ticked classifiers is in this data set.")
     prevalence = float(full["prevalence"])
     n_pos, n_neg = int(full["n_pos"]), int(full["n_neg"])
-    out = CurvesOutputs(data_id=ref["id"], p_implied=prevalence, error="", message="",
+    out = CurvesOutputs(data_id=None if ref.get("shared") else ref["id"],
+                        p_implied=prevalence, error="", message="",
                         info=f"{full['name']}: {full['n']:,} cases, {full['n_pos']:,} positive "
                              f"(prevalence {prevalence:.4g}); {len(shown)} of {len(names)} "
                              "classifiers ticked")

@@ -205,3 +205,31 @@ def test_report_names_classifiers_whose_scores_are_not_probabilities(predictions
     section = html[html.index('<section id="curves">'):]
     assert "alpha&#x27;s scores run from" in section or "alpha's scores run from" in section
     assert "on the test set&#x27;s counts" in section or "on the test set's counts" in section
+
+
+# --- the read-only link ----------------------------------------------------------------------------
+
+def test_a_read_only_link_shows_curves_without_recording_the_data(services, breast_cancer_csv):
+    record = services.store.put(breast_cancer_csv, "b.csv")
+    new = services.sharing.create(record.id, name="Shared", view={
+        "p_pos": 0.2, "cost_fn": 10, "cost_fp": 1, "models": ["gbm", "logreg"],
+        "pins": [{"model": "gbm", "threshold": 0.5}], "capacity": 100})
+    token = new.record.share_token
+    content, _ = route(f"/s/{token}/curves", "?p_pos=0.3", services)
+    assert find(content, "shared-view-curves") is not None
+    assert find(content, "shared-view-explore").href == f"/s/{token}"
+    assert find(content, "curves-p-pos").value == 0.3          # the viewer's what-if
+    ref = find(content, "curves-ref").data
+    assert ref["id"] == new.record.dataset_id and ref["shared"] is True
+    assert ref["models"] == ["gbm", "logreg"] and ref["pins"] == [["gbm", 0.5]]
+    assert find(content, "curves-data-id").data is None          # never in the address
+    text = str(content.to_plotly_json())
+    assert new.manage_token not in text and record.id not in text
+    out = curves.curves_view(services, ref, None, 0.3, 10, 1, 100)
+    assert out.data_id is None and out.error == ""
+    assert "mark-pin-0" in by_uid(out.pr)
+    # Explore stays the link's first page; an unknown sub-page is not found.
+    content, _ = route(f"/s/{token}", "", services)
+    assert find(content, "shared-view-explore") is not None
+    content, _ = route(f"/s/{token}/folds", "", services)
+    assert "Page not found" in str(content.to_plotly_json())
