@@ -14,6 +14,7 @@ from urllib.parse import parse_qs
 
 from dash import ClientsideFunction, Dash, Input, Output, dcc, html
 
+from dashboard import ids
 from dashboard.pages import PAGES, Page, page_for, page_module
 from dashboard.services import Services
 from dashboard.sharing import AnalysisNotFound, view_to_query
@@ -25,10 +26,10 @@ def shell_layout() -> html.Div:
     nav = [dcc.Link(p.title, href=p.path, id=f"nav-{p.slug}", className="nav-link")
            for p in PAGES]
     return html.Div(className="app", children=[
-        dcc.Location(id="url", refresh=False),
-        dcc.Store(id="current-data", storage_type="session"),
-        dcc.Store(id="view-state"),
-        dcc.Store(id="view-loaded"),
+        dcc.Location(id=ids.URL, refresh=False),
+        dcc.Store(id=ids.CURRENT_DATA, storage_type="session"),
+        dcc.Store(id=ids.VIEW_STATE),
+        dcc.Store(id=ids.VIEW_LOADED),
         html.Header(className="topbar", children=[
             html.A(className="brand", href="/explore", children=[
                 html.Span("costdash", className="brand-name"),
@@ -36,7 +37,7 @@ def shell_layout() -> html.Div:
                           className="brand-tag")]),
             html.Nav(nav, className="nav", **{"aria-label": "Pages"}),
         ]),
-        html.Main(id="page-content", className="page"),
+        html.Main(id=ids.PAGE_CONTENT, className="page"),
     ])
 
 
@@ -125,11 +126,11 @@ def nav_hrefs(query: dict[str, list[str]]) -> list[str]:
 
 
 def register_routing(app: Dash, services: Services) -> None:
-    @app.callback(Output("page-content", "children"),
+    @app.callback(Output(ids.PAGE_CONTENT, "children"),
                   [Output(f"nav-{p.slug}", "className") for p in PAGES],
                   [Output(f"nav-{p.slug}", "href") for p in PAGES],
-                  Output("view-state", "data"),
-                  Input("url", "pathname"), Input("url", "search"))
+                  Output(ids.VIEW_STATE, "data"),
+                  Input(ids.URL, "pathname"), Input(ids.URL, "search"))
     def _route(pathname, search):
         path = "/" + (app.strip_relative_path(pathname or "/") or "")
         content, classes, query = routed(path, search, services)
@@ -139,4 +140,4 @@ def register_routing(app: Dash, services: Services) -> None:
     # the nav links and the export links (assets/viewstate.js).
     app.clientside_callback(
         ClientsideFunction(namespace="costdash", function_name="loadView"),
-        Output("view-loaded", "data"), Input("view-state", "data"))
+        Output(ids.VIEW_LOADED, "data"), Input(ids.VIEW_STATE, "data"))

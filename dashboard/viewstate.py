@@ -21,8 +21,9 @@ from typing import Any
 from dash import html
 
 from costdash.view import View, view_schema
+from dashboard import ids
 
-SCHEMA_ELEMENT_ID = "costdash-view-schema"
+SCHEMA_ELEMENT_ID = ids.VIEW_SCHEMA
 
 
 def page_view(query: Mapping[str, Any] | None) -> tuple[View, tuple[str, ...]]:

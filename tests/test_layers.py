@@ -12,6 +12,7 @@ with :mod:`ast`, so they hold without importing anything:
 from __future__ import annotations
 
 import ast
+from collections.abc import Container
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,9 +36,10 @@ def _type_checking(node: ast.AST) -> bool:
         or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
 
 
-def imported_names(path: Path) -> set[str]:
-    """Every absolute module name an import statement of the file names (``from a.b import c``
-    gives ``a.b`` and ``a.b.c``), at any depth but under ``if TYPE_CHECKING:``."""
+def imported_names(path: Path, modules: Container[str] = ()) -> set[str]:
+    """Every absolute module name an import statement of the file names, at any depth but under
+    ``if TYPE_CHECKING:``. ``from a.b import c`` names ``a.b.c`` when that is one of
+    ``modules``, else ``a.b``."""
     names: set[str] = set()
     todo: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"), str(path))]
     while todo:
@@ -48,16 +50,20 @@ def imported_names(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                names.add(full if full in modules else node.module)
         todo.extend(ast.iter_child_nodes(node))
     return names
 
 
 def import_graph(package: str) -> dict[str, set[str]]:
-    """Module -> the modules of the same package it imports."""
+    """Module -> the modules of the same package it imports. ``from pkg import mod`` counts as
+    an import of ``pkg.mod`` only, and a module's own parent packages are left out: Python runs
+    them before the module whatever it imports."""
     modules = _modules(package)
-    return {name: {m for m in imported_names(path) if m in modules and m != name}
+    return {name: {m for m in imported_names(path, modules)
+                   if m in modules and m != name and not name.startswith(m + ".")}
             for name, path in modules.items()}
 
 

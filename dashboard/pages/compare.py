@@ -43,6 +43,7 @@ from costdash.costspace import DifferenceCurve, envelope_difference
 from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
 from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
+from dashboard import ids
 from dashboard.bandcache import BandCache, difference_band_key
 from dashboard.components import band_settings as job_settings
 from dashboard.components import (GRID, NO_DATA, UNSET_WHEN_IMPLIED_JS, background_options,
@@ -115,29 +116,29 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
     simultaneous = bool(getattr(view, "simultaneous", False))
     choice = choice_of(getattr(view, "method", None), simultaneous)
     return html.Div(className="bands-page compare", children=[
-        dcc.Store(id="compare-query", data=view.to_json()),
-        dcc.Store(id="compare-data"),
-        dcc.Store(id="compare-data-id", data=view.data),
-        dcc.Store(id="compare-seed", data=view.seed),
-        dcc.Store(id="compare-done"),
-        dcc.Store(id="compare-url"),
+        dcc.Store(id=ids.COMPARE_QUERY, data=view.to_json()),
+        dcc.Store(id=ids.COMPARE_DATA),
+        dcc.Store(id=ids.COMPARE_DATA_ID, data=view.data),
+        dcc.Store(id=ids.COMPARE_SEED, data=view.seed),
+        dcc.Store(id=ids.COMPARE_DONE),
+        dcc.Store(id=ids.COMPARE_URL),
         html.Section(className="data-bar", children=[
             problems_note(problems),
-            html.Div(id="compare-dataset", className="dataset-info"),
-            html.Div(id="compare-error", className="error", role="alert"),
+            html.Div(id=ids.COMPARE_DATASET, className="dataset-info"),
+            html.Div(id=ids.COMPARE_ERROR, className="error", role="alert"),
         ]),
         html.Div(className="page-grid", children=[
             html.Aside(className="controls", children=[
                 html.Section(className="panel", children=[
                     html.H2("Compare two classifiers"),
                     html.Div(className="field", children=[
-                        html.Label("a", htmlFor="compare-a"),
-                        dcc.Dropdown(id="compare-a", options=[a] if a else [], value=a,
+                        html.Label("a", htmlFor=ids.COMPARE_A),
+                        dcc.Dropdown(id=ids.COMPARE_A, options=[a] if a else [], value=a,
                                      clearable=False, searchable=False),
                     ]),
                     html.Div(className="field", children=[
-                        html.Label("b", htmlFor="compare-b"),
-                        dcc.Dropdown(id="compare-b", options=[b] if b else [], value=b,
+                        html.Label("b", htmlFor=ids.COMPARE_B),
+                        dcc.Dropdown(id=ids.COMPARE_B, options=[b] if b else [], value=b,
                                      clearable=False, searchable=False),
                     ]),
                 ]),
@@ -151,18 +152,18 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                 ]),
             ]),
             html.Div(className="results", children=[
-                html.P(id="compare-crossovers", className="sentence", children="–",
+                html.P(id=ids.COMPARE_CROSSOVERS, className="sentence", children="–",
                        **{"aria-live": "polite"}),
                 html.Div(className="plots", children=[
                     html.Figure(className="plot", children=[
                         html.Div(className="graph-box", children=dcc.Graph(
-                            id="compare-envelopes", style={"height": "100%"},
+                            id=ids.COMPARE_ENVELOPES, style={"height": "100%"},
                             config=graph_config("compare-envelopes"))),
                         html.Figcaption("Each classifier's cost curve (lower envelope)"),
                     ]),
                     html.Figure(className="plot", children=[
                         html.Div(className="graph-box", children=dcc.Graph(
-                            id="compare-difference", style={"height": "100%"},
+                            id=ids.COMPARE_DIFFERENCE, style={"height": "100%"},
                             config=graph_config("compare-difference"))),
                         html.Figcaption("Difference a − b (below 0: a is cheaper)"),
                     ]),
@@ -170,11 +171,11 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                 html.Div(className="readouts two", children=[
                     html.Div(className="card", children=[
                         html.H3("Better on this test set (exact)"),
-                        html.Div("–", id="compare-better", className="summary"),
+                        html.Div("–", id=ids.COMPARE_BETTER, className="summary"),
                     ]),
                     html.Div(className="card", children=[
                         html.H3("Significantly better (paired band)"),
-                        html.Div("–", id="compare-significant", className="summary",
+                        html.Div("–", id=ids.COMPARE_SIGNIFICANT, className="summary",
                                  **{"aria-live": "polite"}),
                     ]),
                 ]),
@@ -454,22 +455,23 @@ VIEW_FIELDS = ["data", "a", "b", "level", "replicates", "method", "simultaneous"
 
 def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(
-        Output("compare-a", "options"), Output("compare-b", "options"),
-        Output("compare-a", "value"), Output("compare-b", "value"),
-        Output("compare-data", "data"), Output("compare-data-id", "data"),
-        Output("compare-dataset", "children"), Output("compare-error", "children"),
-        Output("current-data", "data", allow_duplicate=True),
-        Input("compare-query", "data"), State("current-data", "data"),
+        Output(ids.COMPARE_A, "options"), Output(ids.COMPARE_B, "options"),
+        Output(ids.COMPARE_A, "value"), Output(ids.COMPARE_B, "value"),
+        Output(ids.COMPARE_DATA, "data"), Output(ids.COMPARE_DATA_ID, "data"),
+        Output(ids.COMPARE_DATASET, "children"), Output(ids.COMPARE_ERROR, "children"),
+        Output(ids.CURRENT_DATA, "data", allow_duplicate=True),
+        Input(ids.COMPARE_QUERY, "data"), State(ids.CURRENT_DATA, "data"),
         prevent_initial_call="initial_duplicate")
     def _load(query, current):
         return load(services, query, current).as_tuple()
 
     @app.callback(
-        Output("compare-done", "data"),
-        Input("compare-run", "n_clicks"),
-        State("compare-data", "data"), State("compare-a", "value"), State("compare-b", "value"),
-        State("compare-replicates", "value"), State("compare-seed", "data"),
-        State("compare-method", "value"), State("compare-simultaneous", "value"),
+        Output(ids.COMPARE_DONE, "data"),
+        Input(ids.COMPARE_RUN, "n_clicks"),
+        State(ids.COMPARE_DATA, "data"), State(ids.COMPARE_A, "value"),
+        State(ids.COMPARE_B, "value"),
+        State(ids.COMPARE_REPLICATES, "value"), State(ids.COMPARE_SEED, "data"),
+        State(ids.COMPARE_METHOD, "value"), State(ids.COMPARE_SIMULTANEOUS, "value"),
         **background_options("compare", error_reply=failed_job_reply))
     def _run(set_progress, _clicks, data, a, b, replicates, seed, method, simultaneous):
         return compute_difference(services, data, a, b, replicates, seed,
@@ -477,39 +479,40 @@ def register_callbacks(app: Dash, services: Services) -> None:
                                   simultaneous=simultaneous)
 
     @app.callback(
-        Output("compare-method", "options"), Output("compare-method", "value"),
-        Output("compare-simultaneous", "options"), Output("compare-method-note", "children"),
-        Output("compare-replicates", "disabled"), Output("compare-run", "children"),
-        Output("compare-method-default", "data"),
-        Input("compare-method", "value"), Input("compare-simultaneous", "value"))
+        Output(ids.COMPARE_METHOD, "options"), Output(ids.COMPARE_METHOD, "value"),
+        Output(ids.COMPARE_SIMULTANEOUS, "options"), Output(ids.COMPARE_METHOD_NOTE, "children"),
+        Output(ids.COMPARE_REPLICATES, "disabled"), Output(ids.COMPARE_RUN, "children"),
+        Output(ids.COMPARE_METHOD_DEFAULT, "data"),
+        Input(ids.COMPARE_METHOD, "value"), Input(ids.COMPARE_SIMULTANEOUS, "value"))
     def _method(method, simultaneous):
         return method_state(choice_of(method, simultaneous)).as_tuple()
 
     @app.callback(
-        Output("compare-run", "disabled"),
-        Input("compare-replicates", "value"), Input("compare-level", "value"),
-        Input("compare-method", "value"), Input("compare-job", "className"))
+        Output(ids.COMPARE_RUN, "disabled"),
+        Input(ids.COMPARE_REPLICATES, "value"), Input(ids.COMPARE_LEVEL, "value"),
+        Input(ids.COMPARE_METHOD, "value"), Input(ids.COMPARE_JOB, "className"))
     def _gate(replicates, level, method, job_class):
         return run_disabled(job_class, band_settings(replicates, level, method)[1])
 
     @app.callback(
-        Output("compare-envelopes", "figure"), Output("compare-difference", "figure"),
-        Output("compare-crossovers", "children"), Output("compare-better", "children"),
-        Output("compare-significant", "children"), Output("compare-status", "children"),
-        Input("compare-data", "data"), Input("compare-a", "value"), Input("compare-b", "value"),
-        Input("compare-replicates", "value"), Input("compare-level", "value"),
-        Input("compare-method", "value"), Input("compare-simultaneous", "value"),
-        Input("compare-done", "data"), State("compare-seed", "data"))
+        Output(ids.COMPARE_ENVELOPES, "figure"), Output(ids.COMPARE_DIFFERENCE, "figure"),
+        Output(ids.COMPARE_CROSSOVERS, "children"), Output(ids.COMPARE_BETTER, "children"),
+        Output(ids.COMPARE_SIGNIFICANT, "children"), Output(ids.COMPARE_STATUS, "children"),
+        Input(ids.COMPARE_DATA, "data"), Input(ids.COMPARE_A, "value"),
+        Input(ids.COMPARE_B, "value"),
+        Input(ids.COMPARE_REPLICATES, "value"), Input(ids.COMPARE_LEVEL, "value"),
+        Input(ids.COMPARE_METHOD, "value"), Input(ids.COMPARE_SIMULTANEOUS, "value"),
+        Input(ids.COMPARE_DONE, "data"), State(ids.COMPARE_SEED, "data"))
     def _render(data, a, b, replicates, level, method, simultaneous, done, seed):
         return render(services, data, a, b, replicates, level, seed, done, method,
                       simultaneous).as_tuple()
 
     app.clientside_callback(
-        UNSET_WHEN_IMPLIED_JS, Output("compare-method-view", "data"),
-        Input("compare-method", "value"), Input("compare-method-default", "data"))
+        UNSET_WHEN_IMPLIED_JS, Output(ids.COMPARE_METHOD_VIEW, "data"),
+        Input(ids.COMPARE_METHOD, "value"), Input(ids.COMPARE_METHOD_DEFAULT, "data"))
     app.clientside_callback(
-        record_view_js(VIEW_FIELDS), Output("compare-url", "data"),
-        Input("compare-data-id", "data"), Input("compare-a", "value"),
-        Input("compare-b", "value"), Input("compare-level", "value"),
-        Input("compare-replicates", "value"), Input("compare-method-view", "data"),
-        Input("compare-simultaneous", "value"))
+        record_view_js(VIEW_FIELDS), Output(ids.COMPARE_URL, "data"),
+        Input(ids.COMPARE_DATA_ID, "data"), Input(ids.COMPARE_A, "value"),
+        Input(ids.COMPARE_B, "value"), Input(ids.COMPARE_LEVEL, "value"),
+        Input(ids.COMPARE_REPLICATES, "value"), Input(ids.COMPARE_METHOD_VIEW, "data"),
+        Input(ids.COMPARE_SIMULTANEOUS, "value"))

@@ -45,6 +45,7 @@ from costdash.bands import CostBand, cost_band
 from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
 from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
+from dashboard import ids
 from dashboard.bandcache import BandCache, cost_band_key
 from dashboard.components import band_settings as job_settings
 from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, UNSET_WHEN_IMPLIED_JS,
@@ -153,32 +154,32 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
     simultaneous = bool(getattr(view, "simultaneous", False))
     choice = choice_of(view.threshold, getattr(view, "method", None), simultaneous)
     return html.Div(className="bands-page confidence", children=[
-        dcc.Store(id="confidence-query", data=view.to_json()),
-        dcc.Store(id="confidence-data"),
-        dcc.Store(id="confidence-data-id", data=view.data),
-        dcc.Store(id="confidence-pc-implied", data=implied),
-        dcc.Store(id="confidence-pc-view"),
-        dcc.Store(id="confidence-seed", data=view.seed),
-        dcc.Store(id="confidence-done"),
-        dcc.Store(id="confidence-url"),
+        dcc.Store(id=ids.CONFIDENCE_QUERY, data=view.to_json()),
+        dcc.Store(id=ids.CONFIDENCE_DATA),
+        dcc.Store(id=ids.CONFIDENCE_DATA_ID, data=view.data),
+        dcc.Store(id=ids.CONFIDENCE_PC_IMPLIED, data=implied),
+        dcc.Store(id=ids.CONFIDENCE_PC_VIEW),
+        dcc.Store(id=ids.CONFIDENCE_SEED, data=view.seed),
+        dcc.Store(id=ids.CONFIDENCE_DONE),
+        dcc.Store(id=ids.CONFIDENCE_URL),
         html.Section(className="data-bar", children=[
             problems_note(problems),
-            html.Div(id="confidence-dataset", className="dataset-info"),
-            html.Div(id="confidence-error", className="error", role="alert"),
+            html.Div(id=ids.CONFIDENCE_DATASET, className="dataset-info"),
+            html.Div(id=ids.CONFIDENCE_ERROR, className="error", role="alert"),
         ]),
         html.Div(className="page-grid", children=[
             html.Aside(className="controls", children=[
                 html.Section(className="panel", children=[
                     html.H2("Confidence band"),
                     html.Div(className="field", children=[
-                        html.Label("Classifier", htmlFor="confidence-model"),
-                        dcc.Dropdown(id="confidence-model",
+                        html.Label("Classifier", htmlFor=ids.CONFIDENCE_MODEL),
+                        dcc.Dropdown(id=ids.CONFIDENCE_MODEL,
                                      options=[view.model] if view.model else [],
                                      value=view.model, clearable=False, searchable=False),
                     ]),
                     html.Div(className="field", children=[
-                        html.Label("Fixed threshold (optional)", htmlFor="confidence-threshold"),
-                        number_box("confidence-threshold", view.threshold,
+                        html.Label("Fixed threshold (optional)", htmlFor=ids.CONFIDENCE_THRESHOLD),
+                        number_box(ids.CONFIDENCE_THRESHOLD, view.threshold,
                                    placeholder="none: the whole curve"),
                         html.P(className="explain", children=[
                             "Leave empty for the band of the curve (the best threshold at each "
@@ -188,8 +189,8 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                     ]),
                     *method_controls("confidence", choice, simultaneous),
                     html.Div(className="field", children=[
-                        html.Label("Read the band at PC(+) (optional)", htmlFor="confidence-pc"),
-                        number_box("confidence-pc", pc,
+                        html.Label("Read the band at PC(+) (optional)", htmlFor=ids.CONFIDENCE_PC),
+                        number_box(ids.CONFIDENCE_PC, pc,
                                    placeholder="your operating point, e.g. 0.3"),
                         html.P(className="explain", children=[
                             "Starts at the PC(+) of your conditions on Explore."]),
@@ -201,21 +202,21 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                 html.P(WHAT_IT_MEASURES, className="sentence measures"),
                 html.Figure(className="plot", children=[
                     html.Div(className="graph-box", children=dcc.Graph(
-                        id="confidence-graph", figure=band_figure(None, name="", index=0),
+                        id=ids.CONFIDENCE_GRAPH, figure=band_figure(None, name="", index=0),
                         style={"height": "100%"}, config=graph_config("confidence-band"))),
                     html.Figcaption("Cost space with a confidence band"),
                 ]),
                 html.Div(className="card", children=[
                     html.H3("Band"),
-                    html.Div("–", id="confidence-summary", className="summary",
+                    html.Div("–", id=ids.CONFIDENCE_SUMMARY, className="summary",
                              **{"aria-live": "polite"}),
                     # An export link of the whole view (assets/viewstate.js writes it): the
                     # report of Explore's ticked classifiers and conditions, with this band.
-                    html.A("Download report with this band (HTML)", id="confidence-report",
+                    html.A("Download report with this band (HTML)", id=ids.CONFIDENCE_REPORT,
                            download="", className="export-link",
                            **{"data-export": "report.html", "aria-disabled": "true"}),
                 ]),
-                html.P(id="confidence-caveat", className="explain caveat"),
+                html.P(id=ids.CONFIDENCE_CAVEAT, className="explain caveat"),
                 html.Details(HELP, className="help"),
             ]),
         ]),
@@ -383,7 +384,7 @@ def band_summary(band: CostBand, pc: float | None) -> list:
         cost, low, high = band.at(pc)
         parts.append(html.P([f"At PC(+) = {pc:.4g}: cost {cost:.4f}, {name} ",
                              html.B(f"{low:.4f} – {high:.4f}"), " (width ",
-                             html.B(f"{high - low:.4f}", id="confidence-width"), ")."]))
+                             html.B(f"{high - low:.4f}", id=ids.CONFIDENCE_WIDTH), ")."]))
         if band.kind == "selected" and band.thresholds is not None:
             i = int(abs(band.pc - pc).argmin())
             parts.append(html.P(f"Threshold picked there on the selection half: "
@@ -477,23 +478,23 @@ def method_control(services: Services, data: dict | None, model: str | None, thr
 
 def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(
-        Output("confidence-model", "options"), Output("confidence-model", "value"),
-        Output("confidence-data", "data"), Output("confidence-data-id", "data"),
-        Output("confidence-dataset", "children"), Output("confidence-error", "children"),
-        Output("current-data", "data", allow_duplicate=True),
-        Output("confidence-pc", "value"), Output("confidence-pc-implied", "data"),
-        Input("confidence-query", "data"), State("current-data", "data"),
+        Output(ids.CONFIDENCE_MODEL, "options"), Output(ids.CONFIDENCE_MODEL, "value"),
+        Output(ids.CONFIDENCE_DATA, "data"), Output(ids.CONFIDENCE_DATA_ID, "data"),
+        Output(ids.CONFIDENCE_DATASET, "children"), Output(ids.CONFIDENCE_ERROR, "children"),
+        Output(ids.CURRENT_DATA, "data", allow_duplicate=True),
+        Output(ids.CONFIDENCE_PC, "value"), Output(ids.CONFIDENCE_PC_IMPLIED, "data"),
+        Input(ids.CONFIDENCE_QUERY, "data"), State(ids.CURRENT_DATA, "data"),
         prevent_initial_call="initial_duplicate")
     def _load(query, current):
         return load(services, query, current).as_tuple()
 
     @app.callback(
-        Output("confidence-done", "data"),
-        Input("confidence-run", "n_clicks"),
-        State("confidence-data", "data"), State("confidence-model", "value"),
-        State("confidence-threshold", "value"), State("confidence-replicates", "value"),
-        State("confidence-seed", "data"), State("confidence-method", "value"),
-        State("confidence-simultaneous", "value"),
+        Output(ids.CONFIDENCE_DONE, "data"),
+        Input(ids.CONFIDENCE_RUN, "n_clicks"),
+        State(ids.CONFIDENCE_DATA, "data"), State(ids.CONFIDENCE_MODEL, "value"),
+        State(ids.CONFIDENCE_THRESHOLD, "value"), State(ids.CONFIDENCE_REPLICATES, "value"),
+        State(ids.CONFIDENCE_SEED, "data"), State(ids.CONFIDENCE_METHOD, "value"),
+        State(ids.CONFIDENCE_SIMULTANEOUS, "value"),
         **background_options("confidence",
                              error_reply=lambda message: failed_job_reply(message, services)))
     def _run(set_progress, _clicks, data, model, threshold, replicates, seed, method,
@@ -503,34 +504,34 @@ def register_callbacks(app: Dash, services: Services) -> None:
                             simultaneous=simultaneous)
 
     @app.callback(
-        Output("confidence-method", "options"), Output("confidence-method", "value"),
-        Output("confidence-simultaneous", "options"),
-        Output("confidence-method-note", "children"),
-        Output("confidence-replicates", "disabled"), Output("confidence-run", "children"),
-        Output("confidence-method-default", "data"),
-        Input("confidence-data", "data"), Input("confidence-model", "value"),
-        Input("confidence-threshold", "value"), Input("confidence-method", "value"),
-        Input("confidence-simultaneous", "value"))
+        Output(ids.CONFIDENCE_METHOD, "options"), Output(ids.CONFIDENCE_METHOD, "value"),
+        Output(ids.CONFIDENCE_SIMULTANEOUS, "options"),
+        Output(ids.CONFIDENCE_METHOD_NOTE, "children"),
+        Output(ids.CONFIDENCE_REPLICATES, "disabled"), Output(ids.CONFIDENCE_RUN, "children"),
+        Output(ids.CONFIDENCE_METHOD_DEFAULT, "data"),
+        Input(ids.CONFIDENCE_DATA, "data"), Input(ids.CONFIDENCE_MODEL, "value"),
+        Input(ids.CONFIDENCE_THRESHOLD, "value"), Input(ids.CONFIDENCE_METHOD, "value"),
+        Input(ids.CONFIDENCE_SIMULTANEOUS, "value"))
     def _method(data, model, threshold, method, simultaneous):
         return method_control(services, data, model, threshold, method, simultaneous)
 
     @app.callback(
-        Output("confidence-run", "disabled"),
-        Input("confidence-threshold", "value"), Input("confidence-replicates", "value"),
-        Input("confidence-level", "value"), Input("confidence-pc", "value"),
-        Input("confidence-method", "value"), Input("confidence-job", "className"))
+        Output(ids.CONFIDENCE_RUN, "disabled"),
+        Input(ids.CONFIDENCE_THRESHOLD, "value"), Input(ids.CONFIDENCE_REPLICATES, "value"),
+        Input(ids.CONFIDENCE_LEVEL, "value"), Input(ids.CONFIDENCE_PC, "value"),
+        Input(ids.CONFIDENCE_METHOD, "value"), Input(ids.CONFIDENCE_JOB, "className"))
     def _gate(threshold, replicates, level, pc, method, job_class):
         return run_disabled(job_class, band_settings(threshold, replicates, level, pc,
                                                      method)[1])
 
     @app.callback(
-        Output("confidence-graph", "figure"), Output("confidence-summary", "children"),
-        Output("confidence-status", "children"), Output("confidence-caveat", "children"),
-        Input("confidence-data", "data"), Input("confidence-model", "value"),
-        Input("confidence-threshold", "value"), Input("confidence-replicates", "value"),
-        Input("confidence-level", "value"), Input("confidence-pc", "value"),
-        Input("confidence-method", "value"), Input("confidence-simultaneous", "value"),
-        Input("confidence-done", "data"), State("confidence-seed", "data"))
+        Output(ids.CONFIDENCE_GRAPH, "figure"), Output(ids.CONFIDENCE_SUMMARY, "children"),
+        Output(ids.CONFIDENCE_STATUS, "children"), Output(ids.CONFIDENCE_CAVEAT, "children"),
+        Input(ids.CONFIDENCE_DATA, "data"), Input(ids.CONFIDENCE_MODEL, "value"),
+        Input(ids.CONFIDENCE_THRESHOLD, "value"), Input(ids.CONFIDENCE_REPLICATES, "value"),
+        Input(ids.CONFIDENCE_LEVEL, "value"), Input(ids.CONFIDENCE_PC, "value"),
+        Input(ids.CONFIDENCE_METHOD, "value"), Input(ids.CONFIDENCE_SIMULTANEOUS, "value"),
+        Input(ids.CONFIDENCE_DONE, "data"), State(ids.CONFIDENCE_SEED, "data"))
     def _render(data, model, threshold, replicates, level, pc, method, simultaneous, done,
                 seed):
         r = render(services, data, model, threshold, replicates, level, pc, seed, done, method,
@@ -538,14 +539,14 @@ def register_callbacks(app: Dash, services: Services) -> None:
         return r.figure, r.summary, r.status, r.caveat
 
     app.clientside_callback(
-        UNSET_WHEN_IMPLIED_JS, Output("confidence-pc-view", "data"),
-        Input("confidence-pc", "value"), Input("confidence-pc-implied", "data"))
+        UNSET_WHEN_IMPLIED_JS, Output(ids.CONFIDENCE_PC_VIEW, "data"),
+        Input(ids.CONFIDENCE_PC, "value"), Input(ids.CONFIDENCE_PC_IMPLIED, "data"))
     app.clientside_callback(
-        UNSET_WHEN_IMPLIED_JS, Output("confidence-method-view", "data"),
-        Input("confidence-method", "value"), Input("confidence-method-default", "data"))
+        UNSET_WHEN_IMPLIED_JS, Output(ids.CONFIDENCE_METHOD_VIEW, "data"),
+        Input(ids.CONFIDENCE_METHOD, "value"), Input(ids.CONFIDENCE_METHOD_DEFAULT, "data"))
     app.clientside_callback(
-        record_view_js(VIEW_FIELDS), Output("confidence-url", "data"),
-        Input("confidence-data-id", "data"), Input("confidence-model", "value"),
-        Input("confidence-threshold", "value"), Input("confidence-level", "value"),
-        Input("confidence-replicates", "value"), Input("confidence-pc-view", "data"),
-        Input("confidence-method-view", "data"), Input("confidence-simultaneous", "value"))
+        record_view_js(VIEW_FIELDS), Output(ids.CONFIDENCE_URL, "data"),
+        Input(ids.CONFIDENCE_DATA_ID, "data"), Input(ids.CONFIDENCE_MODEL, "value"),
+        Input(ids.CONFIDENCE_THRESHOLD, "value"), Input(ids.CONFIDENCE_LEVEL, "value"),
+        Input(ids.CONFIDENCE_REPLICATES, "value"), Input(ids.CONFIDENCE_PC_VIEW, "data"),
+        Input(ids.CONFIDENCE_METHOD_VIEW, "data"), Input(ids.CONFIDENCE_SIMULTANEOUS, "value"))

@@ -48,6 +48,7 @@ from costdash.errors import CostdashError, ParameterError
 from costdash.pinned import pin_threshold
 from costdash.roc import roc_of
 from costdash.view import MAX_PINS, View, field_named
+from dashboard import ids
 from dashboard.services import Services
 from dashboard.components import condition_field, number_box, open_demo
 from dashboard.figures import classifier_colors, cost_figure, roc_figure
@@ -112,25 +113,25 @@ def _retention_text(days: float) -> str:
 def _upload_zone(services: Services) -> html.Div:
     limit_mb = services.settings.max_upload_bytes / 1024**2
     return html.Div(className="upload-block", children=[
-        html.Div(id="upload", className="upload-zone", tabIndex="-1",
+        html.Div(id=ids.UPLOAD, className="upload-zone", tabIndex="-1",
                  **{"data-max-bytes": str(services.settings.max_upload_bytes)}, children=[
                      html.Span("Drop a predictions file here (CSV, TSV, Parquet, JSON lines; "
                                f"up to {limit_mb:g} MB) or choose one: ",
                                className="upload-text"),
                  ]),
         html.P(_retention_text(services.settings.upload_retention_days),
-               id="upload-retention", className="note retention"),
+               id=ids.UPLOAD_RETENTION, className="note retention"),
         html.Details(className="upload-options", children=[
             html.Summary("Reading options"),
             html.Div(className="upload-options-grid", children=[
-                html.Label(["Positive label ", dcc.Input(id="upload-positive", type="text",
+                html.Label(["Positive label ", dcc.Input(id=ids.UPLOAD_POSITIVE, type="text",
                                                          placeholder="e.g. 1, yes, malignant",
                                                          className="text")]),
-                html.Label(["Label column ", dcc.Input(id="upload-label-column", type="text",
+                html.Label(["Label column ", dcc.Input(id=ids.UPLOAD_LABEL_COLUMN, type="text",
                                                        placeholder="auto", className="text")]),
-                html.Label(["Layout ", html.Select(id="upload-layout", children=[
+                html.Label(["Layout ", html.Select(id=ids.UPLOAD_LAYOUT, children=[
                     html.Option(v, value=v) for v in ("auto", "wide", "long", "counts")])]),
-                dcc.Checklist(id="upload-drop-missing", className="toggle",
+                dcc.Checklist(id=ids.UPLOAD_DROP_MISSING, className="toggle",
                               options=[{"label": " Drop rows with missing scores",
                                         "value": "drop"}], value=[]),
             ]),
@@ -142,11 +143,11 @@ def _conditions_panel(s: View) -> html.Section:
     p_slider = p_to_slider(s.p_pos) if s.p_pos is not None else -2.0
     return html.Section(className="panel conditions", children=[
         html.H2("Operating conditions"),
-        condition_field("p_pos", "p-pos-input", s.p_pos, placeholder="p(+)", extra=[
-            dcc.Slider(id="p-pos-slider", min=P_SLIDER[0], max=P_SLIDER[1], step=0.01,
+        condition_field("p_pos", ids.P_POS_INPUT, s.p_pos, placeholder="p(+)", extra=[
+            dcc.Slider(id=ids.P_POS_SLIDER, min=P_SLIDER[0], max=P_SLIDER[1], step=0.01,
                        value=p_slider, marks=P_MARKS, updatemode="drag",
                        allow_direct_input=False, className="slider"),
-            html.Button("Use the data's prevalence", id="prevalence-button", n_clicks=0,
+            html.Button("Use the data's prevalence", id=ids.PREVALENCE_BUTTON, n_clicks=0,
                         className="link-button")]),
         *[condition_field(name, f"{name.replace('_', '-')}-input", getattr(s, name), extra=[
             dcc.Slider(id=f"{name.replace('_', '-')}-slider", min=COST_SLIDER[0],
@@ -156,8 +157,8 @@ def _conditions_panel(s: View) -> html.Section:
         html.Details(className="tool benefits", open=bool(s.cost_tp or s.cost_tn), children=[
             html.Summary("Costs of the correct decisions (optional)"),
             html.Div(className="field-row", children=[
-                html.Label(["C(+|+): a detected positive ", _number("cost-tp-input", s.cost_tp)]),
-                html.Label(["C(−|−): a correct rejection ", _number("cost-tn-input", s.cost_tn)]),
+                html.Label(["C(+|+): a detected positive ", _number(ids.COST_TP_INPUT, s.cost_tp)]),
+                html.Label(["C(−|−): a correct rejection ", _number(ids.COST_TN_INPUT, s.cost_tn)]),
             ]),
             html.P(className="explain", children=[
                 "As in Weka's cost/benefit matrix; a benefit is a negative cost (a caught "
@@ -177,22 +178,22 @@ def _conditions_panel(s: View) -> html.Section:
         ]),
         html.Div(className="field-row", children=[
             html.Label(["Volume (cases per period) ",
-                        _number("volume-input", s.volume)]),
+                        _number(ids.VOLUME_INPUT, s.volume)]),
             html.Label(["Currency / unit ",
-                        dcc.Input(id="unit-input", type="text", value=s.unit, maxLength=12,
+                        dcc.Input(id=ids.UNIT_INPUT, type="text", value=s.unit, maxLength=12,
                                   debounce=0.25, className="text unit")]),
         ]),
-        html.Div(id="conditions-error", className="error", role="alert"),
+        html.Div(id=ids.CONDITIONS_ERROR, className="error", role="alert"),
     ])
 
 
 def _classifiers_panel(s: View) -> html.Section:
     return html.Section(className="panel", children=[
         html.H2("Classifiers"),
-        dcc.Checklist(id="models-input", options=[{"label": m, "value": m}
+        dcc.Checklist(id=ids.MODELS_INPUT, options=[{"label": m, "value": m}
                                                   for m in (s.models or [])],
                       value=list(s.models or []), className="models", inputClassName="check"),
-        dcc.Checklist(id="cost-lines-toggle",
+        dcc.Checklist(id=ids.COST_LINES_TOGGLE,
                       options=[{"label": " show every cost line (not just the envelopes)",
                                 "value": "lines"}],
                       value=["lines"] if s.lines else [], className="toggle"),
@@ -207,19 +208,19 @@ def _pins_panel(s: View) -> html.Section:
             f"threshold) at the conditions above, against the best choice: up to {MAX_PINS} "
             "at once, e.g. production and a candidate."]),
         html.Div(className="field", children=[
-            html.Label("Classifier", htmlFor="pin-model"),
-            dcc.Dropdown(id="pin-model", options=[], value=None, clearable=False,
+            html.Label("Classifier", htmlFor=ids.PIN_MODEL),
+            dcc.Dropdown(id=ids.PIN_MODEL, options=[], value=None, clearable=False,
                          searchable=True, placeholder="open a data set first"),
         ]),
         html.Div(className="field-head", children=[
-            html.Label("Threshold (score ≥)", htmlFor="pin-threshold-input"),
-            _number("pin-threshold-input", None, placeholder="e.g. 0.5"),
+            html.Label("Threshold (score ≥)", htmlFor=ids.PIN_THRESHOLD_INPUT),
+            _number(ids.PIN_THRESHOLD_INPUT, None, placeholder="e.g. 0.5"),
         ]),
-        dcc.Slider(id="pin-slider", min=0, max=1, step=1, value=0, marks={},
+        dcc.Slider(id=ids.PIN_SLIDER, min=0, max=1, step=1, value=0, marks={},
                    updatemode="drag", allow_direct_input=False, className="slider"),
-        html.Div(id="pin-preview", className="note", **{"aria-live": "polite"}),
-        html.Button("Pin this threshold", id="pin-add", n_clicks=0, className="demo-button"),
-        html.Div(id="pin-message", className="error", role="alert"),
+        html.Div(id=ids.PIN_PREVIEW, className="note", **{"aria-live": "polite"}),
+        html.Button("Pin this threshold", id=ids.PIN_ADD, n_clicks=0, className="demo-button"),
+        html.Div(id=ids.PIN_MESSAGE, className="error", role="alert"),
     ])
 
 
@@ -227,14 +228,14 @@ def _pin_slot(k: int) -> html.Div:
     """One pin's card: laid out once, hidden until a pin fills it; assets/explore.js writes its
     text (see docs/dashboard.md for why the readouts are not Dash outputs)."""
     def i(name: str) -> str:
-        return f"pin-{k}-{name}"
+        return ids.pin_field(k, name)
 
     def cell(name: str, title: str) -> html.Td:
         return html.Td(title=title, children=[html.Span("–", id=i(name)),
                                               html.Span("–", id=i(f"{name}-rate"),
                                                         className="rate")])
 
-    return html.Div(id=f"pin-{k}", className="pin-slot", hidden=True, children=[
+    return html.Div(id=ids.pin_slot(k), className="pin-slot", hidden=True, children=[
         html.Div(className="pin-head", children=[
             html.Span(str(k + 1), id=i("badge"), className="pin-badge",
                       **{"aria-hidden": "true"}),
@@ -261,7 +262,7 @@ def _pin_slot(k: int) -> html.Div:
                 _readout("NPV", i("npv"), title="p(−)TNR / (p(−)TNR + p(+)FNR)"),
                 _readout("F1", i("f1")),
                 _readout("cost per case", i("cost")),
-                _readout("cost per period", i("period-cost")),
+                _readout("cost per period", i(ids.PERIOD_COST)),
                 _readout("regret per period", i("regret"),
                          title="what it costs more than the best choice"),
                 _readout("regret share", i("regret-share"),
@@ -280,7 +281,7 @@ def _pins_card() -> html.Div:
     return html.Div(className="card wide pins-card", children=[
         html.H3("Pinned thresholds at these conditions"),
         html.P("None yet: choose a classifier and a threshold under “Pinned thresholds” and "
-               "pin it.", id="pins-empty", className="explain"),
+               "pin it.", id=ids.PINS_EMPTY, className="explain"),
         html.Div(className="pin-slots", children=[_pin_slot(k) for k in range(MAX_PINS)]),
     ])
 
@@ -303,25 +304,25 @@ def _analysis_panel(s: View) -> html.Section:
     return html.Section(className="panel", children=[
         html.Details(open=sens_on, className="tool", children=[
             html.Summary("Sensitivity: ranges of conditions"),
-            dcc.Checklist(id="sens-on", options=[{"label": " highlight what is optimal over "
+            dcc.Checklist(id=ids.SENS_ON, options=[{"label": " highlight what is optimal over "
                                                            "these ranges", "value": "on"}],
                           value=["on"] if sens_on else [], className="toggle"),
             _range_inputs("p", "p(+)", ranges["p"] or (None, None)),
             _range_inputs("fn", "C(−|+)", ranges["fn"] or (None, None)),
             _range_inputs("fp", "C(+|−)", ranges["fp"] or (None, None)),
-            html.Div(id="sensitivity-readout", className="note"),
+            html.Div(id=ids.SENSITIVITY_READOUT, className="note"),
         ]),
         html.Details(open=s.max_fpr is not None or s.capacity is not None, className="tool",
                      children=[
             html.Summary("Constraints"),
             html.Label(["Neyman–Pearson: false positive rate at most ",
-                        _number("np-max-fpr-input", s.max_fpr,
+                        _number(ids.NP_MAX_FPR_INPUT, s.max_fpr,
                                 placeholder="e.g. 0.05")]),
             html.Label(["Capacity: flag at most ",
-                        _number("capacity-input", s.capacity,
+                        _number(ids.CAPACITY_INPUT, s.capacity,
                                 placeholder="cases"),
                         " cases per period"]),
-            html.Div(id="constraint-readout", className="note"),
+            html.Div(id=ids.CONSTRAINT_READOUT, className="note"),
         ]),
     ])
 
@@ -331,22 +332,22 @@ def _readouts() -> html.Section:
         html.Div(className="card", children=[
             html.H3("Best choice"),
             html.Div(className="readout-grid", children=[
-                _readout("PC(+)", "pc-value", title="probability × cost: the x of cost space"),
-                _readout("iso-performance slope", "slope-value",
+                _readout("PC(+)", ids.PC_VALUE, title="probability × cost: the x of cost space"),
+                _readout("iso-performance slope", ids.SLOPE_VALUE,
                          title="p(−)C(+|−) / (p(+)C(−|+)): the slope of the iso-performance line"),
-                _readout("classifier", "chosen-classifier"),
-                _readout("threshold (score ≥)", "chosen-threshold"),
-                _readout("FPR", "chosen-fpr"),
-                _readout("TPR", "chosen-tpr"),
+                _readout("classifier", ids.CHOSEN_CLASSIFIER),
+                _readout("threshold (score ≥)", ids.CHOSEN_THRESHOLD),
+                _readout("FPR", ids.CHOSEN_FPR),
+                _readout("TPR", ids.CHOSEN_TPR),
             ]),
         ]),
         html.Div(className="card", children=[
             html.H3("Cost"),
             html.Div(className="readout-grid", children=[
-                _readout("normalized expected cost", "normalized-cost"),
-                _readout("expected cost per case", "expected-cost"),
-                _readout("cost per period", "period-cost"),
-                _readout("saving vs the best trivial choice", "saving-trivial", wide=True),
+                _readout("normalized expected cost", ids.NORMALIZED_COST),
+                _readout("expected cost per case", ids.EXPECTED_COST),
+                _readout("cost per period", ids.PERIOD_COST),
+                _readout("saving vs the best trivial choice", ids.SAVING_TRIVIAL, wide=True),
             ]),
         ]),
         html.Div(className="card", children=[
@@ -355,21 +356,21 @@ def _readouts() -> html.Section:
                 html.Thead(html.Tr([html.Th(""), html.Th("flagged (predicted +)"),
                                     html.Th("not flagged (predicted −)")])),
                 html.Tbody([
-                    html.Tr([html.Th("positive cases"), html.Td("–", id="cm-tp", title="TP"),
-                             html.Td("–", id="cm-fn", title="FN (missed)")]),
+                    html.Tr([html.Th("positive cases"), html.Td("–", id=ids.CM_TP, title="TP"),
+                             html.Td("–", id=ids.CM_FN, title="FN (missed)")]),
                     html.Tr([html.Th("negative cases"),
-                             html.Td("–", id="cm-fp", title="FP (false alarms)"),
-                             html.Td("–", id="cm-tn", title="TN")]),
+                             html.Td("–", id=ids.CM_FP, title="FP (false alarms)"),
+                             html.Td("–", id=ids.CM_TN, title="TN")]),
                 ]),
             ]),
         ]),
         html.Div(className="card wide", children=[
-            html.H3(id="fixed-title", children="Each classifier: best threshold vs 0.5"),
+            html.H3(id=ids.FIXED_TITLE, children="Each classifier: best threshold vs 0.5"),
             html.Table(className="fixed", children=[
                 html.Thead(html.Tr([html.Th("classifier"), html.Th("best threshold here"),
                                     html.Th("cost per period"), html.Th("at threshold 0.5"),
                                     html.Th("cost per period"), html.Th("0.5 costs more by")])),
-                html.Tbody(id="fixed-table-body"),
+                html.Tbody(id=ids.FIXED_TABLE_BODY),
             ]),
         ]),
         _pins_card(),
@@ -424,21 +425,21 @@ def _share_panel() -> html.Section:
         html.P("Save this view with its data and get a read-only link for stakeholders: they "
                "can move the sliders but change nothing. You also get a private manage link "
                "(rename, expiry, delete).", className="explain"),
-        html.Label(["Name ", dcc.Input(id="share-name", type="text", maxLength=200,
+        html.Label(["Name ", dcc.Input(id=ids.SHARE_NAME, type="text", maxLength=200,
                                        placeholder="e.g. Q3 fraud model review",
                                        className="text")]),
-        html.Label(["Expires in days ", _number("share-expiry", None, placeholder="never")]),
-        html.Button("Create share link", id="share-button", n_clicks=0, className="demo-button"),
-        html.Div(id="share-result", className="share-result", **{"aria-live": "polite"}),
+        html.Label(["Expires in days ", _number(ids.SHARE_EXPIRY, None, placeholder="never")]),
+        html.Button("Create share link", id=ids.SHARE_BUTTON, n_clicks=0, className="demo-button"),
+        html.Div(id=ids.SHARE_RESULT, className="share-result", **{"aria-live": "polite"}),
     ])
 
 
 def _shared_banner(shared: AnalysisRecord) -> html.Section:
-    return html.Section(id="shared-banner", className="shared-banner", children=[
+    return html.Section(id=ids.SHARED_BANNER, className="shared-banner", children=[
         html.B(f"Shared analysis: {shared.name}"),
         html.Span(" · read-only. Move the sliders to explore what-ifs; nothing you change here "
                   "is saved. "),
-        html.A("Back to the saved view", href=f"/s/{shared.share_token}", id="shared-reset"),
+        html.A("Back to the saved view", href=f"/s/{shared.share_token}", id=ids.SHARED_RESET),
     ])
 
 
@@ -453,31 +454,31 @@ def layout(query: dict[str, list[str]], services: Services, *,
     if shared is not None:
         s = replace(s, data=shared.dataset_id)
     ref = {"id": s.data, "models": list(s.models) if s.models else None} if s.data else None
-    demos = [html.Button(d.title, id=f"demo-{name}", n_clicks=0, className="demo-button",
+    demos = [html.Button(d.title, id=ids.demo(name), n_clicks=0, className="demo-button",
                          title=d.description) for name, d in DEMOS.items()]
     hidden = {"display": "none"} if shared is not None else None
     return html.Div(className="explore" + (" read-only" if shared else ""), children=[
-        dcc.Store(id="dataset-ref", data=ref),
-        dcc.Store(id="view-store"),
-        dcc.Store(id="view-key"),
-        dcc.Store(id="sensitivity-store"),
-        dcc.Store(id="constraint-request"),
-        dcc.Store(id="constraint-store"),
-        dcc.Store(id="url-state"),
-        dcc.Store(id="share-request"),
+        dcc.Store(id=ids.DATASET_REF, data=ref),
+        dcc.Store(id=ids.VIEW_STORE),
+        dcc.Store(id=ids.VIEW_KEY),
+        dcc.Store(id=ids.SENSITIVITY_STORE),
+        dcc.Store(id=ids.CONSTRAINT_REQUEST),
+        dcc.Store(id=ids.CONSTRAINT_STORE),
+        dcc.Store(id=ids.URL_STATE),
+        dcc.Store(id=ids.SHARE_REQUEST),
         # The view's pins and the data set they name; their exact points; the slider's grid.
-        dcc.Store(id="pins-view", data={"id": s.data, "pins": field_named("pins")
+        dcc.Store(id=ids.PINS_VIEW, data={"id": s.data, "pins": field_named("pins")
                                         .to_json_value(s.pins) if s.pins else []}),
-        dcc.Store(id="pins-store"),
-        dcc.Store(id="pin-grid"),
+        dcc.Store(id=ids.PINS_STORE),
+        dcc.Store(id=ids.PIN_GRID),
         *([_shared_banner(shared)] if shared is not None else []),
         html.Section(className="data-bar", children=[
             html.Div(_upload_zone(services), style=hidden),
             html.Div(className="demos", style=hidden,
                      children=[html.Span("or open a demo:"), *demos]),
-            html.Div(id="upload-status", className="status", **{"aria-live": "polite"}),
-            html.Div(id="upload-error", className="error", role="alert"),
-            html.Div(id="dataset-info", className="dataset-info"),
+            html.Div(id=ids.UPLOAD_STATUS, className="status", **{"aria-live": "polite"}),
+            html.Div(id=ids.UPLOAD_ERROR, className="error", role="alert"),
+            html.Div(id=ids.DATASET_INFO, className="dataset-info"),
             problems_note(problems),
         ]),
         html.Div(className="explore-grid", children=[
@@ -485,24 +486,24 @@ def layout(query: dict[str, list[str]], services: Services, *,
                 _conditions_panel(s), _classifiers_panel(s), _pins_panel(s), _analysis_panel(s),
                 *([_share_panel()] if shared is None else [])]),
             html.Div(className="results", children=[
-                html.P(id="sentence", className="sentence", **{"aria-live": "polite"},
+                html.P(id=ids.SENTENCE, className="sentence", **{"aria-live": "polite"},
                        children="Upload a predictions file or open a demo to start."),
                 # Downloads are the data set's API: not part of what a read-only link grants.
                 *([_exports()] if shared is None else []),
                 html.Div(className="plots", children=[
                     html.Figure(className="plot", children=[
                         html.Div(className="graph-box", children=dcc.Graph(
-                            id="roc-graph", figure=roc_figure(None), style={"height": "100%"},
+                            id=ids.ROC_GRAPH, figure=roc_figure(None), style={"height": "100%"},
                             config=graph_config("roc"),
                             className="graph roc")),
-                        html.Figcaption("ROC space", id="roc-caption"),
+                        html.Figcaption("ROC space", id=ids.ROC_CAPTION),
                     ]),
                     html.Figure(className="plot", children=[
                         html.Div(className="graph-box", children=dcc.Graph(
-                            id="cost-graph", figure=cost_figure(None), style={"height": "100%"},
+                            id=ids.COST_GRAPH, figure=cost_figure(None), style={"height": "100%"},
                             config=graph_config("cost"),
                             className="graph cost")),
-                        html.Figcaption("Cost space", id="cost-caption"),
+                        html.Figcaption("Cost space", id=ids.COST_CAPTION),
                     ]),
                 ]),
                 _readouts(),
@@ -555,7 +556,7 @@ def load_view(services: Services, ref: dict[str, Any] | None, models: list[str] 
     except (DatasetNotFound, CostdashError) as exc:
         return ViewOutputs(error=str(exc))
     names = [c["name"] for c in full["classifiers"]]
-    if triggered == "models-input":
+    if triggered == ids.MODELS_INPUT:
         wanted = [m for m in names if m in set(models or [])]
     elif ref.get("models"):
         wanted = [m for m in names if m in set(ref["models"])] or names
@@ -757,9 +758,9 @@ def share_view(services: Services, view: dict[str, Any], name: str | None,
     manage_url = f"{root}/manage/{new.manage_token}"
     return html.Div([
         html.P(["Read-only link (send this): ",
-                html.A(share_url, href=share_url, id="share-url", target="_blank")]),
+                html.A(share_url, href=share_url, id=ids.SHARE_URL, target="_blank")]),
         html.P(["Manage link (keep it private; shown once): ",
-                html.A(manage_url, href=manage_url, id="manage-url", target="_blank")]),
+                html.A(manage_url, href=manage_url, id=ids.MANAGE_URL, target="_blank")]),
     ])
 
 
@@ -770,9 +771,9 @@ def _cs(name: str) -> ClientsideFunction:
 
 
 def register_callbacks(app: Dash, services: Services) -> None:
-    demo_ids = [f"demo-{name}" for name in DEMOS]
+    demo_ids = [ids.demo(name) for name in DEMOS]
 
-    @app.callback(Output("dataset-ref", "data"), [Input(i, "n_clicks") for i in demo_ids],
+    @app.callback(Output(ids.DATASET_REF, "data"), [Input(i, "n_clicks") for i in demo_ids],
                   prevent_initial_call=True)
     def _demo(*_clicks):
         if not ctx.triggered_id:
@@ -780,30 +781,30 @@ def register_callbacks(app: Dash, services: Services) -> None:
         return demo_reference(services, ctx.triggered_id.removeprefix("demo-"))
 
     @app.callback(
-        Output("roc-graph", "figure"), Output("cost-graph", "figure"),
-        Output("view-store", "data"), Output("view-key", "data"),
-        Output("models-input", "options"), Output("models-input", "value"),
-        Output("dataset-info", "children"), Output("upload-error", "children"),
-        Output("current-data", "data"),
-        Input("dataset-ref", "data"), Input("models-input", "value"),
-        Input("cost-lines-toggle", "value"))
+        Output(ids.ROC_GRAPH, "figure"), Output(ids.COST_GRAPH, "figure"),
+        Output(ids.VIEW_STORE, "data"), Output(ids.VIEW_KEY, "data"),
+        Output(ids.MODELS_INPUT, "options"), Output(ids.MODELS_INPUT, "value"),
+        Output(ids.DATASET_INFO, "children"), Output(ids.UPLOAD_ERROR, "children"),
+        Output(ids.CURRENT_DATA, "data"),
+        Input(ids.DATASET_REF, "data"), Input(ids.MODELS_INPUT, "value"),
+        Input(ids.COST_LINES_TOGGLE, "value"))
     def _load_view(ref, models, lines):
         return load_view(services, ref, models, bool(lines),
                          ctx.triggered_id if isinstance(ctx.triggered_id, str) else None
                          ).as_tuple()
 
     @app.callback(
-        Output("sensitivity-store", "data"),
-        Input("sens-on", "value"), Input("sens-p-lo", "value"), Input("sens-p-hi", "value"),
-        Input("sens-fn-lo", "value"), Input("sens-fn-hi", "value"),
-        Input("sens-fp-lo", "value"), Input("sens-fp-hi", "value"), Input("view-key", "data"),
-        Input("cost-tp-input", "value"), Input("cost-tn-input", "value"))
+        Output(ids.SENSITIVITY_STORE, "data"),
+        Input(ids.SENS_ON, "value"), Input(ids.SENS_P_LO, "value"), Input(ids.SENS_P_HI, "value"),
+        Input(ids.SENS_FN_LO, "value"), Input(ids.SENS_FN_HI, "value"),
+        Input(ids.SENS_FP_LO, "value"), Input(ids.SENS_FP_HI, "value"), Input(ids.VIEW_KEY, "data"),
+        Input(ids.COST_TP_INPUT, "value"), Input(ids.COST_TN_INPUT, "value"))
     def _sensitivity(on, p_lo, p_hi, fn_lo, fn_hi, fp_lo, fp_hi, key, cost_tp, cost_tn):
         return sensitivity_result(services, key, bool(on), (p_lo, p_hi), (fn_lo, fn_hi),
                                   (fp_lo, fp_hi), (cost_tp, cost_tn))
 
-    @app.callback(Output("constraint-store", "data"),
-                  Input("constraint-request", "data"), Input("view-key", "data"))
+    @app.callback(Output(ids.CONSTRAINT_STORE, "data"),
+                  Input(ids.CONSTRAINT_REQUEST, "data"), Input(ids.VIEW_KEY, "data"))
     def _constraints(request, key):
         return constraint_result(services, key, request)
 
@@ -813,48 +814,48 @@ def register_callbacks(app: Dash, services: Services) -> None:
     # step is drawn before any callback runs, then its number box is set), see explore.js.
     app.clientside_callback(
         _cs("explore"),
-        Output("roc-graph", "figure", allow_duplicate=True),
-        Output("cost-graph", "figure", allow_duplicate=True),
-        Output("p-pos-slider", "value"), Output("p-pos-input", "value"),
-        Output("cost-fn-slider", "value"), Output("cost-fn-input", "value"),
-        Output("cost-fp-slider", "value"), Output("cost-fp-input", "value"),
-        Output("constraint-request", "data", allow_duplicate=True),
-        Input("view-store", "data"),
-        Input("p-pos-input", "value"), Input("cost-fn-input", "value"),
-        Input("cost-fp-input", "value"), Input("cost-tp-input", "value"),
-        Input("cost-tn-input", "value"),
-        Input("volume-input", "value"), Input("unit-input", "value"),
-        Input("prevalence-button", "n_clicks"),
-        Input("sensitivity-store", "data"), Input("constraint-store", "data"),
-        Input("pins-store", "data"),
-        State("constraint-request", "data"),
-        State("np-max-fpr-input", "value"), State("capacity-input", "value"),
-        State("view-key", "data"), State("dataset-ref", "data"),
-        State("cost-lines-toggle", "value"), State("sens-on", "value"),
-        State("sens-p-lo", "value"), State("sens-p-hi", "value"),
-        State("sens-fn-lo", "value"), State("sens-fn-hi", "value"),
-        State("sens-fp-lo", "value"), State("sens-fp-hi", "value"),
+        Output(ids.ROC_GRAPH, "figure", allow_duplicate=True),
+        Output(ids.COST_GRAPH, "figure", allow_duplicate=True),
+        Output(ids.P_POS_SLIDER, "value"), Output(ids.P_POS_INPUT, "value"),
+        Output(ids.COST_FN_SLIDER, "value"), Output(ids.COST_FN_INPUT, "value"),
+        Output(ids.COST_FP_SLIDER, "value"), Output(ids.COST_FP_INPUT, "value"),
+        Output(ids.CONSTRAINT_REQUEST, "data", allow_duplicate=True),
+        Input(ids.VIEW_STORE, "data"),
+        Input(ids.P_POS_INPUT, "value"), Input(ids.COST_FN_INPUT, "value"),
+        Input(ids.COST_FP_INPUT, "value"), Input(ids.COST_TP_INPUT, "value"),
+        Input(ids.COST_TN_INPUT, "value"),
+        Input(ids.VOLUME_INPUT, "value"), Input(ids.UNIT_INPUT, "value"),
+        Input(ids.PREVALENCE_BUTTON, "n_clicks"),
+        Input(ids.SENSITIVITY_STORE, "data"), Input(ids.CONSTRAINT_STORE, "data"),
+        Input(ids.PINS_STORE, "data"),
+        State(ids.CONSTRAINT_REQUEST, "data"),
+        State(ids.NP_MAX_FPR_INPUT, "value"), State(ids.CAPACITY_INPUT, "value"),
+        State(ids.VIEW_KEY, "data"), State(ids.DATASET_REF, "data"),
+        State(ids.COST_LINES_TOGGLE, "value"), State(ids.SENS_ON, "value"),
+        State(ids.SENS_P_LO, "value"), State(ids.SENS_P_HI, "value"),
+        State(ids.SENS_FN_LO, "value"), State(ids.SENS_FN_HI, "value"),
+        State(ids.SENS_FP_LO, "value"), State(ids.SENS_FP_HI, "value"),
         prevent_initial_call=True)
     app.clientside_callback(
         _cs("fillSensitivity"),
-        Output("sens-p-lo", "value"), Output("sens-p-hi", "value"),
-        Output("sens-fn-lo", "value"), Output("sens-fn-hi", "value"),
-        Output("sens-fp-lo", "value"), Output("sens-fp-hi", "value"),
-        Input("sens-on", "value"),
-        State("p-pos-input", "value"), State("cost-fn-input", "value"),
-        State("cost-fp-input", "value"),
-        State("sens-p-lo", "value"), State("sens-p-hi", "value"),
-        State("sens-fn-lo", "value"), State("sens-fn-hi", "value"),
-        State("sens-fp-lo", "value"), State("sens-fp-hi", "value"),
+        Output(ids.SENS_P_LO, "value"), Output(ids.SENS_P_HI, "value"),
+        Output(ids.SENS_FN_LO, "value"), Output(ids.SENS_FN_HI, "value"),
+        Output(ids.SENS_FP_LO, "value"), Output(ids.SENS_FP_HI, "value"),
+        Input(ids.SENS_ON, "value"),
+        State(ids.P_POS_INPUT, "value"), State(ids.COST_FN_INPUT, "value"),
+        State(ids.COST_FP_INPUT, "value"),
+        State(ids.SENS_P_LO, "value"), State(ids.SENS_P_HI, "value"),
+        State(ids.SENS_FN_LO, "value"), State(ids.SENS_FN_HI, "value"),
+        State(ids.SENS_FP_LO, "value"), State(ids.SENS_FP_HI, "value"),
         prevent_initial_call=True)
     # Share reads the view object at click time (viewstate.js commits a box being typed in
     # before the click lands), then the server saves it.
     app.clientside_callback(
-        _cs("shareRequest"), Output("share-request", "data"),
-        Input("share-button", "n_clicks"), State("share-name", "value"),
-        State("share-expiry", "value"), prevent_initial_call=True)
+        _cs("shareRequest"), Output(ids.SHARE_REQUEST, "data"),
+        Input(ids.SHARE_BUTTON, "n_clicks"), State(ids.SHARE_NAME, "value"),
+        State(ids.SHARE_EXPIRY, "value"), prevent_initial_call=True)
 
-    @app.callback(Output("share-result", "children"), Input("share-request", "data"),
+    @app.callback(Output(ids.SHARE_RESULT, "children"), Input(ids.SHARE_REQUEST, "data"),
                   prevent_initial_call=True)
     def _share(request):
         if not request:
@@ -866,12 +867,12 @@ def register_callbacks(app: Dash, services: Services) -> None:
     # thresholds, from the cached view model), slider and box following each other, Pin/Remove
     # (browser), then the exact points (server, core) that `explore` prices at the conditions.
     app.clientside_callback(
-        _cs("pinModels"), Output("pin-model", "options"), Output("pin-model", "value"),
-        Input("view-store", "data"), State("pin-model", "value"), State("pins-view", "data"))
+        _cs("pinModels"), Output(ids.PIN_MODEL, "options"), Output(ids.PIN_MODEL, "value"),
+        Input(ids.VIEW_STORE, "data"), State(ids.PIN_MODEL, "value"), State(ids.PINS_VIEW, "data"))
 
-    @app.callback(Output("pin-grid", "data"), Output("pin-slider", "max"),
-                  Output("pin-slider", "marks"), Output("pin-slider", "disabled"),
-                  Input("pin-model", "value"), State("view-key", "data"),
+    @app.callback(Output(ids.PIN_GRID, "data"), Output(ids.PIN_SLIDER, "max"),
+                  Output(ids.PIN_SLIDER, "marks"), Output(ids.PIN_SLIDER, "disabled"),
+                  Input(ids.PIN_MODEL, "value"), State(ids.VIEW_KEY, "data"),
                   prevent_initial_call=True)
     def _pin_grid(model, key):
         grid = pin_grid_result(services, key, model)
@@ -883,39 +884,39 @@ def register_callbacks(app: Dash, services: Services) -> None:
             top == 0
 
     app.clientside_callback(
-        _cs("pinControls"), Output("pin-slider", "value"),
-        Output("pin-threshold-input", "value"), Output("pin-preview", "children"),
-        Input("pin-slider", "value"), Input("pin-threshold-input", "value"),
-        Input("pin-grid", "data"), prevent_initial_call=True)
+        _cs("pinControls"), Output(ids.PIN_SLIDER, "value"),
+        Output(ids.PIN_THRESHOLD_INPUT, "value"), Output(ids.PIN_PREVIEW, "children"),
+        Input(ids.PIN_SLIDER, "value"), Input(ids.PIN_THRESHOLD_INPUT, "value"),
+        Input(ids.PIN_GRID, "data"), prevent_initial_call=True)
     app.clientside_callback(
-        _cs("editPins"), Output("pins-view", "data"), Output("pin-message", "children"),
-        Input("pin-add", "n_clicks"), Input("pin-threshold-input", "n_submit"),
+        _cs("editPins"), Output(ids.PINS_VIEW, "data"), Output(ids.PIN_MESSAGE, "children"),
+        Input(ids.PIN_ADD, "n_clicks"), Input(ids.PIN_THRESHOLD_INPUT, "n_submit"),
         *[Input(f"pin-{k}-remove", "n_clicks") for k in range(MAX_PINS)],
-        Input("dataset-ref", "data"),
-        State("pin-model", "value"), State("pin-threshold-input", "value"),
-        State("pins-view", "data"), prevent_initial_call=True)
+        Input(ids.DATASET_REF, "data"),
+        State(ids.PIN_MODEL, "value"), State(ids.PIN_THRESHOLD_INPUT, "value"),
+        State(ids.PINS_VIEW, "data"), prevent_initial_call=True)
 
-    @app.callback(Output("pins-store", "data"), Input("pins-view", "data"),
-                  Input("view-key", "data"))
+    @app.callback(Output(ids.PINS_STORE, "data"), Input(ids.PINS_VIEW, "data"),
+                  Input(ids.VIEW_KEY, "data"))
     def _pins(state, key):
         return pinned_result(services, key, state)
 
     app.clientside_callback(
         _cs("constraintRequest"),
-        Output("constraint-request", "data"),
-        Input("np-max-fpr-input", "value"), Input("capacity-input", "value"),
-        State("p-pos-input", "value"), State("volume-input", "value"),
-        State("constraint-request", "data"))
+        Output(ids.CONSTRAINT_REQUEST, "data"),
+        Input(ids.NP_MAX_FPR_INPUT, "value"), Input(ids.CAPACITY_INPUT, "value"),
+        State(ids.P_POS_INPUT, "value"), State(ids.VOLUME_INPUT, "value"),
+        State(ids.CONSTRAINT_REQUEST, "data"))
     # The address bar for the inputs `explore` does not watch (it writes it for the others).
     app.clientside_callback(
         _cs("recordViewFromOthers"),
-        Output("url-state", "data"),
-        Input("view-key", "data"), Input("dataset-ref", "data"),
-        Input("cost-lines-toggle", "value"),
-        Input("sens-on", "value"), Input("sens-p-lo", "value"), Input("sens-p-hi", "value"),
-        Input("sens-fn-lo", "value"), Input("sens-fn-hi", "value"),
-        Input("sens-fp-lo", "value"), Input("sens-fp-hi", "value"),
-        Input("np-max-fpr-input", "value"), Input("capacity-input", "value"),
-        State("p-pos-input", "value"), State("cost-fn-input", "value"),
-        State("cost-fp-input", "value"), State("volume-input", "value"),
-        State("unit-input", "value"))
+        Output(ids.URL_STATE, "data"),
+        Input(ids.VIEW_KEY, "data"), Input(ids.DATASET_REF, "data"),
+        Input(ids.COST_LINES_TOGGLE, "value"),
+        Input(ids.SENS_ON, "value"), Input(ids.SENS_P_LO, "value"), Input(ids.SENS_P_HI, "value"),
+        Input(ids.SENS_FN_LO, "value"), Input(ids.SENS_FN_HI, "value"),
+        Input(ids.SENS_FP_LO, "value"), Input(ids.SENS_FP_HI, "value"),
+        Input(ids.NP_MAX_FPR_INPUT, "value"), Input(ids.CAPACITY_INPUT, "value"),
+        State(ids.P_POS_INPUT, "value"), State(ids.COST_FN_INPUT, "value"),
+        State(ids.COST_FP_INPUT, "value"), State(ids.VOLUME_INPUT, "value"),
+        State(ids.UNIT_INPUT, "value"))

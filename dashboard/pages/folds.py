@@ -35,6 +35,7 @@ from costdash.demo import DEMOS
 from costdash.errors import CostdashError
 from costdash.folds import FoldAverages, FoldSpread, dataset_fold_averages, fold_spread
 from costdash.view import View
+from dashboard import ids
 from dashboard.components import (UNSET_WHEN_IMPLIED_JS, check_fields, condition_field,
                                   default_model, open_demo, warn)
 from dashboard.figures.common import graph_config, threshold_text
@@ -106,43 +107,43 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
     demos = [html.Button(d.title, id=f"folds-demo-{name}", n_clicks=0, className="demo-button",
                          title=d.description) for name, d in DEMOS.items()]
     return html.Div(className="folds-page", children=[
-        dcc.Store(id="folds-ref", data=reference(view)),
-        dcc.Store(id="folds-data-id", data=view.data),
-        dcc.Store(id="folds-p-implied", data=prevalence),
-        dcc.Store(id="folds-p-view"),
-        dcc.Store(id="folds-url"),
+        dcc.Store(id=ids.FOLDS_REF, data=reference(view)),
+        dcc.Store(id=ids.FOLDS_DATA_ID, data=view.data),
+        dcc.Store(id=ids.FOLDS_P_IMPLIED, data=prevalence),
+        dcc.Store(id=ids.FOLDS_P_VIEW),
+        dcc.Store(id=ids.FOLDS_URL),
         html.Section(className="data-bar folds-bar", children=[
             problems_note(problems),
             html.Div(className="folds-controls", children=[
                 html.Div(className="folds-field folds-model-field", children=[
-                    html.Label("Classifier", htmlFor="folds-model"),
-                    dcc.Dropdown(id="folds-model", options=[view.model] if view.model else [],
+                    html.Label("Classifier", htmlFor=ids.FOLDS_MODEL),
+                    dcc.Dropdown(id=ids.FOLDS_MODEL, options=[view.model] if view.model else [],
                                  value=view.model, clearable=False, searchable=False,
                                  placeholder="classifier"),
                 ]),
-                condition_field("p_pos", "folds-p-pos", p_pos, compact=True,
+                condition_field("p_pos", ids.FOLDS_P_POS, p_pos, compact=True,
                                 placeholder="p(+)"),
-                condition_field("cost_fn", "folds-cost-fn", view.cost_fn, compact=True),
-                condition_field("cost_fp", "folds-cost-fp", view.cost_fp, compact=True),
+                condition_field("cost_fn", ids.FOLDS_COST_FN, view.cost_fn, compact=True),
+                condition_field("cost_fp", ids.FOLDS_COST_FP, view.cost_fp, compact=True),
             ]),
-            html.Div(className="demos", hidden=bool(view.data), id="folds-demos",
+            html.Div(className="demos", hidden=bool(view.data), id=ids.FOLDS_DEMOS,
                      children=[html.Span("Demos with 5 folds:"), *demos]),
-            html.Div(id="folds-info", className="dataset-info"),
-            html.Div(id="folds-error", className="error", role="alert"),
-            html.Div(id="folds-message", className="notice", role="status",
+            html.Div(id=ids.FOLDS_INFO, className="dataset-info"),
+            html.Div(id=ids.FOLDS_ERROR, className="error", role="alert"),
+            html.Div(id=ids.FOLDS_MESSAGE, className="notice", role="status",
                      children=None if view.data else NO_DATA),
         ]),
         html.Div(className="plots", children=[
-            _graph("folds-cost-graph", folds_cost_figure(None),
+            _graph(ids.FOLDS_COST_GRAPH, folds_cost_figure(None),
                    "Cost space: each fold's lower envelope (thin), their average (bold) and "
                    "min–max band"),
-            _graph("folds-roc-graph", folds_roc_figure(None),
+            _graph(ids.FOLDS_ROC_GRAPH, folds_roc_figure(None),
                    "ROC space: each fold's ROC, vertical average ± 1 sd, threshold average, "
                    "pooled ROC"),
         ]),
         html.Section(className="card folds-spread-card", children=[
             html.H3("Spread across folds at your operating conditions"),
-            html.Div(id="folds-spread", className="folds-spread",
+            html.Div(id=ids.FOLDS_SPREAD, className="folds-spread",
                      children="Open a data set with folds to see the spread."),
         ]),
         WHY,
@@ -173,14 +174,14 @@ def spread_table(averages: FoldAverages, spread: FoldSpread,
         html.Tr(className="summary", children=[
             html.Th("mean ± sd"),
             html.Td(f"{_fmt(spread.threshold_mean)} ± {_fmt(spread.threshold_std)}",
-                    id="folds-threshold-mean", className="num"),
+                    id=ids.FOLDS_THRESHOLD_MEAN, className="num"),
             html.Td(f"{_fmt(spread.cost_mean)} ± {_fmt(spread.cost_std)}",
-                    id="folds-cost-mean", className="num"),
+                    id=ids.FOLDS_COST_MEAN, className="num"),
             html.Td(_fmt(condition.expected_cost(spread.cost_mean)), className="num")]),
         html.Tr(className="summary", children=[
             html.Th("min – max"), html.Td(""),
             html.Td(f"{_fmt(spread.cost_min)} – {_fmt(spread.cost_max)}",
-                    id="folds-cost-range", className="num"),
+                    id=ids.FOLDS_COST_RANGE, className="num"),
             html.Td(f"{_fmt(condition.expected_cost(spread.cost_min))} – "
                     f"{_fmt(condition.expected_cost(spread.cost_max))}", className="num")]),
     ]
@@ -304,8 +305,8 @@ VIEW_FIELDS = ["data", "model", "p_pos", "cost_fn", "cost_fp"]
 def register_callbacks(app: Dash, services: Services) -> None:
     demo_ids = [f"folds-demo-{name}" for name in DEMOS]
 
-    @app.callback(Output("folds-ref", "data"),
-                  Output("current-data", "data", allow_duplicate=True),
+    @app.callback(Output(ids.FOLDS_REF, "data"),
+                  Output(ids.CURRENT_DATA, "data", allow_duplicate=True),
                   [Input(i, "n_clicks") for i in demo_ids], prevent_initial_call=True)
     def _demo(*_clicks):
         if not ctx.triggered_id or not any(_clicks):
@@ -314,23 +315,24 @@ def register_callbacks(app: Dash, services: Services) -> None:
         return ref, {"id": ref["id"], "name": ref["name"]}
 
     @app.callback(
-        Output("folds-model", "options"), Output("folds-model", "value"),
-        Output("folds-data-id", "data"), Output("folds-p-pos", "value"),
-        Output("folds-p-implied", "data"),
-        Output("folds-cost-graph", "figure"), Output("folds-roc-graph", "figure"),
-        Output("folds-spread", "children"), Output("folds-info", "children"),
-        Output("folds-error", "children"), Output("folds-message", "children"),
-        Output("folds-demos", "hidden"),
-        Input("folds-ref", "data"), Input("folds-model", "value"), Input("folds-p-pos", "value"),
-        Input("folds-cost-fn", "value"), Input("folds-cost-fp", "value"))
+        Output(ids.FOLDS_MODEL, "options"), Output(ids.FOLDS_MODEL, "value"),
+        Output(ids.FOLDS_DATA_ID, "data"), Output(ids.FOLDS_P_POS, "value"),
+        Output(ids.FOLDS_P_IMPLIED, "data"),
+        Output(ids.FOLDS_COST_GRAPH, "figure"), Output(ids.FOLDS_ROC_GRAPH, "figure"),
+        Output(ids.FOLDS_SPREAD, "children"), Output(ids.FOLDS_INFO, "children"),
+        Output(ids.FOLDS_ERROR, "children"), Output(ids.FOLDS_MESSAGE, "children"),
+        Output(ids.FOLDS_DEMOS, "hidden"),
+        Input(ids.FOLDS_REF, "data"), Input(ids.FOLDS_MODEL, "value"),
+        Input(ids.FOLDS_P_POS, "value"),
+        Input(ids.FOLDS_COST_FN, "value"), Input(ids.FOLDS_COST_FP, "value"))
     def _view(ref, model, p_pos, cost_fn, cost_fp):
         return folds_view(services, ref, model, p_pos, cost_fn, cost_fp).as_tuple()
 
     app.clientside_callback(
-        UNSET_WHEN_IMPLIED_JS, Output("folds-p-view", "data"),
-        Input("folds-p-pos", "value"), Input("folds-p-implied", "data"))
+        UNSET_WHEN_IMPLIED_JS, Output(ids.FOLDS_P_VIEW, "data"),
+        Input(ids.FOLDS_P_POS, "value"), Input(ids.FOLDS_P_IMPLIED, "data"))
     app.clientside_callback(
-        record_view_js(VIEW_FIELDS), Output("folds-url", "data"),
-        Input("folds-data-id", "data"), Input("folds-model", "value"),
-        Input("folds-p-view", "data"), Input("folds-cost-fn", "value"),
-        Input("folds-cost-fp", "value"))
+        record_view_js(VIEW_FIELDS), Output(ids.FOLDS_URL, "data"),
+        Input(ids.FOLDS_DATA_ID, "data"), Input(ids.FOLDS_MODEL, "value"),
+        Input(ids.FOLDS_P_VIEW, "data"), Input(ids.FOLDS_COST_FN, "value"),
+        Input(ids.FOLDS_COST_FP, "value"))

@@ -48,6 +48,7 @@ from costdash.errors import CostdashError, InputFileError, ParameterError
 from costdash.multiclass import (BcostResult, BdeltacostResult, LabelPredictions, bcost,
                                  bdeltacost, confusion3d_from_labels, confusion_from_labels,
                                  load_cost_matrix, load_label_predictions, match_labels)
+from dashboard import ids
 from dashboard.figures.common import graph_config
 from dashboard.figures.multiclass import bcost_figure, level_text
 from dashboard.services import Services
@@ -248,7 +249,7 @@ def _number(id_: str, value: Any, label: Any, title: str, **kwargs: Any) -> html
 
 def _grid() -> dag.AgGrid:
     return dag.AgGrid(
-        id="multiclass-costs", columnDefs=grid_columns([]), rowData=[],
+        id=ids.MULTICLASS_COSTS, columnDefs=grid_columns([]), rowData=[],
         defaultColDef={"sortable": False, "resizable": True, "suppressMovable": True,
                        "flex": 1},
         dashGridOptions={"singleClickEdit": True, "stopEditingWhenCellsLoseFocus": True,
@@ -287,9 +288,9 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
     """The Multiclass page (it keeps nothing in the URL: its data are uploaded files)."""
     limit = MAX_BYTES // 1024**2
     return html.Div(className="multiclass-page", children=[
-        dcc.Store(id="multiclass-ref"),
+        dcc.Store(id=ids.MULTICLASS_REF),
         html.Section(className="data-bar mc-bar", children=[
-            dcc.Upload(id="multiclass-upload", max_size=MAX_BYTES, multiple=False,
+            dcc.Upload(id=ids.MULTICLASS_UPLOAD, max_size=MAX_BYTES, multiple=False,
                        accept=".csv,.tsv,.txt", className="upload-zone mc-upload",
                        children=html.Div([
                            html.Span("Drop a label file here or ", className="upload-text"),
@@ -301,14 +302,14 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
                        ])),
             html.Div(className="demos", children=[
                 html.Span("or"),
-                html.Button("Load the demo: 3-class triage", id="multiclass-demo", n_clicks=0,
+                html.Button("Load the demo: 3-class triage", id=ids.MULTICLASS_DEMO, n_clicks=0,
                             className="demo-button",
                             title="600 patients triaged routine / urgent / emergency by three "
                                   "classifiers, with a cost matrix where under-triage is "
                                   "expensive (costdash/data/multiclass-triage*.csv)"),
             ]),
-            html.Div(id="multiclass-file-info", className="dataset-info"),
-            html.Div(id="multiclass-error", className="error", role="alert"),
+            html.Div(id=ids.MULTICLASS_FILE_INFO, className="dataset-info"),
+            html.Div(id=ids.MULTICLASS_ERROR, className="error", role="alert"),
         ]),
         html.Div(className="mc-layout", children=[
             html.Section(className="panel mc-matrix", children=[
@@ -322,15 +323,15 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
                 html.P("Click a cell to edit it. New files start from 0 on the diagonal and 1 "
                        "elsewhere (plain error rate).", className="mc-hint"),
                 html.Div(className="mc-cost-tools", children=[
-                    dcc.Upload(id="multiclass-cost-upload", multiple=False, max_size=MAX_BYTES,
+                    dcc.Upload(id=ids.MULTICLASS_COST_UPLOAD, multiple=False, max_size=MAX_BYTES,
                                accept=".csv,.tsv,.txt", className="mc-cost-upload",
                                children=html.Span(["Load a cost matrix CSV"],
                                                   className="link-button")),
-                    dcc.Checklist(id="multiclass-transpose", className="toggle",
+                    dcc.Checklist(id=ids.MULTICLASS_TRANSPOSE, className="toggle",
                                   options=[{"label": " the CSV has rows = actual, columns = "
                                                      "predicted (transpose it)",
                                             "value": "t"}], value=[]),
-                    dcc.Checklist(id="multiclass-allow-negative", className="toggle",
+                    dcc.Checklist(id=ids.MULTICLASS_ALLOW_NEGATIVE, className="toggle",
                                   options=[{"label": " allow negative costs (benefits)",
                                             "value": "on"}], value=[]),
                 ]),
@@ -338,44 +339,44 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
             html.Section(className="panel mc-settings", children=[
                 html.H2("Settings"),
                 html.Div(className="mc-settings-grid", children=[
-                    _number("multiclass-level", DEFAULTS["level"], "confidence level",
+                    _number(ids.MULTICLASS_LEVEL, DEFAULTS["level"], "confidence level",
                             "between 0 and 1, e.g. 0.95", min=0, max=1),
-                    _number("multiclass-replicates", DEFAULTS["replicates"],
+                    _number(ids.MULTICLASS_REPLICATES, DEFAULTS["replicates"],
                             "bootstrap replicates B", "1 to 100000", min=1),
-                    _number("multiclass-laplace", DEFAULTS["laplace"], "Laplace λ (BCOST)",
+                    _number(ids.MULTICLASS_LAPLACE, DEFAULTS["laplace"], "Laplace λ (BCOST)",
                             "added to every cell before resampling; the paper recommends 0.1",
                             min=0),
-                    _number("multiclass-laplace-delta", DEFAULTS["laplace_delta"],
+                    _number(ids.MULTICLASS_LAPLACE_DELTA, DEFAULTS["laplace_delta"],
                             "Laplace λ (BDELTACOST)", "the paper recommends 0 for the test",
                             min=0),
-                    _number("multiclass-seed", DEFAULTS["seed"], "seed",
+                    _number(ids.MULTICLASS_SEED, DEFAULTS["seed"], "seed",
                             "whole number; empty for fresh randomness", min=0),
                 ]),
                 html.H3("BDELTACOST: compare two classifiers"),
                 html.Div(className="mc-pair", children=[
-                    html.Label(["A ", dcc.Dropdown(id="multiclass-a", options=[],
+                    html.Label(["A ", dcc.Dropdown(id=ids.MULTICLASS_A, options=[],
                                                    clearable=False, placeholder="classifier A")]),
                     html.Span("−", className="mc-minus"),
-                    html.Label(["B ", dcc.Dropdown(id="multiclass-b", options=[],
+                    html.Label(["B ", dcc.Dropdown(id=ids.MULTICLASS_B, options=[],
                                                    clearable=False, placeholder="classifier B")]),
                 ]),
-                html.Button("Run BCOST and BDELTACOST", id="multiclass-run", n_clicks=0,
+                html.Button("Run BCOST and BDELTACOST", id=ids.MULTICLASS_RUN, n_clicks=0,
                             className="run-button"),
             ]),
         ]),
         html.Div(className="mc-results", children=[
             html.Section(className="card", children=[
                 html.H3(["BCOST: average cost per example, with its confidence interval"]),
-                html.Div(id="multiclass-bcost", className="mc-table",
+                html.Div(id=ids.MULTICLASS_BCOST, className="mc-table",
                          children="Load labels and press Run."),
             ]),
             html.Section(className="card", children=[
                 html.H3("BDELTACOST: cost(A) − cost(B) on the same examples"),
-                html.Div(id="multiclass-bdeltacost", className="mc-delta", children="–"),
+                html.Div(id=ids.MULTICLASS_BDELTACOST, className="mc-delta", children="–"),
             ]),
             html.Figure(className="plot mc-plot", children=[
                 html.Div(className="graph-box mc-graph-box", children=dcc.Graph(
-                    id="multiclass-graph", figure=bcost_figure(None), style={"height": "100%"},
+                    id=ids.MULTICLASS_GRAPH, figure=bcost_figure(None), style={"height": "100%"},
                     config=graph_config("multiclass-costs"))),
                 html.Figcaption("Thick bar: bootstrap interval (BCOST); dashed: normal "
                                 "interval; diamond: observed average cost"),
@@ -439,16 +440,16 @@ def load_input(services: Services, trigger: str | None, *, contents: str | None 
     """A new label file (``multiclass-upload``), the demo, or a cost matrix CSV."""
     out = InputOutputs()
     try:
-        if trigger == "multiclass-demo":
+        if trigger == ids.MULTICLASS_DEMO:
             new_ref, data = store_labels(services, demo_path().read_bytes(), DEMO_NAME)
             costs = read_cost_upload(services, demo_path(DEMO_COSTS_NAME).read_bytes(),
                                      DEMO_COSTS_NAME, False, False)
             return _with_labels(out, new_ref, data, row_data, costs)
-        if trigger == "multiclass-upload" and contents:
+        if trigger == ids.MULTICLASS_UPLOAD and contents:
             name = os.path.basename(filename or "labels.csv")
             new_ref, data = store_labels(services, decode_upload(contents, name), name)
             return _with_labels(out, new_ref, data, row_data)
-        if trigger == "multiclass-cost-upload" and cost_contents:
+        if trigger == ids.MULTICLASS_COST_UPLOAD and cost_contents:
             name = os.path.basename(cost_filename or "costs.csv")
             labels, matrix = read_cost_upload(services, decode_upload(cost_contents, name), name,
                                               transpose, allow_negative)
@@ -530,14 +531,14 @@ def delta_readout(a: str, b: str, res: BdeltacostResult, seed: int | None) -> ht
     z_word = "also excludes 0" if res.normal_reject else "contains 0"
     return html.Div([
         html.P(["cost(", html.B(a), ") − cost(", html.B(b), ") = ",
-                html.Span(fmt(res.delta), id="multiclass-delta-value", className="mc-big"),
+                html.Span(fmt(res.delta), id=ids.MULTICLASS_DELTA_VALUE, className="mc-big"),
                 f" per example (n = {res.n:,})"]),
         html.P([f"BDELTACOST {lv} interval: ",
-                html.Span(f"[{fmt(res.low)}, {fmt(res.high)}]", id="multiclass-delta-interval",
+                html.Span(f"[{fmt(res.low)}, {fmt(res.high)}]", id=ids.MULTICLASS_DELTA_INTERVAL,
                           className="mc-big"),
                 f"  (λ = {res.laplace:g}, B = {res.replicates.size:,}, seed "
                 f"{'none' if seed is None else seed})"]),
-        html.P(verdict, id="multiclass-delta-verdict",
+        html.P(verdict, id=ids.MULTICLASS_DELTA_VERDICT,
                className="mc-verdict " + ("reject" if res.reject else "no-reject")),
         html.P(f"Paired normal (z) interval: [{fmt(res.normal_low)}, {fmt(res.normal_high)}] "
                f"({z_word}).", className="note"),
@@ -596,18 +597,18 @@ def run_multiclass(services: Services, ref: dict[str, Any] | None,
 
 def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(
-        Output("multiclass-ref", "data"), Output("multiclass-file-info", "children"),
-        Output("multiclass-costs", "columnDefs"), Output("multiclass-costs", "rowData"),
-        Output("multiclass-a", "options"), Output("multiclass-b", "options"),
-        Output("multiclass-a", "value"), Output("multiclass-b", "value"),
-        Output("multiclass-error", "children"),
-        Output("multiclass-bcost", "children"), Output("multiclass-bdeltacost", "children"),
-        Output("multiclass-graph", "figure"),
-        Input("multiclass-upload", "contents"), Input("multiclass-demo", "n_clicks"),
-        Input("multiclass-cost-upload", "contents"),
-        State("multiclass-upload", "filename"), State("multiclass-cost-upload", "filename"),
-        State("multiclass-transpose", "value"), State("multiclass-allow-negative", "value"),
-        State("multiclass-ref", "data"), State("multiclass-costs", "rowData"),
+        Output(ids.MULTICLASS_REF, "data"), Output(ids.MULTICLASS_FILE_INFO, "children"),
+        Output(ids.MULTICLASS_COSTS, "columnDefs"), Output(ids.MULTICLASS_COSTS, "rowData"),
+        Output(ids.MULTICLASS_A, "options"), Output(ids.MULTICLASS_B, "options"),
+        Output(ids.MULTICLASS_A, "value"), Output(ids.MULTICLASS_B, "value"),
+        Output(ids.MULTICLASS_ERROR, "children"),
+        Output(ids.MULTICLASS_BCOST, "children"), Output(ids.MULTICLASS_BDELTACOST, "children"),
+        Output(ids.MULTICLASS_GRAPH, "figure"),
+        Input(ids.MULTICLASS_UPLOAD, "contents"), Input(ids.MULTICLASS_DEMO, "n_clicks"),
+        Input(ids.MULTICLASS_COST_UPLOAD, "contents"),
+        State(ids.MULTICLASS_UPLOAD, "filename"), State(ids.MULTICLASS_COST_UPLOAD, "filename"),
+        State(ids.MULTICLASS_TRANSPOSE, "value"), State(ids.MULTICLASS_ALLOW_NEGATIVE, "value"),
+        State(ids.MULTICLASS_REF, "data"), State(ids.MULTICLASS_COSTS, "rowData"),
         prevent_initial_call=True)
     def _load(contents, _demo, cost_contents, filename, cost_filename, transpose, negative,
               ref, row_data):
@@ -618,17 +619,17 @@ def register_callbacks(app: Dash, services: Services) -> None:
                           row_data=row_data).as_tuple()
 
     @app.callback(
-        Output("multiclass-bcost", "children", allow_duplicate=True),
-        Output("multiclass-bdeltacost", "children", allow_duplicate=True),
-        Output("multiclass-graph", "figure", allow_duplicate=True),
-        Output("multiclass-error", "children", allow_duplicate=True),
-        Input("multiclass-run", "n_clicks"),
-        State("multiclass-ref", "data"), State("multiclass-costs", "rowData"),
-        State("multiclass-level", "value"), State("multiclass-replicates", "value"),
-        State("multiclass-laplace", "value"), State("multiclass-laplace-delta", "value"),
-        State("multiclass-seed", "value"), State("multiclass-a", "value"),
-        State("multiclass-b", "value"), State("multiclass-allow-negative", "value"),
-        prevent_initial_call=True, running=[(Output("multiclass-run", "disabled"), True, False)])
+        Output(ids.MULTICLASS_BCOST, "children", allow_duplicate=True),
+        Output(ids.MULTICLASS_BDELTACOST, "children", allow_duplicate=True),
+        Output(ids.MULTICLASS_GRAPH, "figure", allow_duplicate=True),
+        Output(ids.MULTICLASS_ERROR, "children", allow_duplicate=True),
+        Input(ids.MULTICLASS_RUN, "n_clicks"),
+        State(ids.MULTICLASS_REF, "data"), State(ids.MULTICLASS_COSTS, "rowData"),
+        State(ids.MULTICLASS_LEVEL, "value"), State(ids.MULTICLASS_REPLICATES, "value"),
+        State(ids.MULTICLASS_LAPLACE, "value"), State(ids.MULTICLASS_LAPLACE_DELTA, "value"),
+        State(ids.MULTICLASS_SEED, "value"), State(ids.MULTICLASS_A, "value"),
+        State(ids.MULTICLASS_B, "value"), State(ids.MULTICLASS_ALLOW_NEGATIVE, "value"),
+        prevent_initial_call=True, running=[(Output(ids.MULTICLASS_RUN, "disabled"), True, False)])
     def _run(_clicks, ref, row_data, level, replicates, laplace, laplace_delta, seed, a, b,
              negative):
         return run_multiclass(services, ref, row_data, level=level, replicates=replicates,
