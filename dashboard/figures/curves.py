@@ -33,7 +33,7 @@ __all__ = ["Mark", "CHOICE_COLOR", "gains_figure", "histogram_figure", "pr_figur
 CHOICE_COLOR = "#000000"
 PIN_COLORS = ("#D55E00", "#0072B2", "#009E73", "#CC79A7")
 """Pinned thresholds' colours, by slot (as Explore's pins)."""
-HOVER_COLOR = "#e8590c"
+HOVER_COLOR = "#7b2ff7"
 LEGEND_MAX = 8
 """Past this many classifiers the legend gets a smaller font and a bounded height."""
 
