@@ -407,6 +407,24 @@ def test_load_cost_matrix_missing_file(tmp_path: Path) -> None:
         load_cost_matrix(tmp_path / "nope.csv")
 
 
+def test_readers_take_a_file_object_and_name_it_in_messages(tmp_path: Path) -> None:
+    import gzip
+    import io
+
+    text = "x,cat,dog\ncat,0,5\ndog,1,0\n"
+    labels, costs = load_cost_matrix(io.BytesIO(text.encode()), name="upload.csv")
+    assert labels == ["cat", "dog"] and costs[0, 1] == 5
+    with pytest.raises(InputFileError, match=r"^upload\.csv, row 1 \('cat'\), column 'dog'"):
+        load_cost_matrix(io.BytesIO(b"x,cat,dog\ncat,0,-5\ndog,1,0\n"), name="upload.csv")
+    gz = tmp_path / "costs.csv.gz"
+    gz.write_bytes(gzip.compress(text.encode()))
+    assert load_cost_matrix(gz)[0] == ["cat", "dog"]
+    data = load_label_predictions(io.BytesIO(b"y_true,a\ncat,dog\n"), name="labels.csv")
+    assert data.source == "labels.csv" and data.names == ("a",)
+    with pytest.raises(InputFileError, match=r"^m\.csv: .*binary"):
+        load_confusion_matrix(io.BytesIO(bytes(range(256)) * 4), name="m.csv")
+
+
 def test_load_confusion_matrix(tmp_path: Path) -> None:
     f = _write(tmp_path / "m.csv", "p,a,b\na,5,1\nb,2,6\n")
     labels, counts = load_confusion_matrix(f)

@@ -6,10 +6,11 @@ class**), and run: a BCOST interval for each classifier's expected cost per exam
 BDELTACOST interval (and test) for the difference of two classifiers on the same examples.
 
 Every number comes from :mod:`costdash.multiclass`; every validation message is the core's
-(ParameterError / InputFileError), with the server-side file names replaced by the names the
-user knows. Label files are small (at most 20 MB), so they come through ``dcc.Upload`` and are
-kept under ``COSTDASH_DATA_DIR/multiclass/<sha256>.csv``; the browser holds only
-``{"sha", "name"}`` (nothing in module globals, so several workers share them).
+(ParameterError / InputFileError), naming the file as the user knows it (the readers take the
+bytes and a name; nothing is written to a temp file). Label files are small (at most 20 MB), so
+they come through ``dcc.Upload`` and are kept by :class:`dashboard.labelfiles.LabelFiles`; the
+browser holds only ``{"sha", "name"}`` (nothing in module globals, so several workers share
+them).
 
 Seeds: each interval is computed with a fresh generator from the seed
 (``bcost(..., rng=seed)``), so any row can be reproduced alone, e.g. with
@@ -28,13 +29,10 @@ from __future__ import annotations
 import base64
 import binascii
 import csv
-import hashlib
 import io
 import logging
 import math
 import os
-import re
-import tempfile
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -51,6 +49,7 @@ from costdash.multiclass import (BcostResult, BdeltacostResult, LabelPredictions
 from dashboard import ids
 from dashboard.figures.common import graph_config
 from dashboard.figures.multiclass import bcost_figure, level_text
+from dashboard.labelfiles import LabelFiles
 from dashboard.services import Services
 
 log = logging.getLogger(__name__)
@@ -60,7 +59,6 @@ DEMO_NAME = "multiclass-triage.csv"
 DEMO_COSTS_NAME = "multiclass-triage-costs.csv"
 DEFAULTS = {"level": 0.95, "replicates": 1000, "laplace": 0.1, "laplace_delta": 0.0, "seed": 1}
 GRID_TABLE = "the cost matrix table"
-_SHA = re.compile(r"^[0-9a-f]{64}$")
 ORIENTATION = "rows = predicted class, columns = actual class"
 
 
@@ -84,13 +82,11 @@ def sort_labels(labels: set[str] | list[str]) -> list[str]:
         return sorted(labels)
 
 
-def _user_message(exc: Exception, replacements: dict[str, str]) -> str:
-    """The core's message with server-side paths replaced by what the user knows."""
-    text = str(exc)
-    for path, name in replacements.items():
-        text = text.replace(path, name)
-    return text.replace("pass --allow-negative / allow_negative=True",
-                        "tick ‘allow negative costs’")
+def _page_words(exc: CostdashError) -> CostdashError:
+    """The core's message with the command line's advice in the page's words."""
+    text = str(exc).replace("pass --allow-negative / allow_negative=True",
+                            "tick ‘allow negative costs’")
+    return exc if text == str(exc) else type(exc)(text)
 
 
 def decode_upload(contents: str, filename: str | None) -> bytes:
@@ -108,47 +104,24 @@ def decode_upload(contents: str, filename: str | None) -> bytes:
     return raw
 
 
-def _label_dir(services: Services) -> Path:
-    return services.settings.data_dir / "multiclass"
-
-
-def label_file(services: Services, sha: str) -> Path:
-    if not isinstance(sha, str) or not _SHA.match(sha):
-        raise InputFileError("the label file reference is invalid; upload the file again")
-    return _label_dir(services) / f"{sha}.csv"
-
-
-def _temp_csv(services: Services, text: str | bytes, prefix: str) -> Path:
-    directory = services.settings.data_dir / "tmp"
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=prefix, suffix=".csv", dir=directory)
-    with os.fdopen(fd, "wb") as f:
-        f.write(text.encode("utf-8") if isinstance(text, str) else text)
-    return Path(name)
+def label_files(services: Services) -> LabelFiles:
+    """The label files of this app (under its data dir)."""
+    return LabelFiles(services.settings.data_dir / "multiclass")
 
 
 def read_labels(services: Services, ref: dict[str, Any]) -> LabelPredictions:
     """The label predictions of a stored file; InputFileError with the user's file name."""
-    path = label_file(services, ref.get("sha"))
+    stored = label_files(services)
+    path = stored.path(ref.get("sha"))
     if not path.is_file():
         raise InputFileError(f"{ref.get('name')} is no longer stored here; upload it again")
-    try:
-        return load_label_predictions(path)
-    except CostdashError as exc:
-        raise type(exc)(_user_message(exc, {str(path): ref.get("name") or "the file"})) from None
+    return load_label_predictions(path, name=ref.get("name") or "the file")
 
 
 def store_labels(services: Services, raw: bytes, filename: str) -> tuple[dict[str, Any],
                                                                        LabelPredictions]:
     """Keep an uploaded label file (once per content) and read it; returns its reference."""
-    sha = hashlib.sha256(raw).hexdigest()
-    path = label_file(services, sha)
-    if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.write_bytes(raw)
-        os.replace(tmp, path)
-    ref = {"sha": sha, "name": filename}
+    ref = {"sha": label_files(services).put(raw), "name": filename}
     return ref, read_labels(services, ref)
 
 
@@ -219,24 +192,18 @@ def costs_from_grid(services: Services, row_data: list[dict[str, Any]] | None,
         cells = [row.get(f"c{j}") for j in range(len(labels))]
         writer.writerow([lab, *("" if v is None else repr(v) if isinstance(v, float) else str(v)
                                 for v in cells)])
-    path = _temp_csv(services, out.getvalue(), "costs-")
-    try:
-        return load_cost_matrix(path, allow_negative=allow_negative)
-    except CostdashError as exc:
-        raise type(exc)(_user_message(exc, {str(path): GRID_TABLE})) from None
-    finally:
-        path.unlink(missing_ok=True)
+    return read_cost_upload(services, out.getvalue().encode("utf-8"), GRID_TABLE, False,
+                            allow_negative)
 
 
 def read_cost_upload(services: Services, raw: bytes, filename: str, transpose: bool,
                      allow_negative: bool) -> tuple[list[str], np.ndarray]:
-    path = _temp_csv(services, raw, "costfile-")
+    """The cost matrix of a CSV file's bytes, read by the core (messages name ``filename``)."""
     try:
-        return load_cost_matrix(path, transpose=transpose, allow_negative=allow_negative)
+        return load_cost_matrix(io.BytesIO(raw), transpose=transpose,
+                                allow_negative=allow_negative, name=filename)
     except CostdashError as exc:
-        raise type(exc)(_user_message(exc, {str(path): filename})) from None
-    finally:
-        path.unlink(missing_ok=True)
+        raise _page_words(exc) from None
 
 
 # --- layout ----------------------------------------------------------------------------------
