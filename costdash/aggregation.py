@@ -7,11 +7,12 @@ that table, the **score-count layout** ``model, score, n_pos, n_neg`` (+ ``fold`
 :func:`costdash.load_predictions` reads, with an engine built for the scale: DuckDB (embedded,
 out of core: it spills to disk past its memory limit) or Spark (a cluster, or local mode).
 
-Both engines run the same SQL: the wide layout becomes one ``UNION ALL`` branch per score column,
-then ``GROUP BY model, score, label [, fold]`` counts the rows. The labels are grouped as they are
-and interpreted afterwards, on the small result, with the loader's rules (0/1, true/false,
-no/yes... or ``positive``), so the data are read once. Missing labels, scores or folds and
-non-finite scores are counted by that same pass (they form their own groups) and refused.
+Both engines run the same SQL, in two passes. The first counts the rows per label, reading the
+label column alone, and the labels are interpreted with the loader's rules (0/1, true/false,
+no/yes... or ``positive``); the second turns the wide layout into one ``UNION ALL`` branch per
+score column and counts rows and positives per ``(model, score[, fold])``: its groups are the
+output's rows. Missing labels, scores or folds and non-finite scores are counted by those same
+passes (they form groups of their own) and refused.
 
 ``round_digits`` rounds scores half up to that many decimals before grouping, which bounds the
 output (at most ``10**digits`` scores per unit of score range) at a stated cost: the rounded
@@ -184,17 +185,19 @@ def aggregate(source: Any, *, engine: Literal["duckdb", "spark"] | None = None,
     else:
         reader = _SparkReader(source, master)
     try:
-        columns = reader.columns()
-        plan = _plan(columns, reader.numeric, reader.name, label_column, model_column,
+        plan = _plan(reader.columns(), reader.numeric, reader.name, label_column, model_column,
                      score_column, fold_column, models)
-        grouped = reader.run(_grouping_sql(plan, reader.quote, round_digits))
+        # Two passes, the first over the label column only: the positive label must be known
+        # to count each class in the main pass, whose groups are then the output's rows.
+        labels = reader.run(_labels_sql(plan, reader.quote))
+        positive_values, positive_label = _positive_values(labels, plan, reader.name, positive)
+        grouped = reader.run(_counting_sql(plan, reader.quote, round_digits, positive_values))
     finally:
         reader.close()
-    if plan.layout == "long" and models:
-        grouped = grouped[grouped["model"].map(_key).isin(plan.models)]
-    table, stats = _finish(grouped, plan, reader.name, positive, round_digits)
+    table, stats = _finish(grouped, plan, reader.name, round_digits)
     return Aggregate(table=table, stats=AggregateStats(
-        engine=engine, seconds=time.perf_counter() - started, **stats))
+        engine=engine, seconds=time.perf_counter() - started, positive_label=positive_label,
+        **stats))
 
 
 def max_roc_distance(n_pos: np.ndarray, n_neg: np.ndarray, total_pos: int | np.ndarray,
@@ -276,17 +279,34 @@ def _plan(columns: Sequence[str], numeric: set[str], source: str, label_column: 
     return _Plan("wide", label, fold, None, None, tuple(scoreish))
 
 
-def _grouping_sql(plan: _Plan, quote: Any, round_digits: int | None) -> str:
-    """One pass: rows counted per (model, score, label[, fold]), ``src`` being the input."""
+def _rows_sql(plan: _Plan, quote: Any) -> str:
+    """The input as (model, exact, label[, fold]) rows: one branch per score column if wide."""
     fold = f", {quote(plan.fold)} AS fold" if plan.fold else ""
     if plan.layout == "long":
-        rows = (f"SELECT CAST({quote(plan.model)} AS STRING) AS model, "
-                f"CAST({quote(plan.score)} AS DOUBLE) AS exact, {quote(plan.label)} AS label"
-                f"{fold} FROM src")
-    else:
-        rows = " UNION ALL ".join(
-            f"SELECT '{m.replace(chr(39), chr(39) * 2)}' AS model, CAST({quote(m)} AS DOUBLE) "
-            f"AS exact, {quote(plan.label)} AS label{fold} FROM src" for m in plan.models)
+        model = f"CAST({quote(plan.model)} AS STRING)"
+        where = ""
+        if plan.models:
+            where = " WHERE " + model + " IN (" + ", ".join(_literal(m) for m in plan.models) + ")"
+        return (f"SELECT {model} AS model, CAST({quote(plan.score)} AS DOUBLE) AS exact, "
+                f"{quote(plan.label)} AS label{fold} FROM src{where}")
+    return " UNION ALL ".join(
+        f"SELECT {_literal(m)} AS model, CAST({quote(m)} AS DOUBLE) AS exact, "
+        f"{quote(plan.label)} AS label{fold} FROM src" for m in plan.models)
+
+
+def _labels_sql(plan: _Plan, quote: Any) -> str:
+    """Rows per label value (NULL included), reading the label column alone."""
+    return (f"SELECT {quote(plan.label)} AS label, COUNT(*) AS n FROM src "
+            f"GROUP BY {quote(plan.label)}")
+
+
+def _counting_sql(plan: _Plan, quote: Any, round_digits: int | None,
+                  positive_values: Sequence[Any]) -> str:
+    """The main pass: positives and rows per (model, score[, fold]).
+
+    Missing or non-finite scores and missing folds form groups of their own, which
+    :func:`_finish` refuses, so that no extra pass looks for them.
+    """
     if round_digits is None:
         score, extra = "exact", ""
     else:
@@ -295,9 +315,38 @@ def _grouping_sql(plan: _Plan, quote: Any, round_digits: int | None) -> str:
         scale = f"{10.0 ** round_digits!r}"
         score = f"FLOOR(exact * {scale} + 0.5) / {scale}"
         extra = ", MIN(exact) AS score_min, MAX(exact) AS score_max"
-    keys = "model, score, label" + (", fold" if plan.fold else "")
-    return (f"SELECT model, {score} AS score, label{', fold' if plan.fold else ''}, "
-            f"COUNT(*) AS n{extra} FROM ({rows}) AS r GROUP BY {keys}")
+    is_pos = "label IN (" + ", ".join(_literal(v) for v in positive_values) + ")"
+    fold = ", fold" if plan.fold else ""
+    return (f"SELECT model, {score} AS score{fold}, "
+            f"COUNT(*) FILTER (WHERE {is_pos}) AS n_pos, COUNT(*) AS n{extra} "
+            f"FROM ({_rows_sql(plan, quote)}) AS r GROUP BY model, {score}{fold}")
+
+
+def _literal(value: Any) -> str:
+    """A value of the input as an SQL literal of its own type."""
+    if isinstance(value, (bool, np.bool_)):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _positive_values(labels: pd.DataFrame, plan: _Plan, source: str, positive: str | None
+                     ) -> tuple[list[Any], str]:
+    """The input's values meaning the positive class, and the positive label as text."""
+    missing = labels["label"].isna()
+    if missing.any():
+        raise _bad_rows(source, plan.label, int(labels.loc[missing, "n"].sum()), "missing",
+                        "every row needs a label")
+    values = labels["label"].tolist()
+    texts = [_key(v) for v in values]
+    numeric = all(isinstance(v, (int, float, np.integer, np.floating)) for v in values)
+    distinct = sorted(set(texts), key=lambda k: (float(k), k) if numeric else (0.0, k))
+    pos = _positive_index(distinct, positive, plan.label, source)
+    chosen = [v for v, k in zip(values, texts) if k == distinct[pos]]
+    return chosen, distinct[pos]
 
 
 # --- engines -------------------------------------------------------------------------------------
@@ -381,6 +430,8 @@ class _DuckDBReader(_Reader):
             self.con.execute(f"SET temp_directory = '{_sql_text(temp_directory)}'")
             # Row order means nothing to a GROUP BY; not keeping it lets DuckDB stream.
             self.con.execute("SET preserve_insertion_order = false")
+            # DuckDB draws its progress bar on stdout, where it would corrupt --json output.
+            self.con.execute("SET enable_progress_bar = false")
             if threads is not None:
                 self.con.execute(f"SET threads = {int(threads)}")
             listed = "[" + ", ".join(f"'{_sql_text(f)}'" for f in files) + "]"
@@ -407,10 +458,11 @@ class _DuckDBReader(_Reader):
 
         sql = sql.replace("AS STRING", "AS VARCHAR")
         try:
+            # Through Arrow: faster than DuckDB's own DataFrame conversion, and keeps NULLs.
             if self.relation is not None:
-                return self.relation.query("src", sql).df()
+                return self.relation.query("src", sql).to_arrow_table().to_pandas()
             assert self.con is not None
-            return self.con.execute(sql).df()
+            return self.con.sql(sql).to_arrow_table().to_pandas()
         except duckdb.Error as exc:
             raise InputFileError(f"{self.name}: cannot be aggregated ({_reason(exc)})",
                                  source=self.name) from None
@@ -472,86 +524,69 @@ def _spark_session(master: str | None) -> Any:
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
-    builder = SparkSession.builder.appName("costdash aggregate")
+    builder = (SparkSession.builder.appName("costdash aggregate")
+               .config("spark.ui.showConsoleProgress", "false"))
     return builder.master(master or "local[*]").getOrCreate()
 
 
 # --- from grouped rows to the score-count table --------------------------------------------------
 
-def _finish(grouped: pd.DataFrame, plan: _Plan, source: str, positive: str | None,
-            round_digits: int | None) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Check the groups, decide the positive label, and pivot labels into n_pos / n_neg."""
+def _finish(grouped: pd.DataFrame, plan: _Plan, source: str, round_digits: int | None
+            ) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Refuse bad groups, then the table in its order: classifier, score decreasing, fold."""
     has_fold = plan.fold is not None
-    column_of = (lambda m: m) if plan.layout == "wide" else (lambda m: plan.score)
-    input_rows = int(grouped["n"].sum())
-    for column, missing in ((plan.label, grouped["label"].isna()),
-                            (plan.fold, grouped["fold"].isna() if has_fold else None),
-                            (plan.model, grouped["model"].isna() if plan.model else None)):
-        if missing is not None and missing.any():
-            raise _bad_rows(source, column, int(grouped.loc[missing, "n"].sum()), "missing",
-                            "labels, models and folds must be given")
+    n = grouped["n"].to_numpy(dtype=np.int64)
+    model_codes, model_uniques = pd.factorize(grouped["model"])
+    model_names = np.array([_key(m) for m in model_uniques] + [""], dtype=object)
+    if plan.model is not None and (model_codes < 0).any():
+        raise _bad_rows(source, plan.model, int(n[model_codes < 0].sum()), "missing",
+                        "every row needs a model")
+    if has_fold and grouped["fold"].isna().any():
+        missing = grouped["fold"].isna().to_numpy()
+        raise _bad_rows(source, plan.fold, int(n[missing].sum()), "missing",
+                        "every row needs a fold")
     score = grouped["score"].to_numpy(dtype=np.float64, na_value=np.nan)
     if round_digits is not None:  # a rounded NaN or infinity says nothing about the exact score
         exact = grouped["score_min"].to_numpy(dtype=np.float64, na_value=np.nan)
         score = np.where(np.isfinite(exact), score, exact)
     for kind, bad in (("missing", np.isnan(score)), ("infinite", np.isinf(score))):
         if bad.any():
-            worst = grouped.loc[bad].groupby("model", sort=False)["n"].sum()
-            raise _bad_rows(source, column_of(str(worst.index[0])), int(worst.iloc[0]), kind,
-                            "scores must be finite numbers")
-    labels_text = grouped["label"].map(_key)
-    labels = sorted(labels_text.unique(), key=_label_order(grouped))
-    pos = _positive_index(labels, positive, plan.label, source)
-    is_pos = (labels_text == labels[pos]).to_numpy()
-    n = grouped["n"].to_numpy(dtype=np.int64)
-    frame = pd.DataFrame({"model": grouped["model"].map(_key), "score": score,
-                          "n_pos": np.where(is_pos, n, 0), "n_neg": np.where(is_pos, 0, n)})
-    if has_fold:
-        frame["fold"] = grouped["fold"].to_numpy()
-    if round_digits is not None:
-        frame["score_min"] = grouped["score_min"].to_numpy(dtype=np.float64)
-        frame["score_max"] = grouped["score_max"].to_numpy(dtype=np.float64)
-    keys = ["model", "score"] + (["fold"] if has_fold else [])
-    sums = {"n_pos": "sum", "n_neg": "sum"}
-    if round_digits is not None:
-        sums |= {"score_min": "min", "score_max": "max"}
-    table = frame.groupby(keys, sort=False, dropna=False).agg(sums).reset_index()
-    order = list(plan.models) if plan.layout == "wide" else sorted(table["model"].unique())
+            first = model_names[model_codes[np.flatnonzero(bad)[0]]]
+            column = first if plan.layout == "wide" else plan.score
+            rows = int(n[bad & (model_codes == model_codes[np.flatnonzero(bad)[0]])].sum())
+            raise _bad_rows(source, column, rows, kind, "scores must be finite numbers")
+    order = list(plan.models) if plan.layout == "wide" else sorted(set(model_names[:-1]))
     if plan.layout == "long" and plan.models:
         order = [m for m in plan.models if m in set(order)]
-    rank = {m: i for i, m in enumerate(order)}
-    table = table.assign(_rank=table["model"].map(rank)).sort_values(
-        ["_rank", "score"] + (["fold"] if has_fold else []), ascending=[True, False]
-        + ([True] if has_fold else []), kind="stable").drop(columns="_rank")
-    distance, merged = 0.0, 0
-    if round_digits is not None:
-        distance, merged = _rounding_effect(table, has_fold)
-        table = table.drop(columns=["score_min", "score_max"])
-    columns = ["model", "score", "n_pos", "n_neg"] + (["fold"] if has_fold else [])
-    table = table[columns].reset_index(drop=True)
-    for name in order:
-        mine = table["model"] == name
+    rank = np.array([order.index(m) if m in order else len(order) for m in model_names],
+                    dtype=np.int64)[model_codes]
+    n_pos = grouped["n_pos"].to_numpy(dtype=np.int64)
+    columns: dict[str, Any] = {"model": model_names[model_codes[:]], "score": score,
+                               "n_pos": n_pos, "n_neg": n - n_pos}
+    keys = [rank, -score]
+    if has_fold:
+        fold_codes, _ = pd.factorize(grouped["fold"], sort=True)
+        columns["fold"] = grouped["fold"].to_numpy()
+        keys.append(fold_codes)
+    sort = np.lexsort(keys[::-1])
+    table = pd.DataFrame({k: v[sort] for k, v in columns.items()})
+    table["model"] = table["model"].astype(str)
+    for i, name in enumerate(order):
+        mine = rank[sort] == i
         for column, cls in (("n_pos", "positive"), ("n_neg", "negative")):
-            if not table.loc[mine, column].any():
+            if not table[column].to_numpy()[mine].any():
                 raise InputFileError(f"{source}: classifier '{name}' has no {cls} examples; "
                                      "both classes are needed", source=source,
                                      column=plan.label)
-    return table, {"layout": plan.layout, "input_rows": input_rows, "output_rows": len(table),
-                   "classifiers": tuple(order), "positive_label": labels[pos],
+    distance, merged = 0.0, 0
+    if round_digits is not None:
+        bounds = table.assign(score_min=grouped["score_min"].to_numpy(np.float64)[sort],
+                              score_max=grouped["score_max"].to_numpy(np.float64)[sort])
+        distance, merged = _rounding_effect(bounds, has_fold)
+    return table, {"layout": plan.layout, "input_rows": int(n.sum()),
+                   "output_rows": len(table), "classifiers": tuple(order),
                    "round_digits": round_digits, "merged_bins": merged,
                    "max_roc_distance": distance}
-
-
-def _label_order(grouped: pd.DataFrame) -> Any:
-    """Labels in the loader's order (sorted as values), so that messages list them alike."""
-    values = {}
-    for v in grouped["label"].dropna().unique():
-        values.setdefault(_key(v), v)
-
-    def order(text: str) -> tuple[int, Any]:
-        v = values[text]
-        return (0, float(v)) if isinstance(v, (int, float, np.integer, np.floating)) else (1, text)
-    return order
 
 
 def _rounding_effect(table: pd.DataFrame, has_fold: bool) -> tuple[float, int]:
@@ -574,9 +609,10 @@ def _rounding_effect(table: pd.DataFrame, has_fold: bool) -> tuple[float, int]:
 def _bad_rows(source: str, column: str | None, rows: int, kind: str, rule: str
               ) -> InputFileError:
     many = rows > 1
+    article = "" if many else ("an " if kind[0] in "aeiou" else "a ")
     return InputFileError(f"{source}: column '{column}' has {rows:,} row{'s' if many else ''} "
-                          f"with {'' if many else 'a '}{kind} value{'s' if many else ''}; "
-                          f"{rule}", source=source, column=column)
+                          f"with {article}{kind} value{'s' if many else ''}; {rule}",
+                          source=source, column=column)
 
 
 def _reason(exc: BaseException) -> str:

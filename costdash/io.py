@@ -675,12 +675,12 @@ def _load_score_counts(df: pd.DataFrame, rows: np.ndarray, source: str,
                         f"{_q(fold_labels[g % n_folds])} has no {cls} examples "
                         f"({_rows_text(where)}); each fold needs both classes", column, where)
     # One entry per (score, label, fold) cell: a row becomes a positive and a negative entry.
-    has = np.concatenate((n_pos > 0, n_neg > 0))
-    entry_row = np.concatenate((np.arange(len(rows)), np.arange(len(rows))))[has]
-    entry_pos = np.repeat([True, False], len(rows))[has]
-    entry_count = np.concatenate((n_pos, n_neg))[has]
-    order = np.argsort(entry_row, kind="stable")  # keeps the file's row order
-    entry_row, entry_pos, entry_count = entry_row[order], entry_pos[order], entry_count[order]
+    # Interleaved (row 0 positives, row 0 negatives, row 1 ...), so entries keep the file's order.
+    entry_count = np.stack((n_pos, n_neg), axis=1).ravel()
+    has = entry_count > 0
+    entry_count = entry_count[has]
+    entry_row = (np.arange(2 * len(rows)) // 2)[has]
+    entry_pos = np.tile([True, False], len(rows))[has]
     entry_codes = codes[entry_row]
     score_values = numbers[score]
     scored = [ScoredClassifier(n, np.ascontiguousarray(entry_pos[g]),

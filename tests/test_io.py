@@ -13,10 +13,13 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from costdash.dataset import CountedClassifier, ScoredClassifier
+from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier
 from costdash.errors import InputFileError, ParameterError
 from costdash.io import load_predictions
+from costdash.roc import roc_curve, roc_of
 
 WIDE = pd.DataFrame({
     "y_true": [1, 0, 1, 0, 1, 0],
@@ -639,3 +642,122 @@ def test_utf8_is_not_mistaken_for_latin1_across_chunks():
         assert _is_utf8(text.encode(), chunk=chunk)
         assert not _is_utf8(text.encode() + b"\xe9", chunk=chunk)
     assert _as_utf8(b"\xef\xbb\xbf" + text.encode()) == text.encode()
+
+
+# --- the score-count layout ---------------------------------------------------------------------
+
+SCORE_COUNTS = ("model,score,n_pos,n_neg,fold\n"
+                "a,0.9,3,0,f1\na,0.5,1,2,f1\na,0.5,0,1,f2\na,0.1,0,4,f2\na,0.9,2,1,f2\n"
+                "b,7,1,1,f1\nb,3,4,7,f2\n")
+
+
+def test_score_counts_layout(tmp_path):
+    ds = load_predictions(write(tmp_path, "sc.csv", SCORE_COUNTS))
+    assert ds.layout == "score_counts" and ds.names == ("a", "b") and not ds.counted
+    assert ds.positive_label == "1" and ds.fold_labels == ("f1", "f2")
+    a, b = ds.scored
+    # One entry per (score, label, fold) cell with examples, in file order.
+    np.testing.assert_array_equal(a.score, [0.9, 0.5, 0.5, 0.5, 0.1, 0.9, 0.9])
+    np.testing.assert_array_equal(a.y_true, [True, True, False, False, False, True, False])
+    np.testing.assert_array_equal(a.count, [3, 1, 2, 1, 4, 2, 1])
+    np.testing.assert_array_equal(a.fold, [0, 0, 0, 1, 1, 1, 1])
+    assert a.count.dtype == np.int64 and a.score.dtype == np.float64
+    assert (a.n_examples, a.n_pos) == (14, 6) and (b.n_examples, b.n_pos) == (13, 5)
+    assert (ds.n, ds.n_pos, ds.n_neg) == (14, 6, 8)
+    # The rows these counts stand for give the same ROC points.
+    rows = load_predictions(write(tmp_path, "rows.csv", "y_true,s\n" + "".join(
+        f"{int(y)},{s}\n" for s, y, c in zip(a.score, a.y_true, a.count) for _ in range(c))))
+    expected, got = roc_of(rows.scored[0]), roc_of(a)
+    np.testing.assert_array_equal(expected.tp, got.tp)
+    np.testing.assert_array_equal(expected.fp, got.fp)
+    np.testing.assert_array_equal(expected.threshold, got.threshold)
+
+
+def test_score_counts_options(tmp_path):
+    text = "Classifier,prob,N_POS,n_neg\nx,0.2,1,0\ny,0.3,1,1\nx,0.1,0,2\n"
+    ds = load_predictions(write(tmp_path, "sc.parquet", pd.read_csv(io.StringIO(text))
+                                .to_parquet()), models=["x"], positive="fraud")
+    assert ds.names == ("x",) and ds.positive_label == "fraud" and ds.fold_labels == ()
+    assert ds.scored[0].fold is None
+    np.testing.assert_array_equal(ds.scored[0].count, [1, 2])
+    forced = load_predictions(write(tmp_path, "sc.csv", text), layout="score_counts",
+                              model_column="classifier", score_column="prob")
+    assert forced.names == ("x", "y")
+    with pytest.raises(ParameterError, match="label_column does not apply to the score_counts"):
+        load_predictions(write(tmp_path, "sc.csv", text), label_column="y")
+    dropped = load_predictions(write(tmp_path, "gap.csv", text + "y,,1,1\n"), drop_missing=True)
+    assert dropped.scored[1].n_examples == 2
+
+
+SCORE_COUNT_ERRORS = [
+    ("model,score,n_pos,n_neg\na,0.1,2,-1\na,0.2,1,1\n",
+     r"^e\.csv: column 'n_neg' has negative counts \(-1\) in row 1; counts must be whole",
+     "n_neg", (1,)),
+    ("model,score,n_pos,n_neg\na,0.1,2,1\na,0.2,1.5,1\n",
+     r"column 'n_pos' has non-integer counts \(1\.5\) in row 2", "n_pos", (2,)),
+    ("model,score,n_pos,n_neg\na,0.1,2,1\na,0.2,0,0\na,0.3,0,0\n",
+     r"columns 'n_pos' and 'n_neg' are both 0 in rows 2, 3; a row counts at least one",
+     "n_pos", (2, 3)),
+    ("model,score,n_pos,n_neg\na,0.1,2,1\nb,0.2,0,3\n",
+     r"model 'b' has no positive examples \('n_pos' is 0 in row 2\)", "n_pos", (2,)),
+    ("model,score,n_pos,n_neg,fold\na,0.1,2,1,1\na,0.2,3,0,2\n",
+     r"model 'a' in fold '2' has no negative examples \(row 2\); each fold needs both",
+     "n_neg", (2,)),
+    ("model,score,n_pos,n_neg\na,0.1,2,1\na,inf,1,1\n",
+     r"column 'score' has 1 infinite value in row 2; scores and counts must be finite",
+     "score", (2,)),
+    ("model,score,n_pos,n_neg\na,0.1,2,1\na,x,1,1\n",
+     r"column 'score' has 1 non-numeric value \(first: 'x'\) in row 2", "score", (2,)),
+    ("model,score,n_pos,n_neg\na,0.1,2,1\n,0.2,1,1\n",
+     r"column 'model' has 1 missing value in row 2", "model", (2,)),
+]
+
+
+@pytest.mark.parametrize("content, message, column, rows", SCORE_COUNT_ERRORS)
+def test_score_counts_errors_name_file_column_and_rows(tmp_path, content, message, column, rows):
+    with pytest.raises(InputFileError, match=message) as info:
+        load_predictions(write(tmp_path, "e.csv", content))
+    assert (info.value.source, info.value.column, info.value.rows) == ("e.csv", column, rows)
+
+
+def test_score_counts_missing_columns(tmp_path):
+    with pytest.raises(InputFileError, match=r"^e\.csv: no n_neg column: expected one named "
+                                             r"n_neg; columns found: 'model', 'score', 'n_pos'"):
+        load_predictions(write(tmp_path, "e.csv", "model,score,n_pos\na,0.1,1\n"),
+                         layout="score_counts")
+    with pytest.raises(InputFileError, match=r"no score column: expected one named score, "):
+        load_predictions(write(tmp_path, "e.csv", "model,n_pos,n_neg\na,1,1\n"))
+
+
+def test_score_counts_need_counts_on_every_classifier():
+    plain = ScoredClassifier("a", np.array([True, False]), np.array([0.3, 0.1]))
+    with pytest.raises(ValueError, match="needs counts on every scored classifier"):
+        Dataset(source="x", layout="score_counts", positive_label="1", scored=(plain,))
+    counted = ScoredClassifier("a", plain.y_true, plain.score, count=np.array([2, 3]))
+    with pytest.raises(ValueError, match="need the score_counts layout, not long"):
+        Dataset(source="x", layout="long", positive_label="1", scored=(counted,))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b"]), st.integers(-3, 3), st.integers(0, 3),
+                          st.integers(0, 3)), min_size=1, max_size=25))
+def test_score_counts_load_or_refuse_like_their_rows(tmp_path_factory, cells):
+    """A random score-count file loads exactly when every model has both classes, and then
+    its ROC curves are those of the rows it stands for."""
+    frame = pd.DataFrame(cells, columns=["model", "score", "n_pos", "n_neg"])
+    path = tmp_path_factory.mktemp("sc") / "sc.csv"
+    frame.to_csv(path, index=False)
+    totals = frame.groupby("model")[["n_pos", "n_neg"]].sum()
+    if ((frame.n_pos + frame.n_neg) == 0).any() or (totals == 0).any().any():
+        with pytest.raises(InputFileError):
+            load_predictions(path)
+        return
+    ds = load_predictions(path)
+    for name in ds.names:
+        mine = frame[frame.model == name]
+        y = np.repeat([True, False], [mine.n_pos.sum(), mine.n_neg.sum()])
+        s = np.concatenate([np.repeat(mine.score, mine.n_pos), np.repeat(mine.score, mine.n_neg)])
+        expected, got = roc_curve(y, s.astype(float)), roc_of(ds.classifier(name))
+        np.testing.assert_array_equal(expected.tp, got.tp)
+        np.testing.assert_array_equal(expected.fp, got.fp)
+        np.testing.assert_array_equal(expected.threshold, got.threshold)

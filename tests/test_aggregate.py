@@ -1,0 +1,318 @@
+"""``costdash aggregate`` and the score-count layout: the aggregate of a row-level file gives the
+same analysis, folds and bands as the rows, through DuckDB and through Spark's local mode.
+
+The row-level files are random, with heavy ties (scores on a coarse grid), folds and three
+classifiers. "The same" is exact: the ``costdash analyze --json`` output compared as parsed JSON
+(all but the file's name and its layout, which say which file was read), and band arrays
+compared bit for bit for the same seed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import costdash
+from costdash.aggregation import aggregate, max_roc_distance
+from costdash.bands import cost_band
+from costdash.cli import main
+from costdash.errors import InputFileError, ParameterError
+from costdash.folds import fold_averages
+from costdash.io import load_predictions
+from costdash.roc import roc_of
+from tests.strategies import labelled_scores
+
+MODELS = ("gbm", "logreg", "tree")
+
+
+def rows_frame(seed: int, n: int = 1500, folds: int = 4) -> pd.DataFrame:
+    """Wide row-level predictions: 3 classifiers with many tied scores, ``folds`` folds."""
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < 0.3
+    frame = pd.DataFrame({"y_true": y.astype(int), "fold": rng.integers(0, folds, n)})
+    frame["gbm"] = np.round(rng.normal(1.2 * y, 1.0), 1)
+    frame["logreg"] = np.round(1 / (1 + np.exp(-rng.normal(0.8 * y, 1.0))), 2)
+    frame["tree"] = rng.integers(0, 6, n) / 5 + 0.3 * y  # six leaves: ties of both classes
+    return frame
+
+
+def long_frame(wide: pd.DataFrame) -> pd.DataFrame:
+    return wide.melt(id_vars=["y_true", "fold"], value_vars=list(MODELS), var_name="model",
+                     value_name="score")
+
+
+def analysis_json(path, capsys, *extra: str) -> dict:
+    """``costdash analyze --json`` of the file, minus what names the file."""
+    capsys.readouterr()
+    assert main(["analyze", str(path), "--json", *extra]) == 0
+    out = json.loads(capsys.readouterr().out)
+    out["dataset"].pop("source")
+    out["dataset"].pop("layout")
+    return out
+
+
+BAND_OPTIONS = ({"replicates": 150}, {"threshold": 0.5},
+                {"method": "double-bootstrap", "replicates": 200, "inner_replicates": 10})
+
+
+def assert_same_bands(rows_path, counts_path, band_options=BAND_OPTIONS) -> None:
+    """Same bands (same seed) and fold averages from the rows and from their counts."""
+    rows, counts = load_predictions(rows_path), load_predictions(counts_path)
+    assert counts.layout == "score_counts"
+    for name in MODELS:
+        a, b = rows.classifier(name), counts.classifier(name)
+        for options in band_options:
+            band_a = cost_band(a, rng=20261126, **options)
+            band_b = cost_band(b, rng=20261126, **options)
+            for field in ("cost", "low", "high", "curves"):
+                np.testing.assert_array_equal(getattr(band_a, field), getattr(band_b, field))
+            assert (band_a.method, band_a.estimand, band_a.n_pos, band_a.n_neg) == \
+                (band_b.method, band_b.estimand, band_b.n_pos, band_b.n_neg)
+        fa = fold_averages(a, rows.fold_labels)
+        fb = fold_averages(b, counts.fold_labels)
+        for field in ("cost_pc", "cost_mean", "roc_tpr_mean", "threshold_values",
+                      "threshold_fpr", "threshold_tpr"):
+            np.testing.assert_array_equal(getattr(fa, field), getattr(fb, field))
+
+
+# --- DuckDB --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed, layout, fmt, out", [
+    (1, "wide", "csv", "counts.csv"),
+    (2, "long", "parquet", "counts.parquet"),
+    (3, "wide", "parquet", "counts.csv"),
+])
+def test_duckdb_aggregate_gives_the_rows_analysis_and_bands(tmp_path, capsys, seed, layout, fmt,
+                                                            out):
+    wide = rows_frame(seed)
+    frame = wide if layout == "wide" else long_frame(wide)
+    rows_path = tmp_path / f"rows.{fmt}"
+    if fmt == "csv":
+        frame.to_csv(rows_path, index=False)
+    else:
+        frame.to_parquet(rows_path, index=False)
+    counts_path = tmp_path / out
+    capsys.readouterr()
+    assert main(["aggregate", str(rows_path), "-o", str(counts_path)]) == 0
+    assert "rows from 4,500 predictions of 3 classifiers" in capsys.readouterr().err
+
+    table = (pd.read_csv(counts_path) if out.endswith(".csv") else pd.read_parquet(counts_path))
+    assert list(table.columns) == ["model", "score", "n_pos", "n_neg", "fold"]
+    # One row per (classifier, distinct score, fold), far fewer than the rows.
+    assert len(table) == long_frame(wide).groupby(["model", "score", "fold"]).ngroups < 4500
+    assert table[["n_pos", "n_neg"]].to_numpy().sum() == 4500
+
+    assert analysis_json(counts_path, capsys) == analysis_json(rows_path, capsys)
+    conditions = ("--p-pos", "0.05", "--cost-fn", "30", "--cost-fp", "1")
+    assert analysis_json(counts_path, capsys, *conditions) == \
+        analysis_json(rows_path, capsys, *conditions)
+    assert_same_bands(rows_path, counts_path)
+
+
+def test_aggregate_reads_globs_and_duckdb_relations(tmp_path):
+    wide = rows_frame(4)
+    for i, start in enumerate(range(0, len(wide), 500)):
+        wide.iloc[start:start + 500].to_parquet(tmp_path / f"part-{i}.parquet", index=False)
+    wide.to_csv(tmp_path / "all.csv", index=False)
+    from_glob = aggregate(str(tmp_path / "part-*.parquet"))
+    from_csv = aggregate([tmp_path / "all.csv"])
+    con = duckdb.connect()
+    relation = con.sql(f"SELECT * FROM read_csv('{tmp_path / 'all.csv'}')")
+    from_relation = costdash.aggregate(relation)
+    for result in (from_glob, from_relation):
+        pd.testing.assert_frame_equal(result.table, from_csv.table)
+    assert from_glob.stats.input_rows == 4500 and from_glob.stats.engine == "duckdb"
+    assert from_glob.stats.classifiers == MODELS
+    assert from_relation.stats.positive_label == "1"
+
+
+def test_models_option_and_labels_that_need_positive(tmp_path):
+    wide = rows_frame(5, folds=1).drop(columns="fold")
+    wide["y_true"] = np.where(wide["y_true"] == 1, "fraud", "ok")
+    path = tmp_path / "rows.csv"
+    wide.to_csv(path, index=False)
+    with pytest.raises(InputFileError, match="say which is positive with --positive"):
+        aggregate(path)
+    result = aggregate(path, positive="fraud", models=["tree", "gbm"])
+    assert result.stats.classifiers == ("tree", "gbm")
+    assert list(result.table.columns) == ["model", "score", "n_pos", "n_neg"]
+    assert result.table["model"].unique().tolist() == ["tree", "gbm"]
+    assert result.table["n_pos"].sum() == 2 * (wide["y_true"] == "fraud").sum()
+    out = tmp_path / "counts.parquet"
+    result.write(out)
+    data = load_predictions(out, positive="fraud")
+    rows = load_predictions(path, positive="fraud", models=["tree", "gbm"])
+    for name in ("tree", "gbm"):
+        a, b = roc_of(rows.classifier(name)), roc_of(data.classifier(name))
+        np.testing.assert_array_equal(a.tp, b.tp)
+        np.testing.assert_array_equal(a.fp, b.fp)
+        np.testing.assert_array_equal(a.threshold, b.threshold)
+    assert data.positive_label == rows.positive_label == "fraud"
+
+
+def test_round_reports_a_bound_that_holds(tmp_path):
+    rng = np.random.default_rng(6)
+    y = rng.random(3000) < 0.4
+    frame = pd.DataFrame({"y_true": y.astype(int), "a": rng.normal(y * 1.0, 1.0)})
+    path = tmp_path / "rows.parquet"
+    frame.to_parquet(path, index=False)
+    rounded = aggregate(path, round_digits=1)
+    stats = rounded.stats
+    assert stats.round_digits == 1 and stats.output_rows < 100 and stats.merged_bins > 0
+    # Brute force: the distance of every exact ROC point to the rounded polyline.
+    exact = roc_of(load_predictions(path).classifier("a"))
+    table = rounded.table
+    coarse = costdash.roc_from_score_counts(table["score"], table["n_pos"], table["n_neg"])
+    worst = 0.0
+    for x, t in zip(exact.fpr, exact.tpr):
+        k = np.clip(np.searchsorted(coarse.fpr, x, side="right") - 1, 0, coarse.size - 2)
+        for j in range(max(k - 1, 0), min(k + 2, coarse.size - 1)):
+            (x0, y0), (x1, y1) = (coarse.fpr[j], coarse.tpr[j]), (coarse.fpr[j + 1],
+                                                                   coarse.tpr[j + 1])
+            if x0 <= x <= x1 and y0 <= t <= y1:
+                length = math.hypot(x1 - x0, y1 - y0)
+                worst = max(worst, abs((x1 - x0) * (t - y0) - (y1 - y0) * (x - x0)) / length)
+    assert 0 < worst <= stats.max_roc_distance + 1e-12
+    assert stats.max_roc_distance < 0.1
+    # Rounding that merges nothing changes nothing and says so.
+    frame["a"] = np.round(frame["a"], 2)
+    frame.to_parquet(path, index=False)
+    same = aggregate(path, round_digits=6)
+    assert same.stats.merged_bins == 0 and same.stats.max_roc_distance == 0.0
+    pd.testing.assert_frame_equal(same.table, aggregate(path).table)
+
+
+def test_max_roc_distance_of_one_bin():
+    # A bin of half the positives and half the negatives: its corner is sqrt(2)/4 away.
+    assert max_roc_distance(np.array([5]), np.array([10]), 10, 20) == pytest.approx(
+        math.sqrt(2) / 4)
+    assert max_roc_distance(np.array([5, 0]), np.array([0, 3]), 10, 20) == 0.0
+
+
+@pytest.mark.parametrize("frame, match", [
+    (pd.DataFrame({"model": ["a"], "score": [0.1]}), "no label column"),
+    (pd.DataFrame({"y_true": [1, 0, None], "a": [0.1, 0.2, 0.3]}),
+     r"column 'y_true' has 1 row with a missing value"),
+    (pd.DataFrame({"y_true": [1, 0, 1], "a": [0.1, None, np.nan]}),
+     r"column 'a' has 2 rows with missing values; scores must be finite"),
+    (pd.DataFrame({"y_true": [1, 0, 1], "a": [0.1, np.inf, 0.3]}),
+     r"column 'a' has 1 row with an infinite value; scores must be finite"),
+    (pd.DataFrame({"y_true": [1, 0, 2], "a": [0.1, 0.2, 0.3]}), "has 3 labels"),
+    (pd.DataFrame({"model": ["a", "a", "b"], "y_true": [1, 0, 1], "score": [0.1, 0.2, 0.3]}),
+     "classifier 'b' has no negative examples"),
+    (pd.DataFrame({"model": ["a"], "score": [0.1], "n_pos": [1], "n_neg": [0]}),
+     "is already counts"),
+])
+def test_bad_input_is_refused_naming_file_and_column(tmp_path, frame, match):
+    path = tmp_path / "bad.parquet"
+    frame.to_parquet(path, index=False)
+    with pytest.raises(InputFileError, match=match) as caught:
+        aggregate(path)
+    assert str(caught.value).startswith("bad.parquet: ")
+
+
+def test_bad_options_and_missing_files(tmp_path, capsys):
+    with pytest.raises(InputFileError, match="nothing-.*: no such file"):
+        aggregate(str(tmp_path / "nothing-*.parquet"))
+    rows_frame(7).to_csv(tmp_path / "rows.csv", index=False)
+    with pytest.raises(ParameterError, match="round_digits must be a whole number from 0 to 15"):
+        aggregate(tmp_path / "rows.csv", round_digits=16)
+    with pytest.raises(ParameterError, match="no classifier named 'svm'"):
+        aggregate(tmp_path / "rows.csv", models=["svm"])
+    with pytest.raises(ParameterError, match="unknown engine"):
+        aggregate(tmp_path / "rows.csv", engine="polars")
+    assert main(["aggregate", str(tmp_path / "missing.csv"), "-o", str(tmp_path / "o.csv")]) == 2
+    assert capsys.readouterr().err == \
+        f"costdash: error: missing.csv: no such file ({tmp_path / 'missing.csv'})\n"
+
+
+def test_difference_band_refuses_counts_and_split_band_has_the_rows_distribution(tmp_path):
+    rows_path, counts_path = tmp_path / "rows.csv", tmp_path / "counts.csv"
+    rows_frame(8, n=4000).to_csv(rows_path, index=False)
+    aggregate(rows_path).write(counts_path)
+    rows, counts = load_predictions(rows_path), load_predictions(counts_path)
+    with pytest.raises(ParameterError, match="score-count layout"):
+        costdash.difference_band(counts.classifier("gbm"), counts.classifier("logreg"))
+    # A held-out split draws other examples than the row split for one seed, from the same
+    # distribution: the mean held-out cost over many seeds agrees.
+    costs = [[cost_band(d.classifier("gbm"), select="split", rng=seed).cost.mean()
+              for seed in range(40)] for d in (rows, counts)]
+    standard_error = math.sqrt(np.var(costs[0]) / 40 + np.var(costs[1]) / 40)
+    assert abs(np.mean(costs[0]) - np.mean(costs[1])) < 4 * standard_error
+    band = cost_band(counts.classifier("gbm"), select="split", rng=1)
+    assert band.kind == "selected" and band.calibrated and band.selection == "split"
+    # The held-out part is the larger half of each class, as in the row split.
+    assert (band.n_pos, band.n_neg) == (rows.n_pos - rows.n_pos // 2,
+                                        rows.n_neg - rows.n_neg // 2)
+    assert band.error_counts.max() <= max(band.n_pos, band.n_neg)
+
+
+# --- Spark (local mode, one session for the module) ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("costdash-tests")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def test_spark_aggregate_of_files_matches_duckdb_and_the_rows(spark, tmp_path, capsys):
+    wide = rows_frame(9)
+    rows_path = tmp_path / "rows.parquet"
+    long_frame(wide).to_parquet(rows_path, index=False)
+    by_spark = aggregate(rows_path, engine="spark")
+    by_duckdb = aggregate(rows_path)
+    assert by_spark.stats.engine == "spark"
+    pd.testing.assert_frame_equal(by_spark.table, by_duckdb.table)
+    counts_path = tmp_path / "counts.csv"
+    assert main(["aggregate", str(rows_path), "-o", str(counts_path), "--engine", "spark"]) == 0
+    assert analysis_json(counts_path, capsys) == analysis_json(rows_path, capsys)
+    assert_same_bands(rows_path, counts_path, BAND_OPTIONS[:1])
+
+
+def test_spark_dataframe_with_rounding_matches_duckdb(spark, tmp_path):
+    wide = rows_frame(10)
+    wide["gbm"] = wide["gbm"] + np.random.default_rng(10).normal(0, 0.01, len(wide))
+    path = tmp_path / "rows.csv"
+    wide.to_csv(path, index=False)
+    frame = spark.read.csv(str(path), header=True, inferSchema=True)
+    by_spark = costdash.aggregate(frame, round_digits=2)
+    by_duckdb = aggregate(path, round_digits=2)
+    assert by_spark.stats.engine == "spark"
+    pd.testing.assert_frame_equal(by_spark.table, by_duckdb.table)
+    assert by_spark.stats.max_roc_distance == by_duckdb.stats.max_roc_distance > 0
+    assert by_spark.stats.merged_bins == by_duckdb.stats.merged_bins > 0
+
+
+# --- the core on counts, property-based ----------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(labelled_scores(max_n=80), st.integers(1, 4))
+def test_roc_of_score_counts_is_roc_of_rows(data, folds):
+    y, score = data
+    fold = np.arange(y.size) % folds
+    frame = pd.DataFrame({"score": score, "y": y, "fold": fold})
+    cells = frame.groupby(["score", "y", "fold"]).size().reset_index(name="count")
+    rows = costdash.ScoredClassifier("m", y, score, fold)
+    counted = costdash.ScoredClassifier(
+        "m", cells["y"].to_numpy(bool), cells["score"].to_numpy(np.float64),
+        cells["fold"].to_numpy(np.int64), cells["count"].to_numpy(np.int64))
+    a, b = roc_of(rows), roc_of(counted)
+    assert a.tp.dtype == b.tp.dtype
+    np.testing.assert_array_equal(a.tp, b.tp)
+    np.testing.assert_array_equal(a.fp, b.fp)
+    np.testing.assert_array_equal(a.threshold, b.threshold)
+    assert counted.n_examples == y.size and counted.n_pos == int(y.sum())
