@@ -111,6 +111,8 @@ def probability_problem(score: ArrayLike) -> str | None:
     s = np.asarray(score, dtype=np.float64)
     if s.size == 0:
         return "no scores"
+    if np.isnan(s).any():
+        return "no scores (confusion-matrix counts only)"
     lo, hi = float(np.min(s)), float(np.max(s))
     if lo < 0.0 or hi > 1.0:
         return (f"scores range over [{lo:.6g}, {hi:.6g}], not within [0, 1]: they are not "
@@ -179,7 +181,10 @@ class ThresholdChoice:
     """The threshold-choice curves of one classifier, and the gaps between them.
 
     ``score_driven`` is None, with ``score_driven_refused`` saying why, when the scores are not
-    probabilities; ``fixed`` is None when no fixed threshold was asked for.
+    probabilities; ``fixed`` is None when no fixed threshold was asked for. With a
+    ``calibration`` (e.g. ``"platt"``), ``score_driven`` is the curve of the calibrated scores
+    (cross-fitted on folds, :mod:`costdash.calibration`) and ``calibrated_brier_score`` their
+    Brier score; ``brier_score`` stays the raw scores' (None when they are not probabilities).
     """
 
     name: str
@@ -190,6 +195,8 @@ class ThresholdChoice:
     fixed: ThresholdChoiceCurve | None
     brier_score: float | None
     score_driven_refused: str | None = None
+    calibration: str | None = None
+    calibrated_brier_score: float | None = None
 
     def curve(self, method: str) -> ThresholdChoiceCurve | None:
         if method not in METHODS:
@@ -432,7 +439,9 @@ def threshold_choice(y_true: ArrayLike | None = None, score: ArrayLike | None = 
                      fixed_threshold: float | None = None,
                      fixed_point: int | None = None,
                      beta: tuple[float, float] = (1.0, 1.0),
-                     envelope: LowerEnvelope | None = None) -> ThresholdChoice:
+                     envelope: LowerEnvelope | None = None,
+                     calibrated: RocCurve | None = None,
+                     calibration: str | None = None) -> ThresholdChoice:
     """Every threshold-choice curve of one classifier, with its Brier score.
 
     Parameters
@@ -451,6 +460,10 @@ def threshold_choice(y_true: ArrayLike | None = None, score: ArrayLike | None = 
         Beta(a, b) over PC(+) for every ``expected_loss`` (uniform by default).
     envelope : LowerEnvelope, optional
         The classifier's own envelope, when already computed.
+    calibrated : RocCurve, optional
+        The ROC curve of the classifier's calibrated scores (e.g.
+        :func:`costdash.calibration.calibrate_classifier`): the score-driven curve is then
+        theirs. ``calibration`` names the method.
     """
     if roc is None:
         if y_true is None or score is None:
@@ -462,14 +475,14 @@ def threshold_choice(y_true: ArrayLike | None = None, score: ArrayLike | None = 
     refused: str | None = None
     score_driven: ThresholdChoiceCurve | None = None
     try:
-        score_driven = score_driven_curve(roc, beta=beta)
+        score_driven = score_driven_curve(roc if calibrated is None else calibrated, beta=beta)
     except ParameterError as exc:
         refused = str(exc)
     bs: float | None = None
     if score is not None and y_true is not None:
         if probability_problem(score) is None:
             bs = brier_score(y_true, score)
-    elif score_driven is not None:
+    elif probability_problem(roc.threshold[1:]) is None:
         bs = _brier_from_roc(roc)
     if fixed_threshold is not None and fixed_point is not None:
         raise ParameterError("give a fixed threshold or a fixed point, not both")
@@ -478,7 +491,10 @@ def threshold_choice(y_true: ArrayLike | None = None, score: ArrayLike | None = 
              else None if fixed_point is None else fixed_point_curve(roc, fixed_point, beta=beta))
     return ThresholdChoice(name=name or roc.name, prevalence=_prevalence_of(roc), optimal=optimal,
                            rate_driven=rate, score_driven=score_driven, fixed=fixed,
-                           brier_score=bs, score_driven_refused=refused)
+                           brier_score=bs, score_driven_refused=refused,
+                           calibration=None if calibrated is None else (calibration or "given"),
+                           calibrated_brier_score=(None if calibrated is None
+                                                   else _brier_from_roc(calibrated)))
 
 
 def _curve_dict(curve: ThresholdChoiceCurve | None, max_points: int | None) -> dict | None:
@@ -509,4 +525,5 @@ def gaps_to_dict(choice: ThresholdChoice) -> dict:
     """The named gaps between the methods' expected losses, and why a curve is missing."""
     return {"calibration_loss": choice.calibration_loss, "rate_loss": choice.rate_loss,
             "fixed_loss": choice.fixed_loss, "score_driven_refused": choice.score_driven_refused,
-            "beta": list(choice.optimal.beta)}
+            "beta": list(choice.optimal.beta), "calibration": choice.calibration,
+            "calibrated_brier_score": choice.calibrated_brier_score}

@@ -271,6 +271,8 @@ def test_beta_expected_losses_against_quadrature(demo, a, b):
                 total += integrate.quad(lambda x: (y0 + (y1 - y0) * (x - x0) / (x1 - x0))
                                         * weight(x), x0, x1, epsabs=1e-14, epsrel=1e-13)[0]
         assert curve.expected_loss == pytest.approx(total, abs=1e-9)
+    if demo != "breast-cancer":  # adaptive quadrature on every rate piece: one demo is enough
+        return
     rate = rate_driven_curve(roc, beta=(a, b))
     from costdash.threshold_choice import _rate_cost
 
@@ -369,3 +371,105 @@ def test_analyze_readable_threshold_choice_and_default_output_unchanged(capsys):
     assert main(["analyze", str(path), "--threshold-choice"]) == 0
     text = capsys.readouterr().out
     assert "Threshold choice" in text and "calib. loss" in text
+
+
+# --- calibration on folds (costdash.calibration) --------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(4, 40).flatmap(lambda n: st.tuples(
+    st.lists(st.booleans(), min_size=n, max_size=n),
+    st.lists(st.integers(-6, 6), min_size=n, max_size=n),
+    st.lists(st.integers(1, 4), min_size=n, max_size=n))))
+def test_isotonic_fit_matches_scikit_learn(data):
+    from costdash.calibration import fit_isotonic
+
+    labels, ks, ws = data
+    y = np.array(labels, dtype=bool)
+    s = np.array(ks, dtype=float) / 2.0
+    w = np.array(ws, dtype=float)
+    ours = fit_isotonic(s, y, w)
+    theirs = IsotonicRegression(out_of_bounds="clip").fit(s, y, sample_weight=w)
+    grid = np.linspace(-4, 4, 161)
+    np.testing.assert_allclose(ours(grid), theirs.predict(grid), atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_platt_fit_is_the_smoothed_target_maximum_likelihood(seed):
+    from scipy.optimize import minimize
+    from scipy.special import log_expit
+
+    from costdash.calibration import fit_platt
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    y = rng.random(n) < 0.3
+    s = np.round(rng.normal(size=n) * 3 + 2 * y, 2)
+    w = rng.integers(1, 4, size=n).astype(float) if seed else None
+    ww = np.ones(n) if w is None else w
+    n_pos, n_neg = ww[y].sum(), ww[~y].sum()
+    target = np.where(y, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+
+    def loss(theta):
+        eta = theta[0] * s + theta[1]
+        return -np.sum(ww * (target * log_expit(eta) + (1 - target) * log_expit(-eta)))
+
+    best = minimize(loss, [0.1, 0.0], method="Nelder-Mead",
+                    options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 20000})
+    cal = fit_platt(s, y, w)
+    np.testing.assert_allclose(cal.params, best.x, atol=1e-7)
+    assert loss(cal.params) <= best.fun + 1e-10
+    p = cal(s)
+    r = ww * (p - target)
+    np.testing.assert_allclose([np.dot(r, s), r.sum()], [0.0, 0.0], atol=1e-8)
+
+
+@pytest.mark.parametrize("method", ["platt", "isotonic"])
+def test_cross_fitting_maps_each_fold_by_a_fit_on_the_others(method):
+    from costdash.calibration import calibrate_classifier, cross_fit, fit_isotonic, fit_platt
+
+    data = load_demo("breast-cancer")
+    c = data.scored[3]  # naive Bayes: badly calibrated
+    calibrated = cross_fit(c.score, c.y_true, c.fold, method)
+    fit = fit_platt if method == "platt" else fit_isotonic
+    for k in np.unique(c.fold):
+        held = c.fold == k
+        expected = fit(c.score[~held], c.y_true[~held])(c.score[held])
+        np.testing.assert_array_equal(calibrated[held], expected)
+        if method == "isotonic":
+            sk = IsotonicRegression(out_of_bounds="clip").fit(c.score[~held], c.y_true[~held])
+            np.testing.assert_allclose(calibrated[held], sk.predict(c.score[held]), atol=1e-12)
+    roc = calibrate_classifier(c, method)
+    ref = roc_curve(c.y_true, calibrated)
+    np.testing.assert_array_equal(roc.tp, ref.tp)
+    np.testing.assert_array_equal(roc.fp, ref.fp)
+    tc = threshold_choice(roc=roc_curve(c.y_true, c.score), calibrated=roc, calibration=method)
+    assert tc.calibrated_brier_score == pytest.approx(np.mean((calibrated - c.y_true) ** 2),
+                                                      abs=1e-14)
+    assert tc.score_driven.cost_proportion_loss == pytest.approx(tc.calibrated_brier_score,
+                                                                 abs=1e-13)
+
+
+def test_analyze_calibrates_margins_on_request(capsys, tmp_path):
+    rng = np.random.default_rng(8)
+    n = 300
+    y = rng.random(n) < 0.35
+    margin = np.round(rng.normal(size=n) * 2 + 2 * y - 1, 3)
+    path = tmp_path / "m.csv"
+    path.write_text("y_true,svm\n" + "".join(f"{int(a)},{b}\n" for a, b in zip(y, margin)))
+    assert main(["analyze", str(path), "--calibrate", "isotonic", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["classifiers"][0]
+    gaps = out["threshold_choice_gaps"]
+    assert out["brier_score"] is None and gaps["calibration"] == "isotonic"
+    assert out["threshold_choice"]["score_driven"] is not None
+    from costdash.calibration import cross_fit, default_folds
+
+    calibrated = cross_fit(margin, y, default_folds(y), "isotonic")
+    assert gaps["calibrated_brier_score"] == pytest.approx(np.mean((calibrated - y) ** 2),
+                                                           abs=1e-14)
+    assert main(["dca", str(path), "--calibrate", "platt", "--json",
+                 "--thresholds", "0.2:0.2:0.1"]) == 0
+    nb = json.loads(capsys.readouterr().out)["net_benefit"]["svm"]
+    cal = cross_fit(margin, y, default_folds(y), "platt")
+    flagged = cal >= 0.2
+    assert nb == pytest.approx([np.sum(flagged & y) / n - np.sum(flagged & ~y) / n * 0.25],
+                               abs=1e-15)

@@ -21,11 +21,12 @@ JSON fields: dataset {n, n_pos, n_neg, positive_label, n_folds, source, layout};
 [{name, auc, roc {fpr, tpr, threshold}, operating_range [lo, hi] | null, cost_area, on_hull}]; hull [{fpr, tpr,
 classifier, threshold}] from (0,0) to (1,1); envelope {pc, cost}; operating_point {p_pos,
 cost_fn, cost_fp, pc, slope, classifier, threshold, fpr, tpr, normalized_cost, expected_cost}.
-With --threshold-choice (or --h-severity / --h-beta / --loss-beta / --fixed-threshold) each
+With --threshold-choice (or --h-severity / --h-beta / --loss-beta / --fixed-threshold /
+--calibrate) each
 classifier also has h_measure, brier_score (null when the scores are not in [0, 1]),
 threshold_choice {score_driven | rate_driven | fixed | optimal: {pc, cost, expected_loss,
 cost_proportion_loss} | null} and threshold_choice_gaps {calibration_loss, rate_loss, fixed_loss,
-score_driven_refused, beta} (docs/threshold-choice.md)."""
+score_driven_refused, beta, calibration, calibrated_brier_score} (docs/threshold-choice.md)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,6 +52,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="H-measure: a Beta(A, B) over the cost proportion instead")
     group.add_argument("--loss-beta", type=float, nargs=2, metavar=("A", "B"),
                        help="expected losses with PC(+) ~ Beta(A, B) (default uniform)")
+    group.add_argument("--calibrate", choices=("platt", "isotonic"),
+                       help="score-driven curve of the scores calibrated on folds (the data's "
+                            "folds, else 5 stratified ones): each example's score mapped by a "
+                            "fit on the other folds")
     group.add_argument("--fixed-threshold", type=float, metavar="T",
                        help="the fixed curve's threshold (default: each classifier's own best "
                             "threshold at the given conditions)")
@@ -61,13 +66,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _wants_extras(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "threshold_choice", False) or any(
         getattr(args, name, None) is not None
-        for name in ("h_severity", "h_beta", "loss_beta", "fixed_threshold")))
+        for name in ("h_severity", "h_beta", "loss_beta", "fixed_threshold", "calibrate")))
 
 
 def classifier_extras(result: Analysis, *, h_severity: float | None = None,
                       h_beta: tuple[float, float] | None = None,
                       loss_beta: tuple[float, float] | None = None,
                       fixed_threshold: float | None = None,
+                      calibrate: str | None = None,
                       max_points: int | None = None) -> list[dict]:
     """Per classifier (in ``result``'s order): h_measure, brier_score, threshold_choice and
     threshold_choice_gaps, as added to ``analyze --json``."""
@@ -77,16 +83,23 @@ def classifier_extras(result: Analysis, *, h_severity: float | None = None,
 
     beta = (1.0, 1.0) if loss_beta is None else (float(loss_beta[0]), float(loss_beta[1]))
     cond = result.operating_point.condition
+    scored = {c.name: c for c in result.dataset.scored}
     out = []
     for c in result.classifiers:
+        calibrated = None
+        if calibrate is not None and c.name in scored:
+            from costdash.calibration import calibrate_classifier
+
+            calibrated = calibrate_classifier(scored[c.name], calibrate)
+        common = dict(beta=beta, envelope=c.envelope, calibrated=calibrated,
+                      calibration=calibrate if calibrated is not None else None)
         if fixed_threshold is None:
             # the classifier's own best point at the given conditions, kept for all conditions
             v = optimal_vertex(c.hull, cond)
             point = int(np.flatnonzero((c.roc.fpr == v.fpr) & (c.roc.tpr == v.tpr))[0])
-            tc = threshold_choice(roc=c.roc, fixed_point=point, beta=beta, envelope=c.envelope)
+            tc = threshold_choice(roc=c.roc, fixed_point=point, **common)
         else:
-            tc = threshold_choice(roc=c.roc, fixed_threshold=fixed_threshold, beta=beta,
-                                  envelope=c.envelope)
+            tc = threshold_choice(roc=c.roc, fixed_threshold=fixed_threshold, **common)
         h = h_measure(c.roc, severity_ratio=h_severity,
                       beta=None if h_beta is None else (float(h_beta[0]), float(h_beta[1])),
                       envelope=c.envelope)
@@ -106,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         extras = classifier_extras(result, h_severity=args.h_severity, h_beta=args.h_beta,
                                    loss_beta=args.loss_beta,
                                    fixed_threshold=args.fixed_threshold,
-                                   max_points=args.max_points)
+                                   calibrate=args.calibrate, max_points=args.max_points)
     if args.json:
         payload = analysis_to_dict(result, max_points=args.max_points)
         for entry, extra in zip(payload["classifiers"], extras or ()):
@@ -129,6 +142,10 @@ def format_extras(result: Analysis, extras: list[dict]) -> str:
                 else "~ Beta{}".format(tuple(extras[0]["threshold_choice_gaps"]["beta"])
                                        if extras else "")),
              header, "-" * len(header)]
+    if extras and extras[0]["threshold_choice_gaps"]["calibration"]:
+        lines.insert(1, "(score-driven: scores calibrated by "
+                     f"{extras[0]['threshold_choice_gaps']['calibration']} on folds, each "
+                     "fold mapped by a fit on the others)")
     notes = []
     for c, e in zip(result.classifiers, extras):
         tc = e["threshold_choice"]

@@ -33,6 +33,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--thresholds", metavar="START:STOP:STEP", default=None,
                         help="threshold probabilities, STOP included when on the grid "
                              "(default 0.01:0.99:0.01)")
+    parser.add_argument("--calibrate", choices=("platt", "isotonic"),
+                        help="decision curves of the scores calibrated on folds (the data's "
+                             "folds, else 5 stratified ones), each fold mapped by a fit on the "
+                             "others")
     add_loader_options(parser)
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     parser.set_defaults(func=run)
@@ -44,7 +48,13 @@ def run(args: argparse.Namespace) -> int:
     if not dataset.scored:
         raise ParameterError(f"{dataset.source}: decision curves need scores; a counts file "
                              f"has none")
-    curves = decision_curves_of_rocs([roc_of(c) for c in dataset.scored], thresholds)
+    if args.calibrate is None:
+        rocs = [roc_of(c) for c in dataset.scored]
+    else:
+        from costdash.calibration import calibrate_classifier
+
+        rocs = [calibrate_classifier(c, args.calibrate) for c in dataset.scored]
+    curves = decision_curves_of_rocs(rocs, thresholds)
     if args.json:
         print_json(decision_curves_to_dict(curves))
     else:

@@ -1,0 +1,202 @@
+"""Calibrating scores into probabilities on folds (Platt scaling, isotonic regression).
+
+The score-driven (Brier) curve and the decision curve read scores as probabilities. When they are
+not (SVM margins, ranks), a calibration the user picks maps them to probabilities first; to keep
+the test set honest each example's calibrated score comes from a map fitted on the *other* folds
+(cross-fitting), never on itself.
+
+* **Platt** (1999): p = 1 / (1 + exp(-(a·s + b))), fitted by maximum likelihood with Platt's
+  smoothed targets (N₊ + 1)/(N₊ + 2) for positives and 1/(N₋ + 2) for negatives, as scikit-learn's
+  ``CalibratedClassifierCV(method="sigmoid")``; Newton's method with backtracking on standardised
+  scores.
+* **Isotonic**: the pool-adjacent-violators fit of the labels on the scores (ties pooled first,
+  weights respected); between fitted scores the map is linear and it is constant beyond them, as
+  scikit-learn's ``IsotonicRegression(out_of_bounds="clip")``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import expit, log_expit
+
+from costdash.dataset import ScoredClassifier
+from costdash.errors import ParameterError
+from costdash.roc import RocCurve, roc_from_score_counts
+
+__all__ = ["CALIBRATIONS", "Calibrator", "calibrate_classifier", "cross_fit", "default_folds",
+           "fit_isotonic", "fit_platt"]
+
+Method = Literal["platt", "isotonic"]
+CALIBRATIONS = ("platt", "isotonic")
+
+
+@dataclass(frozen=True, eq=False)
+class Calibrator:
+    """A fitted map from scores to probabilities.
+
+    ``platt``: ``params`` = (a, b); ``isotonic``: ``x`` (increasing fitted scores) and ``y`` (their
+    fitted probabilities, non-decreasing).
+    """
+
+    method: str
+    params: tuple[float, float] = (0.0, 0.0)
+    x: NDArray[np.float64] | None = None
+    y: NDArray[np.float64] | None = None
+
+    def __call__(self, score: ArrayLike) -> NDArray[np.float64]:
+        s = np.asarray(score, dtype=np.float64)
+        if self.method == "platt":
+            a, b = self.params
+            return expit(a * s + b)
+        return np.interp(s, self.x, self.y)
+
+
+def _weights(y: NDArray[np.bool_], weight: ArrayLike | None) -> NDArray[np.float64]:
+    w = np.ones(y.size) if weight is None else np.asarray(weight, dtype=np.float64)
+    if w.shape != y.shape or np.any(w < 0) or not np.all(np.isfinite(w)):
+        raise ParameterError("weights must be finite, non-negative and one per example")
+    return w
+
+
+def fit_platt(score: ArrayLike, y_true: ArrayLike, weight: ArrayLike | None = None,
+              *, max_iter: int = 100) -> Calibrator:
+    """Platt scaling: maximum likelihood with Platt's smoothed targets (module docstring)."""
+    s = np.asarray(score, dtype=np.float64)
+    y = np.asarray(y_true, dtype=bool)
+    w = _weights(y, weight)
+    n_pos, n_neg = float(w[y].sum()), float(w[~y].sum())
+    if n_pos <= 0 or n_neg <= 0:
+        raise ParameterError("Platt scaling needs examples of both classes")
+    target = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    centre = float(np.average(s, weights=w))
+    scale = float(np.sqrt(np.average((s - centre) ** 2, weights=w))) or 1.0
+    z = (s - centre) / scale
+
+    def loss(theta: NDArray[np.float64]) -> float:
+        eta = theta[0] * z + theta[1]
+        return float(-np.sum(w * (target * log_expit(eta) + (1.0 - target) * log_expit(-eta))))
+
+    theta = np.array([0.0, math.log((n_pos + 1.0) / (n_neg + 1.0))])
+    current = loss(theta)
+    for _ in range(max_iter):
+        p = expit(theta[0] * z + theta[1])
+        r = w * (p - target)
+        grad = np.array([np.dot(r, z), r.sum()])
+        h = w * p * (1.0 - p)
+        hess = np.array([[np.dot(h, z * z), np.dot(h, z)], [np.dot(h, z), h.sum()]])
+        hess += 1e-12 * np.eye(2) * max(1.0, float(np.trace(hess)))
+        step = np.linalg.solve(hess, grad)
+        t = 1.0
+        while True:
+            candidate = theta - t * step
+            value = loss(candidate)
+            if value <= current + 1e-4 * t * float(np.dot(grad, -step)) or t < 1e-10:
+                break
+            t /= 2.0
+        converged = abs(current - value) <= 1e-15 * max(1.0, abs(current))
+        theta, current = candidate, value
+        if converged or float(np.max(np.abs(grad))) <= 1e-12 * w.sum():
+            break
+    a = theta[0] / scale
+    return Calibrator("platt", params=(float(a), float(theta[1] - a * centre)))
+
+
+def fit_isotonic(score: ArrayLike, y_true: ArrayLike, weight: ArrayLike | None = None
+                 ) -> Calibrator:
+    """Isotonic regression of the labels on the scores (pool adjacent violators)."""
+    s = np.asarray(score, dtype=np.float64)
+    y = np.asarray(y_true, dtype=bool)
+    w = _weights(y, weight)
+    keep = w > 0
+    s, y, w = s[keep], y[keep], w[keep]
+    if s.size == 0:
+        raise ParameterError("isotonic calibration needs examples")
+    xs, inverse = np.unique(s, return_inverse=True)
+    wsum = np.bincount(inverse, weights=w)
+    ysum = np.bincount(inverse, weights=w * y)
+    # Pool adjacent violators on the tie-pooled points: a stack of blocks (mean, weight, size).
+    means: list[float] = []
+    weights: list[float] = []
+    sizes: list[int] = []
+    for m, v in zip((ysum / wsum).tolist(), wsum.tolist()):
+        means.append(m)
+        weights.append(v)
+        sizes.append(1)
+        while len(means) > 1 and means[-2] >= means[-1]:
+            v2, v1 = weights.pop(), weights.pop()
+            m2, m1 = means.pop(), means.pop()
+            k2, k1 = sizes.pop(), sizes.pop()
+            means.append((m1 * v1 + m2 * v2) / (v1 + v2))
+            weights.append(v1 + v2)
+            sizes.append(k1 + k2)
+    fitted = np.repeat(np.array(means), np.array(sizes))
+    return Calibrator("isotonic", x=xs, y=fitted)
+
+
+def default_folds(y_true: ArrayLike, k: int = 5) -> NDArray[np.int64]:
+    """Deterministic stratified folds when the data has none: the i-th example of each class,
+    in file order, goes to fold i mod k."""
+    y = np.asarray(y_true, dtype=bool)
+    fold = np.empty(y.size, dtype=np.int64)
+    for cls in (True, False):
+        idx = np.flatnonzero(y == cls)
+        fold[idx] = np.arange(idx.size) % k
+    return fold
+
+
+def cross_fit(score: ArrayLike, y_true: ArrayLike, fold: ArrayLike, method: Method,
+              weight: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Each example's score calibrated by a map fitted on the other folds.
+
+    Raises
+    ------
+    ParameterError
+        Unknown method, fewer than two folds, or a fold whose complement lacks a class.
+    """
+    if method not in CALIBRATIONS:
+        raise ParameterError(f"unknown calibration {method!r}; one of {', '.join(CALIBRATIONS)}")
+    s = np.asarray(score, dtype=np.float64)
+    y = np.asarray(y_true, dtype=bool)
+    f = np.asarray(fold)
+    w = _weights(y, weight)
+    labels = np.unique(f)
+    if labels.size < 2:
+        raise ParameterError("calibration on folds needs at least two folds")
+    fit = fit_platt if method == "platt" else fit_isotonic
+    out = np.empty(s.size)
+    for label in labels:
+        held = f == label
+        train = ~held
+        if not (np.any(y[train] & (w[train] > 0)) and np.any(~y[train] & (w[train] > 0))):
+            raise ParameterError(f"fold {label!r}: the other folds lack a class, so no "
+                                 f"calibration can be fitted for it")
+        out[held] = fit(s[train], y[train], w[train])(s[held])
+    return out
+
+
+def calibrate_classifier(classifier: ScoredClassifier, method: Method,
+                         folds: int = 5) -> RocCurve:
+    """The ROC curve of a classifier's cross-fitted calibrated scores (the data's folds, or
+    :func:`default_folds` when it has none); its thresholds are probabilities."""
+    score, n_pos, n_neg = classifier.class_counts()
+    # One row per (entry, class) with its count as the weight.
+    s = np.r_[score, score]
+    y = np.r_[np.ones(score.size, bool), np.zeros(score.size, bool)]
+    w = np.r_[n_pos, n_neg].astype(np.float64)
+    if classifier.fold is not None:
+        fold = np.r_[classifier.fold, classifier.fold]
+    elif classifier.count is None:
+        base = default_folds(classifier.y_true, folds)
+        fold = np.r_[base, base]
+    else:
+        fold = np.r_[np.arange(score.size) % folds, np.arange(score.size) % folds]
+    keep = w > 0
+    calibrated = cross_fit(s[keep], y[keep], fold[keep], method, w[keep])
+    counts = w[keep].astype(np.int64)
+    return roc_from_score_counts(calibrated, np.where(y[keep], counts, 0),
+                                 np.where(y[keep], 0, counts), name=classifier.name)
