@@ -492,7 +492,7 @@ class _SparkReader(_Reader):
             self.spark = source.sparkSession
             self.name = "Spark DataFrame"
         else:
-            files, kind, self.name = _expand(source)
+            files, kind, self.name = _spark_paths(source)
             self.spark = _spark_session(master)
             reader = self.spark.read
             self.frame = (reader.parquet(*files) if kind == "parquet"
@@ -516,6 +516,21 @@ class _SparkReader(_Reader):
 
     def close(self) -> None:
         self.spark.catalog.dropTempView(self._view)
+
+
+def _spark_paths(source: Any) -> tuple[list[str], str, str]:
+    """Local files as :func:`_expand` finds them; URIs (``hdfs://``, ``s3a://``...) are the
+    cluster's to resolve, globs included, and a directory of them is read as Parquet."""
+    items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    uris = [os.fspath(i) for i in items if "://" in os.fspath(i)]
+    if not uris:
+        return _expand(source)
+    if len(uris) < len(items):
+        raise ParameterError("give either local paths or URIs (hdfs://, s3a://...), not both")
+    text = [u.lower().rstrip("/") for u in uris]
+    kind = "csv" if all(u.endswith(_TEXT_EXTENSIONS) for u in text) else "parquet"
+    name = uris[0] + (f" and {len(uris) - 1} more" if len(uris) > 1 else "")
+    return uris, kind, name
 
 
 def _spark_session(master: str | None) -> Any:
