@@ -33,13 +33,15 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from costdash.criteria import MixedOperatingPoint, workforce
 from costdash.errors import ParameterError
 from costdash.hull import RocHull
 from costdash.roc import RocCurve
 
-__all__ = ["F1_LEVELS", "CurvePoint", "GainsCurve", "IsoF1", "PrCurve", "PrHull", "Reliability",
-           "ScoreHistograms", "curve_point", "flagged_share", "gains_curve", "iso_f1", "pr_curve", "pr_hull",
-           "pr_point", "reliability", "score_histograms"]
+__all__ = ["F1_LEVELS", "CapacityOnGains", "CurvePoint", "GainsCurve", "IsoF1", "PrCurve",
+           "PrHull", "Reliability", "ScoreHistograms", "capacity_on_gains", "curve_point",
+           "flagged_share", "gains_curve", "iso_f1", "pr_curve", "pr_hull", "pr_point",
+           "reliability", "score_histograms"]
 
 F1_LEVELS = (0.2, 0.4, 0.6, 0.8)
 """The iso-F1 levels drawn by default."""
@@ -375,6 +377,59 @@ def curve_point(fpr: float, tpr: float, *, prior: float) -> CurvePoint:
     return CurvePoint(fpr=float(fpr), tpr=float(tpr), recall=recall, precision=precision,
                       f1=f1, flagged=share, lift=recall / share if share > 0 else math.nan,
                       prior=float(prior))
+
+
+@dataclass(frozen=True)
+class CapacityOnGains:
+    """A capacity on the gains chart.
+
+    Attributes
+    ----------
+    share : float
+        The largest share of cases that may be flagged, ``capacity / volume`` (at most 1).
+    flagged, caught : float
+        Share of cases flagged and share of positives caught by the best point of the hull
+        within the capacity (:func:`costdash.criteria.workforce`).
+    point : MixedOperatingPoint
+        That point (a hull vertex or a mix of two).
+    """
+
+    share: float
+    flagged: float
+    caught: float
+    point: MixedOperatingPoint
+
+
+def capacity_on_gains(hull: RocHull, *, p_pos: float, volume: float,
+                      capacity: float) -> CapacityOnGains:
+    """Where a capacity (cases flagged per period) sits on the gains chart at prior ``p_pos``.
+
+    Parameters
+    ----------
+    hull : RocHull
+    p_pos : float
+        The conditions' p(+): ``volume · p_pos`` positives are expected per period.
+    volume : float
+        Cases per period (positive).
+    capacity : float
+        Most cases that may be flagged per period (non-negative).
+
+    Examples
+    --------
+    >>> from costdash.hull import classifier_hull
+    >>> from costdash.roc import roc_curve
+    >>> hull = classifier_hull(roc_curve([1, 1, 0, 0], [0.9, 0.8, 0.7, 0.1]))
+    >>> c = capacity_on_gains(hull, p_pos=0.5, volume=100, capacity=25)
+    >>> c.share, c.flagged, c.caught
+    (0.25, 0.25, 0.5)
+    """
+    if not volume > 0:
+        raise ParameterError(f"`volume` must be positive, got {volume!r}")
+    point = workforce(hull, n_pos=p_pos * volume, n_neg=(1.0 - p_pos) * volume,
+                      capacity=capacity)
+    return CapacityOnGains(share=min(capacity / volume, 1.0),
+                           flagged=flagged_share(point.fpr, point.tpr, prior=p_pos),
+                           caught=float(point.tpr), point=point)
 
 
 # --- score distributions ------------------------------------------------------------------------

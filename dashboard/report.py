@@ -43,8 +43,8 @@ from costdash.criteria import (
     sensitivity,
     workforce,
 )
-from costdash.curves import (curve_point, gains_curve, iso_f1, pr_curve, pr_hull, reliability,
-                             score_histograms)
+from costdash.curves import (capacity_on_gains, curve_point, gains_curve, iso_f1, pr_curve,
+                             pr_hull, reliability, score_histograms)
 from costdash.dataset import CountedClassifier, Dataset
 from costdash.errors import CostdashError
 from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE
@@ -535,11 +535,13 @@ def _curves_section(dataset: Dataset, analysis: Analysis, view: View) -> str:
             continue                      # said in the pinned-thresholds section
         marks.append(Mark(f"pin {k + 1}", name, threshold, pin.fpr, pin.tpr, slot=k))
     capacity_share = capacity_point = None
-    for key, _label, point, _message in constraint_points(analysis, view):
-        if key == "capacity" and point is not None:
-            capacity_share = min(view.capacity / view.volume, 1.0)
-            at = curve_point(point.fpr, point.tpr, prior=prior)
-            capacity_point = (at.flagged, at.tpr)
+    if view.capacity is not None and view.volume > 0:
+        try:
+            on_gains = capacity_on_gains(analysis.hull, p_pos=cond.p_pos, volume=view.volume,
+                                         capacity=view.capacity)
+            capacity_share, capacity_point = on_gains.share, (on_gains.flagged, on_gains.caught)
+        except CostdashError:
+            pass                          # said in the constraints section
     pr = pr_figure(prs, index, hull=pr_hull(analysis.hull, n_pos=dataset.n_pos,
                                              n_neg=dataset.n_neg, p_pos=prior_arg, per_edge=32),
                    iso=iso_f1(), marks=marks)

@@ -18,8 +18,8 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss, precision_recall_curve
 from strategies import labelled_scores, shared_label_classifiers
 
-from costdash.curves import (gains_curve, iso_f1, pr_curve, pr_hull, pr_point, reliability,
-                             score_histograms)
+from costdash.curves import (capacity_on_gains, curve_point, gains_curve, iso_f1, pr_curve,
+                             pr_hull, pr_point, reliability, score_histograms)
 from costdash.errors import ParameterError
 from costdash.hull import classifier_hull, convex_hull
 from costdash.roc import roc_curve
@@ -184,6 +184,29 @@ def test_gains_hand_worked():
     assert g.lift[1] == pytest.approx(5.0)       # half the positives in a tenth of the cases
 
 
+@PROPERTY
+@given(labelled_scores(), st.floats(0.01, 0.99), st.floats(0.0, 1.2))
+def test_capacity_on_gains_is_the_best_hull_point_within_the_capacity(data, p, share):
+    y, score = data
+    hull = classifier_hull(roc_curve(y, score))
+    c = capacity_on_gains(hull, p_pos=p, volume=1000.0, capacity=share * 1000.0)
+    assert c.share == pytest.approx(min(share, 1.0))
+    assert c.flagged <= c.share + 1e-9
+    assert c.flagged == pytest.approx(p * c.point.tpr + (1 - p) * c.point.fpr)
+    # No hull vertex within the capacity catches more (brute force over the vertices).
+    flagged = p * hull.tpr + (1 - p) * hull.fpr
+    assert c.caught >= hull.tpr[flagged <= c.share + 1e-12].max() - 1e-12
+
+
+def test_curve_point_hand_worked():
+    p = curve_point(0.1, 0.8, prior=0.2)       # 0.16 caught, 0.08 false alarms per case
+    assert p.precision == pytest.approx(2 / 3) and p.recall == 0.8
+    assert p.f1 == pytest.approx(2 * (2 / 3) * 0.8 / (2 / 3 + 0.8))
+    assert p.flagged == pytest.approx(0.24) and p.lift == pytest.approx(0.8 / 0.24)
+    nothing = curve_point(0.0, 0.0, prior=0.2)
+    assert np.isnan(nothing.precision) and np.isnan(nothing.f1) and np.isnan(nothing.lift)
+
+
 # --- score histograms ----------------------------------------------------------------------------
 
 @PROPERTY
@@ -270,3 +293,5 @@ def test_parameter_errors():
         reliability([0, 1, 1], [0.1, 0.2])
     with pytest.raises(ParameterError, match="finite"):
         score_histograms([0, 1], [0.1, np.nan])
+    with pytest.raises(ParameterError, match="`volume` must be positive"):
+        capacity_on_gains(classifier_hull(roc), p_pos=0.5, volume=0.0, capacity=1.0)

@@ -296,7 +296,8 @@ def gains_figure(curves: Sequence[GainsCurve], index: Mapping[str, int], *,
 
 # --- score distributions -------------------------------------------------------------------------
 
-def histogram_figure(hist: ScoreHistograms | None, *, marks: Sequence[Mark] = (), uirevision: str = "empty",
+def histogram_figure(hist: ScoreHistograms | None, *, marks: Sequence[Mark] = (),
+                     uirevision: str = "empty",
                      message: str = "Open a data set to see the score distributions."
                      ) -> go.Figure:
     """One classifier's score distribution per class (shares of each class, shared bins).

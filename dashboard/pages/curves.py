@@ -44,9 +44,9 @@ import numpy as np
 from dash import Dash, Input, Output, dcc, html, no_update
 
 from costdash.conditions import default_condition
-from costdash.criteria import workforce
-from costdash.curves import (Reliability, ScoreHistograms, curve_point, gains_curve, iso_f1,
-                             pr_curve, pr_hull, reliability, score_histograms)
+from costdash.curves import (Reliability, ScoreHistograms, capacity_on_gains, curve_point,
+                             gains_curve, iso_f1, pr_curve, pr_hull, reliability,
+                             score_histograms)
 from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
 from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE, optimal_vertex
@@ -433,11 +433,9 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
     capacity_share = capacity_point = None
     volume = float(ref.get("volume") or field_named("volume").default)
     if typed["capacity"] is not None and volume > 0:
-        capacity_share = min(typed["capacity"] / volume, 1.0)
-        best = workforce(hull, n_pos=condition.p_pos * volume,
-                         n_neg=(1 - condition.p_pos) * volume, capacity=typed["capacity"])
-        at_best = curve_point(best.fpr, best.tpr, prior=prior)
-        capacity_point = (at_best.flagged, at_best.tpr)
+        on_gains = capacity_on_gains(hull, p_pos=condition.p_pos, volume=volume,
+                                     capacity=typed["capacity"])
+        capacity_share, capacity_point = on_gains.share, (on_gains.flagged, on_gains.caught)
 
     out.pr = pr_figure(prs, index, hull=pr_hull(hull, n_pos=n_pos, n_neg=n_neg, p_pos=prior_arg,
                                                 per_edge=PER_EDGE),

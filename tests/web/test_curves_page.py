@@ -101,7 +101,7 @@ def test_reliability_figure_draws_filled_bins_and_names_the_refused():
     assert "none can be calibrated" in empty.layout.annotations[0].text
 
 
-# --- the page's handler ----------------------------------------------------------------------------
+# --- the page's handler ---------------------------------------------------------------------------
 
 def ref_of(data_id, **extra):
     return {"id": data_id, "model": None, "models": [], "pins": [], "cost_tp": 0.0,
@@ -207,7 +207,7 @@ def test_report_names_classifiers_whose_scores_are_not_probabilities(predictions
     assert "on the test set&#x27;s counts" in section or "on the test set's counts" in section
 
 
-# --- the read-only link ----------------------------------------------------------------------------
+# --- the read-only link ---------------------------------------------------------------------------
 
 def test_a_read_only_link_shows_curves_without_recording_the_data(services, breast_cancer_csv):
     record = services.store.put(breast_cancer_csv, "b.csv")
