@@ -1,9 +1,11 @@
 """costdash's web dashboard (Dash 4): the app factory and its layers.
 
-Layers, imports going one way only::
+Layers, imports going one way only (README, "Layout of the code"; tests/test_layers.py)::
 
-    costdash (core numpy)  ->  viewmodel  ->  figures  ->  pages (layout + thin callbacks)
-                      storage, cache, api  ->  factory.create_app  ->  app.py
+    costdash (core numpy)  ->  figures
+    config, storage, labelfiles, cachebackend, bandcache, jobs, viewmodel
+        ->  sharing, services  ->  pages, shell, components (ids)  |  api, manage, responses, report
+        ->  factory.create_app, worker  ->  app.py
 
 ``assets/`` (top level) holds the browser side: ``costmath.js`` (client mirror of the core's
 operating-condition arithmetic), ``explore.js`` (clientside callbacks), ``upload.js``, CSS.

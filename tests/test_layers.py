@@ -6,6 +6,8 @@ with :mod:`ast`, so they hold without importing anything:
 * the modules of ``dashboard/`` import each other without a cycle, counting the imports inside
   functions too (a lazy import only hides a loop until someone calls it); imports under
   ``if TYPE_CHECKING:`` never run and are not counted;
+* the modules of ``dashboard/`` import only modules of their own row of the README's table
+  ("Layout of the code") or of the rows above it (:data:`DASHBOARD_LAYERS`);
 * no page imports another page.
 """
 
@@ -109,6 +111,31 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+DASHBOARD_LAYERS = (
+    ("dashboard.figures",),
+    ("dashboard.config", "dashboard.storage", "dashboard.labelfiles", "dashboard.cachebackend",
+     "dashboard.bandcache", "dashboard.jobs", "dashboard.viewmodel"),
+    ("dashboard.sharing", "dashboard.services"),
+    ("dashboard.pages", "dashboard.shell", "dashboard.components", "dashboard.viewstate",
+     "dashboard.ids", "dashboard.api", "dashboard.uploads", "dashboard.manage",
+     "dashboard.responses", "dashboard.report", "dashboard.openapi", "dashboard.commands"),
+    ("dashboard.factory", "dashboard.worker"),
+    ("dashboard",),
+)
+"""The rows of the README's table, top (imported by all below) to bottom; a module belongs to
+the row naming it or the package holding it."""
+
+
+def layer_of(module: str) -> int | None:
+    best = None
+    for rank, row in enumerate(DASHBOARD_LAYERS):
+        for name in row:
+            if module == name or module.startswith(name + "."):
+                if best is None or len(name) > best[1]:
+                    best = (rank, len(name))
+    return None if best is None else best[0]
+
+
 def test_the_cycle_finder_finds_a_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
@@ -124,6 +151,15 @@ def test_core_never_imports_the_dashboard():
 
 def test_dashboard_has_no_import_cycle():
     assert cycles(import_graph("dashboard")) == []
+
+
+def test_dashboard_imports_follow_the_layers():
+    graph = import_graph("dashboard")
+    unplaced = sorted(m for m in graph if layer_of(m) is None)
+    assert unplaced == [], "add these modules to a row of DASHBOARD_LAYERS and of the README"
+    upward = sorted(f"{m} -> {n}" for m, deps in graph.items() for n in deps
+                    if layer_of(n) > layer_of(m))
+    assert upward == []
 
 
 def test_no_page_imports_another_page():
