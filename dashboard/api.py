@@ -159,8 +159,7 @@ def _on_too_large(_exc):
 def receive_upload(form_fields: dict[str, Any], new_dataset: list[str]) -> DatasetRecord:
     """Store the request's file (field ``file``) read with the loader options in
     ``form_fields``; raises :class:`UploadRejected` with the reply to send otherwise.
-    The id of a data set this call stored (rather than found) is appended to
-    ``new_dataset``."""
+    The new handle is appended to ``new_dataset``."""
     services, limit = _services(), _limit()
     f = request.files.get("file")
     if f is None or not f.filename:
@@ -179,14 +178,13 @@ def receive_upload(form_fields: dict[str, Any], new_dataset: list[str]) -> Datas
         source, sha = data, None
     options = LoaderOptions.from_form(form_fields)
     record = services.store.put(source, safe_filename(f.filename), options, sha256=sha)
-    if record.stored:  # stored by this request: undone if the request fails
-        new_dataset.append(record.id)
+    new_dataset.append(record.id)  # this request's own handle: undone if the request fails
     services.views.prime(record)
     return record
 
 
 def _discard(new_dataset: list[str]) -> None:
-    """Remove a data set this request stored before failing (unless something uses it)."""
+    """Remove the handle this request made before failing (and data nothing else needs)."""
     services = _services()
     for dataset_id in new_dataset:
         try:
@@ -264,11 +262,17 @@ def _save_analysis(new_dataset: list[str]):
         view = view.with_values(models=list(record.classifiers))
     # This upload's own file name: the stored record may carry another uploader's.
     name = request.form.get("name") or safe_filename(request.files["file"].filename)
-    new = _services().sharing.create(record.id, name=name, view=view.to_json(),
-                                     expires_in_days=request.form.get("expires_in_days"))
+    services = _services()
+    new = services.sharing.create(record.id, name=name, view=view.to_json(),
+                                  expires_in_days=request.form.get("expires_in_days"))
+    # The caller asked for an analysis, not an upload to keep: the analysis reads the data
+    # through its own handle, and deleting it leaves nothing of this request behind.
+    services.store.discard_dataset(record.id)
+    services.views.forget(record.id)
+    new_dataset.clear()
     body = {"id": new.record.id, **_links(new.record, new.manage_token),
             "manage_token": new.manage_token, "name": new.record.name,
-            "dataset_id": record.id, "expires_at": iso(new.record.expires_at)}
+            "dataset_id": new.record.dataset_id, "expires_at": iso(new.record.expires_at)}
     return jsonify(body), 201
 
 
@@ -342,6 +346,17 @@ def delete_analysis(analysis_id: str):
     return "", 204
 
 
+@api.delete("/datasets/<dataset_id>")
+def delete_dataset(dataset_id: str):
+    """Delete an upload: its handle is the right to it, and only that handle goes (the same
+    bytes uploaded by someone else, and analyses shared from it, stay)."""
+    services = _services()
+    if not (valid_id(dataset_id) and services.store.discard_dataset(dataset_id)):
+        return _error(f"no data set with id '{dataset_id}'", 404)
+    services.views.forget(dataset_id)
+    return "", 204
+
+
 @api.get("/openapi.json")
 def openapi():
     from dashboard.openapi import openapi_document
@@ -354,8 +369,11 @@ def dataset_info(dataset_id: str):
     record = _services().store.info(dataset_id) if valid_id(dataset_id) else None
     if record is None:
         return _error(f"no data set with id '{dataset_id}'", 404)
+    # A read-only link's handle reads what its page shows; only an upload's handle deletes
+    # or shares (``read_only`` says which this is).
     return jsonify({**record.summary(), "n_pos": record.n_pos, "n_neg": record.n_neg,
-                    "positive_label": record.positive_label, "layout": record.layout})
+                    "positive_label": record.positive_label, "layout": record.layout,
+                    "read_only": record.read_only})
 
 
 # --- static exports: the HTML report and the CSV tables (dashboard.report) ------------------------

@@ -217,6 +217,9 @@ SCHEMAS: dict[str, Any] = {
         "n_pos": COUNT, "n_neg": COUNT,
         "positive_label": {"type": "string"},
         "layout": {"type": "string", "enum": list(typing.get_args(Layout))},
+        "read_only": {"type": "boolean",
+                      "description": "True for a read-only link's id: it reads what the link's "
+                                     "page shows; only an upload's own id deletes or shares."},
     }, description="A stored data set with its class counts."),
     "AnalyzedDataset": _closed({
         "n": COUNT, "n_pos": COUNT, "n_neg": COUNT,
@@ -418,6 +421,17 @@ PATHS: dict[str, Any] = {
             "parameters": [_DATASET_ID],
             "responses": {"200": _json_reply("The data set.", _ref("DatasetInfo")),
                           "404": _error("No data set with this id."), "503": STORAGE_DOWN},
+        },
+        "delete": {
+            "operationId": "deleteDataset", "tags": ["datasets"],
+            "summary": "Delete an upload",
+            "description": "The id an upload returned is the right to it: deleting it removes "
+                           "that upload only (the same file uploaded by someone else, and "
+                           "analyses shared from it, keep their own handles).",
+            "parameters": [_DATASET_ID],
+            "responses": {"204": {"description": "Deleted."},
+                          "404": _error("No upload with this id (or a read-only link's id)."),
+                          "503": STORAGE_DOWN},
         },
     },
     "/api/v1/datasets/{dataset_id}/report.html": {

@@ -28,7 +28,7 @@ from typing import Any
 
 from costdash.errors import CostdashError, ParameterError
 from costdash.view import VIEW_FIELDS, View
-from dashboard.storage import AnalysisRecord, Store
+from dashboard.storage import AnalysisRecord, DatasetNotFound, Store
 
 __all__ = [
     "VIEW_KEYS",
@@ -180,18 +180,29 @@ class ShareService:
 
     def create(self, dataset_id: str, *, name: str, view: Mapping[str, Any],
                expires_in_days: Any = None, now: float | None = None) -> NewAnalysis:
-        """Save an analysis of a stored data set; the caller has stored the data set."""
+        """Save an analysis of the upload handle ``dataset_id``.
+
+        The analysis gets a read-only handle of its own (its record's ``dataset_id``); a
+        read-only handle cannot be shared again: only an upload's handle can.
+        """
         now = time.time() if now is None else now
-        if not self.store.exists(dataset_id):
+        upload = self.store.info(dataset_id)
+        if upload is None:
             raise ParameterError(f"no data set with id '{dataset_id}' is stored here")
+        if upload.read_only:
+            raise ParameterError("this data was opened through a read-only link: only its "
+                                 "uploader can share it")
         share, manage = new_token(), new_token()
         record = AnalysisRecord(
             id=secrets.token_hex(8), name=clean_name(name), dataset_id=dataset_id,
             view=normalise_view(view), share_token=share, manage_key=token_key(manage),
             created_at=now, expires_at=expiry_from_days(expires_in_days, now))
-        self.store.add_analysis(record, token_key(share))
+        try:
+            stored = self.store.add_analysis(record, token_key(share))
+        except DatasetNotFound as exc:  # deleted meanwhile
+            raise ParameterError(str(exc)) from None
         self.purge_expired(now)
-        return NewAnalysis(record, manage)
+        return NewAnalysis(stored, manage)
 
     def open(self, share_token: str, now: float | None = None) -> AnalysisRecord:
         """The live analysis behind a read-only link; :class:`AnalysisNotFound` otherwise."""
@@ -244,9 +255,10 @@ class ShareService:
             record.id, expires_at=expiry_from_days(expires_in_days, now)), record)
 
     def delete(self, record: AnalysisRecord) -> None:
-        """Delete the analysis, and its data set unless another analysis uses it."""
-        for dataset_id in self.store.delete_analysis(record.id) or ():
-            self.forget_dataset(dataset_id)
+        """Delete the analysis and its read-only handle (and the data, unless an upload
+        handle or another analysis still needs it)."""
+        for handle in self.store.delete_analysis(record.id) or ():
+            self.forget_dataset(handle)
 
     def purge_expired(self, now: float | None = None) -> int:
         """Delete expired analyses and the data sets only they used; returns how many data

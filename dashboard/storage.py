@@ -1,8 +1,14 @@
 """Where uploaded data sets and shared analyses live: small interfaces, one SQL implementation.
 
-A data set is identified by a content hash: the SHA-256 of the uploaded bytes combined with the
-loader options and the file's format suffix, so the same file read the same way is stored once,
-whoever uploads it and under whatever name. The loader (:func:`costdash.load_predictions`) runs
+Clients never see how a data set is stored; they hold **handles**. Every upload gets its own
+unguessable handle (128 random bits), which grants that upload and nothing else, and every
+saved analysis gets a read-only handle of its own, which lives exactly as long as the analysis.
+Behind the handles, the bytes are stored once by a content hash (the SHA-256 of the uploaded
+bytes combined with the loader options and the file's format suffix), so the same file read the
+same way is stored once, whoever uploads it; the content hash never leaves this module. That
+way nobody can test whether a file was uploaded, learn another uploader's file name, or delete
+more than they hold: deleting a handle removes the stored data only when no other handle and no
+analysis needs it. The loader (:func:`costdash.load_predictions`) runs
 once, at upload; what is kept is the *normalised* data (labels as booleans, scores as float64,
 fold codes) as one Parquet file, which reads back in a fraction of the time the original CSV
 would take and never needs the loader options again. Nothing is pickled.
@@ -22,6 +28,7 @@ import io
 import json
 import os
 import re
+import secrets
 import time
 import weakref
 from abc import ABC, abstractmethod
@@ -138,7 +145,10 @@ class LoaderOptions:
 
 @dataclass(frozen=True)
 class DatasetRecord:
-    """What the index knows about a stored data set (no arrays)."""
+    """What the index knows about a stored data set, as seen through one handle (no arrays).
+
+    ``id`` is the handle (what clients hold), ``name`` the file name its uploader gave.
+    """
 
     id: str
     name: str
@@ -155,9 +165,15 @@ class DatasetRecord:
     dataset: Dataset | None = field(default=None, compare=False, repr=False)
     """The loaded data set when :meth:`DatasetStore.put` just read it (not persisted)."""
     stored: bool = field(default=False, compare=False)
-    """True when :meth:`DatasetStore.put` stored it in this call; False when it was there
-    already, or another process stored the same file meanwhile (so a failed request undoes
-    only what it stored itself)."""
+    """True when :meth:`DatasetStore.put` stored the content in this call; False when it was
+    there already, or another process stored the same file meanwhile."""
+    analysis_id: str | None = None
+    """Set when ``id`` is the read-only handle of a saved analysis: it grants that analysis's
+    view of the data (pages, bounded cached jobs), not the data set API or new shares."""
+
+    @property
+    def read_only(self) -> bool:
+        return self.analysis_id is not None
 
     @property
     def prevalence(self) -> float:
@@ -182,19 +198,24 @@ def valid_id(value: object) -> bool:
     return isinstance(value, str) and bool(_ID_PATTERN.match(value))
 
 
+def new_handle() -> str:
+    """An unguessable handle: 128 random bits as 32 hex digits (the id format of the view)."""
+    return secrets.token_hex(16)
+
+
 class DatasetStore(ABC):
-    """Keeps uploaded data sets, each once per content hash."""
+    """Keeps uploaded data sets behind handles (each content stored once)."""
 
     max_bytes: int
 
     @abstractmethod
     def put(self, source: bytes | str | os.PathLike[str], filename: str,
             options: LoaderOptions | None = None, *, sha256: str | None = None) -> DatasetRecord:
-        """Store a predictions file and return its record.
+        """Store a predictions file and return its record under a new handle.
 
         ``source`` is the raw bytes or the path of a file holding them; ``sha256`` their hash when
         the caller already computed it while receiving them. A file already stored (same bytes,
-        options and format) is not read again; its existing record comes back.
+        options and format) is not read again; every call returns a new handle all the same.
 
         Raises
         ------
@@ -206,11 +227,11 @@ class DatasetStore(ABC):
 
     @abstractmethod
     def get(self, dataset_id: str) -> Dataset:
-        """The stored data set; :class:`DatasetNotFound` when there is none with this id."""
+        """The data set behind a live handle; :class:`DatasetNotFound` otherwise."""
 
     @abstractmethod
     def info(self, dataset_id: str) -> DatasetRecord | None:
-        """The record of a stored data set, or None."""
+        """The record behind a live handle, or None."""
 
     def exists(self, dataset_id: str) -> bool:
         return self.info(dataset_id) is not None
@@ -221,8 +242,8 @@ class DatasetStore(ABC):
 
     @abstractmethod
     def discard_dataset(self, dataset_id: str) -> bool:
-        """Delete a data set unless an analysis uses it (undoing a failed request's save);
-        whether it was deleted."""
+        """Delete an upload handle, and the stored data when nothing else needs it; whether the
+        handle was deleted (a read-only handle of an analysis is not: delete the analysis)."""
 
 
 @dataclass(frozen=True)
@@ -231,6 +252,9 @@ class AnalysisRecord:
 
     The share token is the secret in the read-only link; the manage token is never stored, only
     its SHA-256 (``manage_key``), so a leaked database does not hand out delete rights.
+    ``dataset_id`` is the analysis's own read-only handle (:attr:`DatasetRecord.read_only`),
+    never the uploader's: the link's pages read the data through it, and it dies with the
+    analysis.
     """
 
     id: str
@@ -250,8 +274,10 @@ class AnalysisStore(ABC):
     """Keeps saved analyses (rows pointing at stored data sets)."""
 
     @abstractmethod
-    def add_analysis(self, record: AnalysisRecord, share_key: str) -> None:
-        """Insert a new analysis; ``share_key`` is the SHA-256 of its share token."""
+    def add_analysis(self, record: AnalysisRecord, share_key: str) -> AnalysisRecord:
+        """Insert a new analysis of the upload handle ``record.dataset_id``; ``share_key`` is
+        the SHA-256 of its share token. Returns it as stored: with its own read-only handle as
+        ``dataset_id``. :class:`DatasetNotFound` when the handle is not a live upload handle."""
 
     @abstractmethod
     def find_analysis(self, *, id: str | None = None, share_key: str | None = None,
@@ -265,12 +291,13 @@ class AnalysisStore(ABC):
 
     @abstractmethod
     def delete_analysis(self, analysis_id: str) -> tuple[str, ...] | None:
-        """Delete an analysis and, in the same transaction, its data set when no other analysis
-        uses it. Returns the ids of data sets removed (None when there was no such analysis)."""
+        """Delete an analysis and its read-only handle and, in the same transaction, the stored
+        data when nothing else needs it. Returns the handles that went (None when there was no
+        such analysis)."""
 
     @abstractmethod
     def purge_expired(self, now: float | None = None) -> tuple[str, ...]:
-        """Delete expired analyses, and data sets only they used; returns those data sets' ids."""
+        """Delete expired analyses (and data only they needed); returns the handles that went."""
 
 
 class Store(DatasetStore, AnalysisStore):
@@ -279,8 +306,9 @@ class Store(DatasetStore, AnalysisStore):
 
     @abstractmethod
     def sweep_unshared(self, older_than: float, limit: int = 500) -> tuple[str, ...]:
-        """Delete data sets that no analysis uses, (last) uploaded before ``older_than`` (a
-        time stamp); at most ``limit`` per call; returns their ids."""
+        """Delete upload handles (last) used before ``older_than`` (a time stamp), and stored
+        data nothing needs any more (orphans of a save cut short included); at most ``limit``
+        handles per call; returns them."""
 
     def dispose(self) -> None:
         """Drop pooled connections (before a fork: the children open their own)."""
@@ -452,6 +480,18 @@ analyses_table = sa.Table(
     sa.Column("expires_at", sa.Float, nullable=True, index=True),
 )
 
+handles_table = sa.Table(
+    "handles", _metadata,
+    sa.Column("handle", sa.String(32), primary_key=True),
+    sa.Column("dataset_id", sa.String(32), sa.ForeignKey("datasets.id"), nullable=False,
+              index=True),
+    sa.Column("name", sa.Text, nullable=False),
+    # Upload handles: when last uploaded or shared (retention counts from there).
+    sa.Column("created_at", sa.Float, nullable=False, index=True),
+    # Read-only handles: the analysis they belong to (NULL for an upload handle).
+    sa.Column("analysis_id", sa.String(24), nullable=True, unique=True),
+)
+
 _SCHEMA_LOCK = 731_942_015
 """PostgreSQL advisory lock id: workers starting together create the schema one at a time."""
 
@@ -552,6 +592,7 @@ class SqlStore(Store):
                         conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"),
                                      {"k": _SCHEMA_LOCK})
                     _metadata.create_all(conn, checkfirst=True)
+                    _give_analyses_their_handles(conn)
                 return
             except sa.exc.OperationalError as exc:
                 # Another worker created a table between the check and the CREATE (SQLite
@@ -594,10 +635,14 @@ class SqlStore(Store):
             source = source.read()
         sha256 = sha256 or _sha256_of(source)
         ds_id = dataset_id(sha256, options, filename)
-        existing = self.info(ds_id)
+        now = time.time()
+        handle_row = {"handle": new_handle(), "dataset_id": ds_id, "name": filename,
+                      "created_at": now, "analysis_id": None}
+        existing = self._content_row(ds_id)
         if existing is not None:
-            self._renew(existing)
-            return existing
+            with self._begin() as conn:
+                conn.execute(handles_table.insert(), handle_row)
+            return self._record(existing._mapping, handle_row)
         raw = source if isinstance(source, bytes) else Path(source)
         size = len(raw) if isinstance(raw, bytes) else raw.stat().st_size
         dataset = load_predictions(io.BytesIO(raw) if isinstance(raw, bytes) else raw,
@@ -606,96 +651,102 @@ class SqlStore(Store):
         meta, tables = dataset_to_tables(dataset)
         parts = [{"dataset_id": ds_id, "part": part, "parquet": _parquet_bytes(table)}
                  for part, table in tables.items()]
-        record = DatasetRecord(
-            id=ds_id, name=filename, sha256=sha256, options=options, layout=dataset.layout,
-            positive_label=dataset.positive_label, n=dataset.n, n_pos=dataset.n_pos,
-            n_neg=dataset.n_neg, classifiers=dataset.names, size_bytes=size,
-            created_at=time.time(), dataset=dataset)
-        row = {"id": record.id, "name": record.name, "raw_sha256": record.sha256,
-               "options": options.canonical(), "layout": record.layout,
-               "positive_label": record.positive_label, "n": record.n, "n_pos": record.n_pos,
-               "n_neg": record.n_neg, "classifiers": json.dumps(list(record.classifiers)),
-               "meta": json.dumps(meta), "size_bytes": size, "created_at": record.created_at}
+        row = {"id": ds_id, "name": filename, "raw_sha256": sha256,
+               "options": options.canonical(), "layout": dataset.layout,
+               "positive_label": dataset.positive_label, "n": dataset.n,
+               "n_pos": dataset.n_pos, "n_neg": dataset.n_neg,
+               "classifiers": json.dumps(list(dataset.names)), "meta": json.dumps(meta),
+               "size_bytes": size, "created_at": now}
         with self._begin() as conn:
-            # The same file stored for analyses that have all expired reads as gone (see
-            # _live); the purge has not removed it yet: do it now, so it is stored afresh.
-            self._delete_analyses(conn, (analyses_table.c.dataset_id == ds_id)
-                                  & _expired(record.created_at))
             # RETURNING, not rowcount: psycopg reports -1 as the rowcount of
             # INSERT ... ON CONFLICT DO NOTHING, whether or not the row went in.
             inserted = conn.execute(self._insert_ignoring_duplicates(datasets_table)
                                     .returning(datasets_table.c.id), row).first()
             if inserted is not None:  # None: another worker stored the same file meanwhile
                 conn.execute(dataset_parts_table.insert(), parts)
-        return replace(record, stored=inserted is not None)
+            conn.execute(handles_table.insert(), handle_row)
+        return replace(self._record(row, handle_row), dataset=dataset,
+                       stored=inserted is not None)
 
-    def _renew(self, record: DatasetRecord, now: float | None = None) -> None:
-        """Upload time set to now (a data set uploaded again starts its retention again),
-        at most once a minute per data set."""
-        now = time.time() if now is None else now
-        if now - record.created_at < 60:
-            return
-        with self._begin() as conn:
-            conn.execute(datasets_table.update().where(datasets_table.c.id == record.id)
-                         .values(created_at=now))
-
-    def _row(self, dataset_id: str) -> sa.Row | None:
-        if not valid_id(dataset_id):
-            return None
-        # The index row without ``meta``: a record needs none of it.
+    def _content_row(self, content_id: str) -> sa.Row | None:
         columns = [c for c in datasets_table.c if c.name != "meta"]
         with self._begin() as conn:
-            return conn.execute(sa.select(*columns).where(
-                datasets_table.c.id == dataset_id, _live(time.time()))).first()
+            return conn.execute(sa.select(*columns).where(datasets_table.c.id == content_id)
+                                ).first()
 
-    def info(self, dataset_id: str) -> DatasetRecord | None:
-        row = self._row(dataset_id)
-        if row is None:
-            return None
-        r = row._mapping
-        opts = json.loads(r["options"])
+    @staticmethod
+    def _record(content: Mapping[str, Any], handle: Mapping[str, Any]) -> DatasetRecord:
+        opts = json.loads(content["options"])
         opts["models"] = tuple(opts["models"]) if opts.get("models") else None
         return DatasetRecord(
-            id=r["id"], name=r["name"], sha256=r["raw_sha256"], options=LoaderOptions(**opts),
-            layout=r["layout"], positive_label=r["positive_label"], n=int(r["n"]),
-            n_pos=int(r["n_pos"]), n_neg=int(r["n_neg"]),
-            classifiers=tuple(json.loads(r["classifiers"])), size_bytes=int(r["size_bytes"]),
-            created_at=float(r["created_at"]))
+            id=handle["handle"], name=handle["name"], sha256=content["raw_sha256"],
+            options=LoaderOptions(**opts), layout=content["layout"],
+            positive_label=content["positive_label"], n=int(content["n"]),
+            n_pos=int(content["n_pos"]), n_neg=int(content["n_neg"]),
+            classifiers=tuple(json.loads(content["classifiers"])),
+            size_bytes=int(content["size_bytes"]), created_at=float(handle["created_at"]),
+            analysis_id=handle["analysis_id"])
+
+    def _live_handle(self, handle: str, *columns: Any) -> sa.Row | None:
+        """``columns`` of the handle's row joined with its content, when the handle is live."""
+        if not valid_id(handle):
+            return None
+        query = (sa.select(*columns)
+                 .select_from(handles_table.join(
+                     datasets_table, handles_table.c.dataset_id == datasets_table.c.id))
+                 .where(handles_table.c.handle == handle, _live(time.time())))
+        with self._begin() as conn:
+            return conn.execute(query).first()
+
+    def info(self, dataset_id: str) -> DatasetRecord | None:
+        content = [c for c in datasets_table.c if c.name not in ("meta", "name", "created_at")]
+        row = self._live_handle(dataset_id, *content, *handles_table.c)
+        if row is None:
+            return None
+        return self._record(row._mapping, row._mapping)
 
     def exists(self, dataset_id: str) -> bool:
-        if not valid_id(dataset_id):
-            return False
-        with self._begin() as conn:
-            return conn.execute(sa.select(datasets_table.c.id).where(
-                datasets_table.c.id == dataset_id, _live(time.time()))).first() is not None
+        return self._live_handle(dataset_id, handles_table.c.handle) is not None
 
     def get(self, dataset_id: str) -> Dataset:
         missing = DatasetNotFound(f"no data set with id '{dataset_id}' is stored here; "
                                   "upload the file again")
-        if not valid_id(dataset_id):
+        row = self._live_handle(dataset_id, datasets_table.c.id, datasets_table.c.meta)
+        if row is None:
             raise missing
+        content_id, meta_text = row
         with self._begin() as conn:
-            meta_text = conn.execute(sa.select(datasets_table.c.meta).where(
-                datasets_table.c.id == dataset_id, _live(time.time()))).scalar()
-            if meta_text is None:
-                raise missing
             parts = conn.execute(sa.select(dataset_parts_table.c.part,
                                            dataset_parts_table.c.parquet)
-                                 .where(dataset_parts_table.c.dataset_id == dataset_id)).all()
+                                 .where(dataset_parts_table.c.dataset_id == content_id)).all()
         tables = {part: pq.read_table(pa.BufferReader(blob)) for part, blob in parts}
         return dataset_from_tables(json.loads(meta_text), tables)
 
     def discard_dataset(self, dataset_id: str) -> bool:
-        """Delete a data set unless an analysis uses it (undoing a failed request's save)."""
+        if not valid_id(dataset_id):
+            return False
         with self._begin() as conn:
-            used = conn.execute(sa.select(analyses_table.c.id).where(
-                analyses_table.c.dataset_id == dataset_id).limit(1)).first()
-            if used is not None:
-                return False
+            gone = conn.execute(handles_table.delete().where(
+                handles_table.c.handle == dataset_id, handles_table.c.analysis_id.is_(None))
+                .returning(handles_table.c.dataset_id)).scalars().all()
+            self._delete_unneeded_content(conn, gone)
+        return bool(gone)
+
+    @staticmethod
+    def _delete_unneeded_content(conn: sa.Connection, content_ids: Any) -> None:
+        """Delete stored content no handle and no analysis needs any more."""
+        candidates = sorted(set(content_ids))
+        if not candidates:
+            return
+        needed = set(conn.execute(sa.select(handles_table.c.dataset_id).where(
+            handles_table.c.dataset_id.in_(candidates))).scalars())
+        needed |= set(conn.execute(sa.select(analyses_table.c.dataset_id).where(
+            analyses_table.c.dataset_id.in_(candidates))).scalars())
+        unneeded = [d for d in candidates if d not in needed]
+        if unneeded:
             conn.execute(dataset_parts_table.delete().where(
-                dataset_parts_table.c.dataset_id == dataset_id))
-            gone = conn.execute(datasets_table.delete().where(datasets_table.c.id == dataset_id))
-        return bool(gone.rowcount)
+                dataset_parts_table.c.dataset_id.in_(unneeded)))
+            conn.execute(datasets_table.delete().where(datasets_table.c.id.in_(unneeded)))
 
     def dispose(self) -> None:
         self.engine.dispose()
@@ -704,17 +755,34 @@ class SqlStore(Store):
         """Rows per table (for health pages and tests)."""
         with self._begin() as conn:
             return {t.name: int(conn.execute(sa.select(sa.func.count()).select_from(t)).scalar())
-                    for t in (datasets_table, dataset_parts_table, analyses_table)}
+                    for t in (datasets_table, dataset_parts_table, analyses_table,
+                              handles_table)}
 
     # analyses ----------------------------------------------------------------------------------
 
-    def add_analysis(self, record: AnalysisRecord, share_key: str) -> None:
+    def add_analysis(self, record: AnalysisRecord, share_key: str) -> AnalysisRecord:
+        upload = self._live_handle(record.dataset_id, handles_table.c.dataset_id,
+                                   handles_table.c.name, handles_table.c.analysis_id)
+        if upload is None or upload.analysis_id is not None:
+            raise DatasetNotFound(f"no data set with id '{record.dataset_id}' is stored here")
+        now = time.time()
+        view_handle = new_handle()
         with self._begin() as conn:
             conn.execute(analyses_table.insert(), {
                 "id": record.id, "share_key": share_key, "share_token": record.share_token,
-                "manage_key": record.manage_key, "dataset_id": record.dataset_id,
+                "manage_key": record.manage_key, "dataset_id": upload.dataset_id,
                 "name": record.name, "view": json.dumps(dict(record.view), sort_keys=True),
                 "created_at": record.created_at, "expires_at": record.expires_at})
+            conn.execute(handles_table.insert(), {
+                "handle": view_handle, "dataset_id": upload.dataset_id, "name": upload.name,
+                "created_at": now, "analysis_id": record.id})
+            # Sharing counts as using the upload: its retention starts again.
+            conn.execute(handles_table.update().where(
+                handles_table.c.handle == record.dataset_id).values(created_at=now))
+        return replace(record, dataset_id=view_handle)
+
+    _analysis_columns = (*[c for c in analyses_table.c if c.name != "dataset_id"],
+                         handles_table.c.handle.label("dataset_id"))
 
     @staticmethod
     def _analysis(row: sa.Row | None) -> AnalysisRecord | None:
@@ -727,6 +795,10 @@ class SqlStore(Store):
                               expires_at=None if r["expires_at"] is None
                               else float(r["expires_at"]))
 
+    def _select_analyses(self) -> Any:
+        return sa.select(*self._analysis_columns).select_from(analyses_table.join(
+            handles_table, handles_table.c.analysis_id == analyses_table.c.id))
+
     def find_analysis(self, *, id: str | None = None, share_key: str | None = None,
                       manage_key: str | None = None) -> AnalysisRecord | None:
         given = [(c, v) for c, v in (("id", id), ("share_key", share_key),
@@ -738,7 +810,7 @@ class SqlStore(Store):
             return None
         with self._begin() as conn:
             return self._analysis(conn.execute(
-                sa.select(analyses_table).where(analyses_table.c[column] == value)).first())
+                self._select_analyses().where(analyses_table.c[column] == value)).first())
 
     def update_analysis(self, analysis_id: str, *, name: str | None = None,
                         expires_at: float | None | type[Ellipsis] = ...) -> AnalysisRecord | None:
@@ -752,59 +824,66 @@ class SqlStore(Store):
                 conn.execute(analyses_table.update()
                              .where(analyses_table.c.id == analysis_id).values(**values))
             return self._analysis(conn.execute(
-                sa.select(analyses_table).where(analyses_table.c.id == analysis_id)).first())
+                self._select_analyses().where(analyses_table.c.id == analysis_id)).first())
 
     def _delete_analyses(self, conn: sa.Connection, where: Any) -> tuple[int, tuple[str, ...]]:
         doomed = conn.execute(sa.select(analyses_table.c.id, analyses_table.c.dataset_id)
                               .where(where)).all()
         if not doomed:
             return 0, ()
-        conn.execute(analyses_table.delete().where(
-            analyses_table.c.id.in_([a for a, _ in doomed])))
-        candidates = sorted({d for _, d in doomed})
-        still_used = set(conn.execute(sa.select(analyses_table.c.dataset_id).where(
-            analyses_table.c.dataset_id.in_(candidates))).scalars())
-        orphans = tuple(d for d in candidates if d not in still_used)
-        if orphans:
-            conn.execute(dataset_parts_table.delete().where(
-                dataset_parts_table.c.dataset_id.in_(orphans)))
-            conn.execute(datasets_table.delete().where(datasets_table.c.id.in_(orphans)))
-        return len(doomed), orphans
+        ids = [a for a, _ in doomed]
+        handles = tuple(conn.execute(handles_table.delete().where(
+            handles_table.c.analysis_id.in_(ids)).returning(handles_table.c.handle)).scalars())
+        conn.execute(analyses_table.delete().where(analyses_table.c.id.in_(ids)))
+        self._delete_unneeded_content(conn, [d for _, d in doomed])
+        return len(doomed), handles
 
     def delete_analysis(self, analysis_id: str) -> tuple[str, ...] | None:
         with self._begin() as conn:
-            n, orphans = self._delete_analyses(conn, analyses_table.c.id == analysis_id)
-        return orphans if n else None
+            n, handles = self._delete_analyses(conn, analyses_table.c.id == analysis_id)
+        return handles if n else None
 
     def purge_expired(self, now: float | None = None) -> tuple[str, ...]:
         with self._begin() as conn:
-            _, orphans = self._delete_analyses(conn, _expired(now or time.time()))
-        return orphans
+            _, handles = self._delete_analyses(conn, _expired(now or time.time()))
+        return handles
 
     def sweep_unshared(self, older_than: float, limit: int = 500) -> tuple[str, ...]:
-        """Delete data sets that no analysis uses and that were (last) uploaded before
-        ``older_than`` (a time stamp): unshared uploads past their retention, and orphans of a
-        save cut short. At most ``limit`` per call; returns their ids."""
-        def unused(column: Any) -> Any:
-            return ~sa.exists().where(analyses_table.c.dataset_id == column)
-
-        query = sa.select(datasets_table.c.id).where(
-            datasets_table.c.created_at < older_than, unused(datasets_table.c.id)).limit(limit)
-        if self.dialect == "postgresql":  # an analysis of one of them waits for this to end
+        query = sa.select(handles_table.c.handle).where(
+            handles_table.c.analysis_id.is_(None), handles_table.c.created_at < older_than
+        ).limit(limit)
+        if self.dialect == "postgresql":  # a share of one of them waits for this to end
             query = query.with_for_update(skip_locked=True)
         with self._begin() as conn:
-            ids = tuple(conn.execute(query).scalars())
-            if not ids:
-                return ()
-            # Each DELETE checks again that no analysis uses the data set (one may have been
-            # saved since the SELECT; SQLite has no row locks).
-            conn.execute(dataset_parts_table.delete().where(
-                dataset_parts_table.c.dataset_id.in_(ids),
-                unused(dataset_parts_table.c.dataset_id)))
-            gone = set(conn.execute(datasets_table.delete().where(
-                datasets_table.c.id.in_(ids), unused(datasets_table.c.id))
-                .returning(datasets_table.c.id)).scalars())
-        return tuple(i for i in ids if i in gone)
+            handles = tuple(conn.execute(query).scalars())
+            if handles:
+                conn.execute(handles_table.delete().where(handles_table.c.handle.in_(handles)))
+            # Content no handle and no analysis needs: what the handles above held, and
+            # orphans of a save cut short (content stored, its handle never written).
+            orphans = conn.execute(sa.select(datasets_table.c.id).where(
+                datasets_table.c.created_at < older_than,
+                ~sa.exists().where(handles_table.c.dataset_id == datasets_table.c.id),
+                ~sa.exists().where(analyses_table.c.dataset_id == datasets_table.c.id))
+                .limit(limit)).scalars().all()
+            self._delete_unneeded_content(conn, orphans)
+        return handles
+
+
+def _give_analyses_their_handles(conn: sa.Connection) -> None:
+    """Analyses saved before handles existed get their read-only handle, so their links keep
+    working. (Bare data set ids of that time were content hashes, i.e. guessable: they are not
+    carried over; their owners upload the file again.)"""
+    missing = conn.execute(sa.select(analyses_table.c.id, analyses_table.c.dataset_id,
+                                     datasets_table.c.name)
+                           .select_from(analyses_table.join(
+                               datasets_table, datasets_table.c.id == analyses_table.c.dataset_id))
+                           .where(~sa.exists().where(
+                               handles_table.c.analysis_id == analyses_table.c.id))).all()
+    if missing:
+        conn.execute(handles_table.insert(), [
+            {"handle": new_handle(), "dataset_id": content, "name": name,
+             "created_at": time.time(), "analysis_id": analysis}
+            for analysis, content, name in missing])
 
 
 def _expired(now: float) -> Any:
@@ -813,15 +892,16 @@ def _expired(now: float) -> Any:
 
 
 def _live(now: float) -> Any:
-    """SQL: the data set may be read at ``now``: no analysis uses it (an upload not shared,
-    within its retention), or at least one analysis that uses it has not expired.
+    """SQL: the handle may be read at ``now``: an upload handle always (until the retention
+    sweep deletes it), an analysis's read-only handle while the analysis has not expired.
 
     Expiry is enforced here, at read time, on every route that reads a data set (report,
-    CSVs, API, pages, jobs): a data set whose analyses have all expired answers as if it were
-    gone at once, not when the next purge removes it."""
-    uses = analyses_table.c.dataset_id == datasets_table.c.id
-    unexpired = sa.or_(analyses_table.c.expires_at.is_(None), analyses_table.c.expires_at > now)
-    return sa.or_(~sa.exists().where(uses), sa.exists().where(uses, unexpired))
+    CSVs, API, pages, jobs): a link that expired answers as if it were gone at once, not when
+    the next purge removes it."""
+    unexpired = sa.exists().where(
+        analyses_table.c.id == handles_table.c.analysis_id,
+        sa.or_(analyses_table.c.expires_at.is_(None), analyses_table.c.expires_at > now))
+    return sa.or_(handles_table.c.analysis_id.is_(None), unexpired)
 
 
 _engines: weakref.WeakSet[sa.Engine] = weakref.WeakSet()

@@ -59,7 +59,8 @@ def test_two_web_roles_on_different_ports_serve_the_same_link(tmp_path, redis_ur
                 assert requests.get(f"{base}/api/v1/analyses/{token}",
                                     timeout=30).status_code == 404
         store = SqlStore(db_url)
-        assert store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0}
+        assert store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0,
+                                 "handles": 0}
         store.engine.dispose()
 
 

@@ -96,7 +96,10 @@ def demo_ref(services):
 
 def test_demo_reference_stores_once(services, demo_ref):
     again = explore.demo_reference(services, "breast-cancer")
-    assert again == demo_ref and services.store.exists(demo_ref["id"])
+    # Stored once; each opening gets a handle of its own (what it may share is its own).
+    assert again["id"] != demo_ref["id"] and again["models"] is None
+    assert services.store.exists(demo_ref["id"]) and services.store.exists(again["id"])
+    assert services.store.count()["datasets"] == 1
 
 
 def test_load_view(services, demo_ref, breast_cancer_csv):
@@ -190,7 +193,8 @@ def test_upload_good_file(client, services, predictions_csv):
     assert services.store.exists(body["id"])
     # The analysis is cached by the time the upload returns.
     assert services.views.cache.get(services.views._key(body["id"])) is not None
-    assert upload(client, predictions_csv, "again.csv").get_json()["id"] == body["id"]
+    again = upload(client, predictions_csv, "again.csv").get_json()
+    assert again["id"] != body["id"] and again["name"] == "again.csv"
     assert not list((services.settings.data_dir / "tmp").glob("upload-*"))   # temp files gone
     info = client.get(f"/api/v1/datasets/{body['id']}").get_json()
     assert info["n_pos"] + info["n_neg"] == 3000

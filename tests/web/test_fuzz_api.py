@@ -53,8 +53,8 @@ MULTIPART = f"multipart/form-data; boundary={BOUNDARY}"
 MAX_MESSAGE = 2000
 """Longest error message a person is expected to read (the loader quotes values it rejects, and a
 quoted 5 MB cell is not a message)."""
-EMPTY = {"datasets": 0, "dataset_parts": 0, "analyses": 0}
-ONE = {"datasets": 1, "dataset_parts": 1, "analyses": 1}
+EMPTY = {"datasets": 0, "dataset_parts": 0, "analyses": 0, "handles": 0}
+ONE = {"datasets": 1, "dataset_parts": 1, "analyses": 1, "handles": 1}
 SMALL_LIMIT = 64 * 1024
 """Upload limit of the size cases: 413 is cheap to provoke (the message then says "64.0 kB")."""
 

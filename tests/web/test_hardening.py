@@ -76,7 +76,7 @@ def test_twenty_concurrent_saves_of_one_file_all_succeed(backend_settings, breas
             assert [r.status_code for r in replies] == [201 if "analyses" in route else 200] * 20, \
                 [r.text for r in replies if r.status_code >= 300][:3]
             ids = {r.json().get("dataset_id", r.json().get("id")) for r in replies}
-            assert len(ids) == 1
+            assert len(ids) == 20  # a handle each (finding 3), the content stored once:
             counts = app.server.extensions["costdash"].store.count()
             assert counts["datasets"] == 1 and counts["dataset_parts"] == 1
             assert counts["analyses"] == (20 if "analyses" in route else 0)
@@ -381,11 +381,12 @@ def test_a_data_set_another_live_analysis_uses_stays_readable(expiring, breast_c
     _app, client, services, body = expiring
     other = client.post("/api/v1/analyses", data={
         "file": (io.BytesIO(breast_cancer_csv.read_bytes()), "bc.csv")}).get_json()
-    assert other["dataset_id"] == body["dataset_id"]
+    assert other["dataset_id"] != body["dataset_id"]  # the same bytes, a handle each
     _expire(services, body["id"])
     share = body["url"].rsplit("/", 1)[1]
     assert client.get(f"/s/{share}").status_code == 404
-    assert client.get(f"/api/v1/datasets/{body['dataset_id']}/hull.csv").status_code == 200
+    assert client.get(f"/api/v1/datasets/{body['dataset_id']}/hull.csv").status_code == 404
+    assert client.get(f"/api/v1/datasets/{other['dataset_id']}/hull.csv").status_code == 200
 
 
 def test_uploading_the_file_of_an_expired_analysis_again_works(expiring, breast_cancer_csv):
@@ -395,11 +396,12 @@ def test_uploading_the_file_of_an_expired_analysis_again_works(expiring, breast_
         "file": (io.BytesIO(breast_cancer_csv.read_bytes()), "bc.csv")})
     assert again.status_code == 201, again.get_json()
     new = again.get_json()
-    assert new["dataset_id"] == body["dataset_id"]
+    assert new["dataset_id"] != body["dataset_id"]
     assert client.get(f"/api/v1/datasets/{new['dataset_id']}/report.html").status_code == 200
     assert client.get(new["url"].removeprefix("http://localhost")).status_code == 200
     assert client.get(body["url"].removeprefix("http://localhost")).status_code == 404
-    assert services.store.count() == {"datasets": 1, "dataset_parts": 1, "analyses": 1}
+    assert services.store.count() == {"datasets": 1, "dataset_parts": 1, "analyses": 1,
+                                      "handles": 1}
     plain = client.post("/api/v1/datasets", data={
         "file": (io.BytesIO(breast_cancer_csv.read_bytes()), "bc.csv")})
     assert plain.status_code == 200
@@ -411,18 +413,21 @@ def test_housekeeping_purges_expired_analyses_and_old_unshared_uploads(expiring,
     maintenance = app.server.extensions["costdash-maintenance"]
     unshared = client.post("/api/v1/datasets", data={
         "file": (io.BytesIO(predictions_csv.read_bytes()), "p.csv")}).get_json()
-    assert services.store.count() == {"datasets": 2, "dataset_parts": 2, "analyses": 1}
+    assert services.store.count() == {"datasets": 2, "dataset_parts": 2, "analyses": 1,
+                                      "handles": 2}
     _expire(services, body["id"])
     now = time.time()
     done = maintenance.run_once(now=now)
     assert done["expired"] == 1 and done["unshared"] == 0
-    assert services.store.count() == {"datasets": 1, "dataset_parts": 1, "analyses": 0}
+    assert services.store.count() == {"datasets": 1, "dataset_parts": 1, "analyses": 0,
+                                      "handles": 1}
     assert client.get(f"/api/v1/datasets/{unshared['id']}").status_code == 200
     # Past the retention (30 days by default), an upload nobody shared goes too.
     retention = services.settings.upload_retention_days * 86400
     assert maintenance.run_once(now=now + retention - 60)["unshared"] == 0
     assert maintenance.run_once(now=now + retention + 60)["unshared"] == 1
-    assert services.store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0}
+    assert services.store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0,
+                                      "handles": 0}
     assert client.get(f"/api/v1/datasets/{unshared['id']}").status_code == 404
 
 
@@ -584,7 +589,8 @@ def test_a_full_disk_under_the_upload_is_reported_as_full(tmp_path, breast_cance
             assert "not reachable" not in reply.get_json()["error"]
             assert sorted(p.name for p in (data_dir / "tmp").iterdir()) == ["filler"]
         services = app.server.extensions["costdash"]
-        assert services.store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0}
+        assert services.store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0,
+                                          "handles": 0}
     finally:
         _dispose(app)
 
@@ -606,7 +612,8 @@ def test_a_full_sqlite_database_is_reported_as_full(tmp_path, breast_cancer_csv)
             "file": (io.BytesIO(_big_csv(20_000)), "big.csv")})
         assert reply.status_code == 507, reply.get_data(as_text=True)
         assert "disk is full" in reply.get_json()["error"]
-        assert services.store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0}
+        assert services.store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0,
+                                          "handles": 0}
         assert client.get("/healthz").status_code == 200  # reads still work
     finally:
         _dispose(app)

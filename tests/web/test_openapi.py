@@ -301,6 +301,9 @@ def exercise_datasets(api: Api, demo: Path, broken: Path) -> None:
     assert "C(+|+) must be below C(−|+)" in message
     api.call("get", "/api/v1/datasets/" + "0" * 32 + "/decision.json", 404)
     api.call("get", "/api/v1/datasets/" + "0" * 32 + "/hull.csv", 404)
+    api.call("delete", f"/api/v1/datasets/{record['id']}", 204)
+    api.call("delete", f"/api/v1/datasets/{record['id']}", 404)
+    api.call("get", f"/api/v1/datasets/{record['id']}", 404)
 
 
 def exercise_analyses(api: Api, demo: Path, broken: Path) -> None:
@@ -398,6 +401,7 @@ def exercise_storage_down(api: Api, demo: Path) -> None:
                     f"/api/v1/datasets/{dataset['id']}/decision.json",
                     f"/api/v1/analyses/{token}"):
             api.call("get", url, 503)
+        api.call("delete", f"/api/v1/datasets/{dataset['id']}", 503)
         api.call("patch", analysis, 503, json={"name": "x"},
                  headers=bearer(created["manage_token"]))
         api.call("delete", analysis, 503, headers=bearer(created["manage_token"]))

@@ -108,18 +108,23 @@ def test_same_file_is_stored_once_and_deleted_with_its_last_analysis(
         http, services, breast_cancer_csv):
     first = post_analysis(http, breast_cancer_csv, name="a").get_json()
     second = post_analysis(http, breast_cancer_csv, name="b", p_pos="0.3").get_json()
-    assert first["dataset_id"] == second["dataset_id"]
-    assert services.store.count() == {"datasets": 1, "dataset_parts": 1, "analyses": 2}
+    # Stored once, but each analysis reads it through a handle of its own (issue 11, 3).
+    assert first["dataset_id"] != second["dataset_id"]
+    assert services.store.count() == {"datasets": 1, "dataset_parts": 1, "analyses": 2,
+                                      "handles": 2}
 
     r = http.delete(f"/api/v1/analyses/{first['id']}",
                     headers={"Authorization": f"Bearer {first['manage_token']}"})
     assert r.status_code == 204 and r.get_data() == b""
-    assert services.store.count() == {"datasets": 1, "dataset_parts": 1, "analyses": 1}
+    assert services.store.count() == {"datasets": 1, "dataset_parts": 1, "analyses": 1,
+                                      "handles": 1}
     assert http.get(f"/api/v1/analyses/{token_of(second['url'])}").status_code == 200
+    assert not services.store.exists(first["dataset_id"])
 
     http.delete(f"/api/v1/analyses/{second['id']}",
                 headers={"Authorization": f"Bearer {second['manage_token']}"})
-    assert services.store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0}
+    assert services.store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0,
+                                      "handles": 0}
     # The data is gone from the cache too: the Explore page cannot open it any more.
     with pytest.raises(Exception, match="upload the file again"):
         services.views.full(first["dataset_id"])
@@ -202,7 +207,8 @@ def test_expired_links_are_404_and_purged_with_their_data(http, services, breast
     manage = http.get(f"/manage/{body['manage_token']}")
     assert manage.status_code == 200 and "Expired" in manage.get_data(as_text=True)
     services.sharing.purge_expired()
-    assert services.store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0}
+    assert services.store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0,
+                                      "handles": 0}
 
 
 def test_manage_page_renames_sets_expiry_and_deletes(http, services, breast_cancer_csv):
@@ -235,7 +241,9 @@ def test_read_only_layout_has_the_saved_view_and_no_secrets(services, breast_can
     assert "shared-banner" in text and "share-button" not in text
     assert '"p-pos-input"' in text and '"value": 0.2' in text
     assert '"cost-fn-input"' in text and '"value": 10.0' in text
-    assert record.id in text  # the page loads the analysis's data set
+    # The page loads the data through the analysis's own read-only handle, never through
+    # the uploader's (issue 11, finding 3).
+    assert new.record.dataset_id in text and record.id not in text
     # A query string varies the view for this visit only.
     content, _ = route(f"/s/{new.record.share_token}", "?p_pos=0.4", services)
     assert '"value": 0.4' in json.dumps(content.to_plotly_json(),
@@ -269,7 +277,8 @@ def test_a_crash_mid_save_leaves_nothing(services, breast_cancer_csv, monkeypatc
     with pytest.raises(Crash):
         services.store.put(breast_cancer_csv, "b.csv")
     monkeypatch.setattr(storage.dataset_parts_table, "insert", real_insert)
-    assert services.store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0}
+    assert services.store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0,
+                                      "handles": 0}
     assert services.store.put(breast_cancer_csv, "b.csv").n > 0  # and saving works afterwards
 
 
@@ -362,7 +371,8 @@ def test_row_and_classifier_limits_reject_the_upload_and_store_nothing(tmp_path,
     assert (env.max_rows, env.max_classifiers) == (7, 2)
 
 
-def test_analysis_is_named_after_this_upload_not_an_earlier_one(http, breast_cancer_csv, tmp_path):
+def test_analysis_is_named_after_this_upload_not_an_earlier_one(http, services,
+                                                                breast_cancer_csv, tmp_path):
     post_analysis(http, breast_cancer_csv)
     renamed = tmp_path / "confidential-client-x.csv"
     renamed.write_bytes(breast_cancer_csv.read_bytes())
@@ -370,7 +380,8 @@ def test_analysis_is_named_after_this_upload_not_an_earlier_one(http, breast_can
     second.write_bytes(breast_cancer_csv.read_bytes())
     a = post_analysis(http, first).get_json()
     b = post_analysis(http, second).get_json()
-    assert a["dataset_id"] == b["dataset_id"]  # stored once ...
+    assert services.store.count()["datasets"] == 1  # stored once ...
+    assert a["dataset_id"] != b["dataset_id"]       # ... read through handles of their own
     assert b["name"] == "mine.csv"             # ... but each analysis keeps its uploader's name
     got = http.get(f"/api/v1/analyses/{token_of(b['url'])}").get_json()
     assert "confidential" not in json.dumps(got["analysis"])
@@ -397,9 +408,10 @@ def test_a_cached_view_of_a_deleted_data_set_is_not_served(services, breast_canc
     """A delete that could not reach the cache (Redis down) must not leave the data viewable."""
     record = services.store.put(breast_cancer_csv, "b.csv")
     new = services.sharing.create(record.id, name="x", view={})
-    assert services.views.full(record.id)["name"] == "b.csv"  # cached now
+    link_data = new.record.dataset_id
+    assert services.views.full(link_data)["name"] == "b.csv"  # cached now
     monkeypatch.setattr(services.views, "forget", lambda _id: None)  # the cache missed the delete
     services.sharing.delete(new.record)
     monkeypatch.undo()
     with pytest.raises(Exception, match="upload the file again"):
-        services.views.full(record.id)
+        services.views.full(link_data)

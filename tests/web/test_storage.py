@@ -88,13 +88,17 @@ def test_tables_round_trip_without_disk(breast_cancer_csv):
 def test_same_content_stored_once(store, breast_cancer_csv, tmp_path):
     raw = breast_cancer_csv.read_bytes()
     first = store.put(raw, "a.csv")
-    second = store.put(raw, "renamed.csv")      # same bytes, same options: same data set
-    assert second.id == first.id and second.name == "a.csv"
+    second = store.put(raw, "renamed.csv")      # same bytes, same options: same content
+    # ... but each upload has its own handle and name: the second uploader learns nothing
+    # about the first (issue 11, finding 3).
+    assert second.id != first.id and second.name == "renamed.csv"
+    assert store.info(first.id).name == "a.csv" and store.info(second.id).name == "renamed.csv"
     assert second.dataset is None                # not read again
-    assert store.count() == {"datasets": 1, "dataset_parts": 1, "analyses": 0}
+    assert store.count() == {"datasets": 1, "dataset_parts": 1, "analyses": 0, "handles": 2}
     # Other loader options read the file differently: another data set.
     third = store.put(raw, "a.csv", LoaderOptions(models=("gbm",)))
     assert third.id != first.id and third.classifiers == ("gbm",)
+    assert store.count()["datasets"] == 2
 
 
 def test_data_is_parquet_not_pickle(store, breast_cancer_csv):
@@ -114,7 +118,7 @@ def test_bad_file_raises_loader_error_and_stores_nothing(store, bad_csv):
     with pytest.raises(InputFileError) as direct:
         load_predictions(bad_csv, name="broken.csv")
     assert str(info.value) == str(direct.value)
-    assert store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0}
+    assert store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0, "handles": 0}
 
 
 def test_unknown_ids(store):
@@ -209,11 +213,11 @@ def test_concurrent_saves_of_one_file_store_it_once(store, breast_cancer_csv):
 
     with ThreadPoolExecutor(20) as pool:
         records = list(pool.map(save, range(20)))
-    assert len({r.id for r in records}) == 1
-    # Exactly one save stored it; the others found it stored (and must not undo it).
+    assert len({r.id for r in records}) == 20  # a handle each
+    # Exactly one save stored the content; the others found it stored.
     assert sum(r.stored for r in records) == 1
-    assert store.count() == {"datasets": 1, "dataset_parts": 1, "analyses": 0}
-    assert store.get(records[0].id).n == records[0].n
+    assert store.count() == {"datasets": 1, "dataset_parts": 1, "analyses": 0, "handles": 20}
+    assert all(store.get(r.id).n == records[0].n for r in records)
 
 
 def test_a_forked_process_does_not_use_its_parents_connections(store):

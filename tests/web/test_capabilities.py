@@ -1,0 +1,110 @@
+"""Capabilities, not ids (issue 11, finding 3): every upload gets its own unguessable handle, a
+read link grants its analysis's view and nothing else, and a delete removes exactly what its
+holder holds. Each test starts from what the probe did."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from dashboard.pages import explore
+from dashboard.shell import route
+from dashboard.storage import valid_id
+
+
+def upload(client, raw: bytes, name: str) -> dict:
+    reply = client.post("/api/v1/datasets", data={"file": (io.BytesIO(raw), name)},
+                        content_type="multipart/form-data")
+    assert reply.status_code == 200, reply.get_json()
+    return reply.get_json()
+
+
+@pytest.fixture
+def raw(breast_cancer_csv) -> bytes:
+    return breast_cancer_csv.read_bytes()
+
+
+def test_the_same_file_uploaded_twice_tells_the_second_uploader_nothing(client, services, raw):
+    first = upload(client, raw, "confidential-client-x.csv")
+    second = upload(client, raw, "mine.csv")
+    # Before: ids were content hashes, so the second upload got the first one's id (proof that
+    # the file was uploaded) and its file name.
+    assert first["id"] != second["id"] and valid_id(second["id"])
+    assert json.dumps(second).count("confidential") == 0
+    info = client.get(f"/api/v1/datasets/{second['id']}").get_json()
+    assert info["name"] == "mine.csv" and "confidential" not in json.dumps(info)
+    assert services.store.count()["datasets"] == 1  # the bytes are still stored once
+
+
+def test_a_delete_removes_exactly_the_deleters_upload(client, services, raw):
+    a = upload(client, raw, "a.csv")
+    b = upload(client, raw, "b.csv")
+    assert client.delete(f"/api/v1/datasets/{b['id']}").status_code == 204
+    # Before: B's delete removed A's unshared upload of the same bytes.
+    assert client.get(f"/api/v1/datasets/{a['id']}").status_code == 200
+    assert client.get(f"/api/v1/datasets/{a['id']}/hull.csv").status_code == 200
+    assert client.get(f"/api/v1/datasets/{b['id']}").status_code == 404
+    assert client.delete(f"/api/v1/datasets/{b['id']}").status_code == 404
+    assert client.delete(f"/api/v1/datasets/{a['id']}").status_code == 204
+    assert services.store.count() == {"datasets": 0, "dataset_parts": 0, "analyses": 0,
+                                      "handles": 0}
+
+
+@pytest.fixture
+def shared(client, services, raw):
+    """An owner's upload, shared from Explore; the viewer's read-only page."""
+    owner = upload(client, raw, "owner.csv")
+    reply = explore.share_view(services, {"data": owner["id"], "p_pos": 0.2}, "Q3", None,
+                               "http://localhost/")
+    text = json.dumps(reply.to_plotly_json(), default=lambda o: o.to_plotly_json())
+    token = text.split("http://localhost/s/")[1].split('"')[0]
+    manage = text.split("http://localhost/manage/")[1].split('"')[0]
+    page, _ = route(f"/s/{token}", "", services)
+    page_text = json.dumps(page.to_plotly_json(), default=lambda o: o.to_plotly_json())
+    record = services.sharing.open(token)
+    return owner, token, manage, page_text, record
+
+
+def test_a_read_link_never_shows_the_uploaders_handle(shared):
+    owner, _token, _manage, page_text, record = shared
+    assert owner["id"] not in page_text
+    assert record.dataset_id in page_text and record.dataset_id != owner["id"]
+
+
+def test_a_read_link_reaches_only_its_view(client, services, shared):
+    owner, token, _manage, _page, record = shared
+    view_handle = record.dataset_id
+    # Its view: the page, the analysis and its exports.
+    assert client.get(f"/s/{token}").status_code == 200
+    assert client.get(f"/api/v1/analyses/{token}").status_code == 200
+    assert client.get(f"/api/v1/datasets/{view_handle}/report.html").status_code == 200
+    # What its page shows of the data set, marked read-only; not a delete, not a share.
+    info = client.get(f"/api/v1/datasets/{view_handle}").get_json()
+    assert info["read_only"] is True and info["name"] == "owner.csv"
+    assert client.delete(f"/api/v1/datasets/{view_handle}").status_code == 404
+    assert client.get(f"/api/v1/datasets/{view_handle}").status_code == 200
+    reply = explore.share_view(services, {"data": view_handle}, "mine now", None,
+                               "http://localhost/")
+    assert "only its uploader can share it" in json.dumps(
+        reply.to_plotly_json(), default=lambda o: o.to_plotly_json())
+    assert services.store.count()["analyses"] == 1
+    # The analysis's JSON names no handle but its own.
+    assert owner["id"] not in client.get(f"/api/v1/analyses/{token}").get_data(as_text=True)
+
+
+def test_deleting_the_analysis_closes_everything_its_link_opened(client, services, shared):
+    owner, token, manage, _page, record = shared
+    view_handle = record.dataset_id
+    services.views.full(view_handle)  # cached: the cache must not keep it alive
+    assert client.post(f"/manage/{manage}", data={"action": "delete"}).status_code == 200
+    # Before: the viewer's /explore?data=<id> and report.html still answered 200.
+    for path in (f"/s/{token}", f"/api/v1/analyses/{token}",
+                 f"/api/v1/datasets/{view_handle}/report.html",
+                 f"/api/v1/datasets/{view_handle}/hull.csv"):
+        assert client.get(path).status_code == 404, path
+    out = explore.load_view(services, {"id": view_handle}, None, False, "dataset-ref")
+    assert "upload the file again" in str(out.error)
+    # The owner's own upload is theirs until its retention ends: deleting a share leaves it.
+    assert client.get(f"/api/v1/datasets/{owner['id']}").status_code == 200
