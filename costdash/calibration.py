@@ -182,7 +182,13 @@ def cross_fit(score: ArrayLike, y_true: ArrayLike, fold: ArrayLike, method: Meth
 def calibrate_classifier(classifier: ScoredClassifier, method: Method,
                          folds: int = 5) -> RocCurve:
     """The ROC curve of a classifier's cross-fitted calibrated scores (the data's folds, or
-    :func:`default_folds` when it has none); its thresholds are probabilities."""
+    :func:`default_folds` when it has none); its thresholds are probabilities.
+
+    Raises
+    ------
+    ParameterError
+        A score-count classifier without folds, or a fold whose complement lacks a class.
+    """
     score, n_pos, n_neg = classifier.class_counts()
     # One row per (entry, class) with its count as the weight.
     s = np.r_[score, score]
@@ -194,7 +200,9 @@ def calibrate_classifier(classifier: ScoredClassifier, method: Method,
         base = default_folds(classifier.y_true, folds)
         fold = np.r_[base, base]
     else:
-        fold = np.r_[np.arange(score.size) % folds, np.arange(score.size) % folds]
+        raise ParameterError(f"{classifier.name}: calibration on folds needs a fold column in "
+                             f"the score-count layout (its entries are whole score cells, "
+                             f"which cannot be split into folds)")
     keep = w > 0
     calibrated = cross_fit(s[keep], y[keep], fold[keep], method, w[keep])
     counts = w[keep].astype(np.int64)

@@ -177,6 +177,9 @@ class RobustChoice:
     tolerance: float
 
 
+_CHUNK = 1 << 18
+
+
 def _threshold(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
@@ -228,10 +231,18 @@ def robust_choice(analysis: Analysis, box: ConditionBox, *, volume: float = 1.0,
     cands = candidates_of(analysis)
     hull = analysis.hull
     corners = box.corner_conditions()
-    regret = regret_at(cands, hull, corners)
-    worst = regret.max(axis=1)
+    # In chunks: every threshold of 20 classifiers of 1M scores is 20M candidates.
+    worst = np.empty(cands.fpr.size)
+    u_c, w_c = _uw(corners)
+    best_c = _best_cost(hull, u_c, w_c)
+    for start in range(0, worst.size, _CHUNK):
+        stop = start + _CHUNK
+        part = (np.outer(1.0 - cands.tpr[start:stop], u_c) + np.outer(cands.fpr[start:stop], w_c)
+                - best_c[None, :])
+        worst[start:stop] = part.max(axis=1)
     i_mm = int(np.argmin(worst))
-    worst_corner = corners[int(np.argmax(regret[i_mm]))]
+    regret_mm = (u_c * (1.0 - cands.tpr[i_mm]) + w_c * cands.fpr[i_mm]) - best_c
+    worst_corner = corners[int(np.argmax(regret_mm))]
 
     centre = box.centre
     u_bar = centre.p_pos * centre.fn_difference

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from costdash.analysis import Analysis, analysis_to_dict, analyze, threshold_text
 from costdash.cli import print_json
+from costdash.errors import ParameterError
 from costdash.cli.common import (
     add_condition_options,
     add_loader_options,
@@ -87,10 +89,14 @@ def classifier_extras(result: Analysis, *, h_severity: float | None = None,
     out = []
     for c in result.classifiers:
         calibrated = None
+        calibration_refused = None
         if calibrate is not None and c.name in scored:
             from costdash.calibration import calibrate_classifier
 
-            calibrated = calibrate_classifier(scored[c.name], calibrate)
+            try:
+                calibrated = calibrate_classifier(scored[c.name], calibrate)
+            except ParameterError as exc:
+                calibration_refused = f"no score-driven curve: {exc}"
         common = dict(beta=beta, envelope=c.envelope, calibrated=calibrated,
                       calibration=calibrate if calibrated is not None else None)
         if fixed_threshold is None:
@@ -100,6 +106,8 @@ def classifier_extras(result: Analysis, *, h_severity: float | None = None,
             tc = threshold_choice(roc=c.roc, fixed_point=point, **common)
         else:
             tc = threshold_choice(roc=c.roc, fixed_threshold=fixed_threshold, **common)
+        if calibration_refused is not None:
+            tc = replace(tc, score_driven=None, score_driven_refused=calibration_refused)
         h = h_measure(c.roc, severity_ratio=h_severity,
                       beta=None if h_beta is None else (float(h_beta[0]), float(h_beta[1])),
                       envelope=c.envelope)
