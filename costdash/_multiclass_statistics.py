@@ -8,7 +8,7 @@ then draws its replicates with :func:`_simulate_single` or :func:`_simulate_many
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import NamedTuple
 
@@ -204,6 +204,15 @@ def _interval_from_sorted(sorted_reps: NDArray[np.float64], level: float
     return sorted_reps[..., lb - 1], sorted_reps[..., ub - 1]
 
 
+def _read_at(sorted_reps: NDArray[np.float64], std_error: float, level: object
+             ) -> tuple[float, float, float, float]:
+    """``(level, low, high, half-width of the normal interval)`` of one matrix's sorted
+    replicates and standard error, read at ``level`` (checked)."""
+    level = _check_level(level)
+    low, high = _interval_from_sorted(sorted_reps, level)
+    return level, float(low), float(high), _z(level) * std_error
+
+
 
 # --------------------------------------------------------------------------------------------
 # Results
@@ -269,13 +278,9 @@ class BcostResult:
         -------
         BcostResult
         """
-        level = _check_level(level)
-        low, high = _interval_from_sorted(self.replicates, level)
-        half = _z(level) * self.std_error
-        return BcostResult(cost=self.cost, low=float(low), high=float(high),
-                           normal_low=self.cost - half, normal_high=self.cost + half,
-                           n=self.n, k=self.k, level=level, replicates=self.replicates,
-                           laplace=self.laplace, std_error=self.std_error)
+        level, low, high, half = _read_at(self.replicates, self.std_error, level)
+        return replace(self, low=low, high=high, normal_low=self.cost - half,
+                       normal_high=self.cost + half, level=level)
 
 
 @dataclass(frozen=True, eq=False)
@@ -332,14 +337,9 @@ class BdeltacostResult:
         -------
         BdeltacostResult
         """
-        level = _check_level(level)
-        low, high = _interval_from_sorted(self.replicates, level)
-        half = _z(level) * self.std_error
-        return BdeltacostResult(delta=self.delta, low=float(low), high=float(high),
-                                reject=bool(low > 0 or high < 0),
-                                normal_low=self.delta - half, normal_high=self.delta + half,
-                                n=self.n, k=self.k, level=level, replicates=self.replicates,
-                                laplace=self.laplace, std_error=self.std_error)
+        level, low, high, half = _read_at(self.replicates, self.std_error, level)
+        return replace(self, low=low, high=high, reject=bool(low > 0 or high < 0),
+                       normal_low=self.delta - half, normal_high=self.delta + half, level=level)
 
 
 @dataclass(frozen=True, eq=False)
@@ -457,9 +457,8 @@ def _one(a: _Arguments) -> tuple[float, float, float, float, NDArray[np.float64]
     error)`` of one matrix."""
     mean, se = _mean_and_se(a.counts, a.values)
     reps = _readonly(_simulate_single(a.counts[0], a.values, a.laplace, a.replicates, a.rng))
-    low, high = _interval_from_sorted(reps, a.level)
-    return float(mean[0]), float(low), float(high), _z(a.level) * float(se[0]), reps, \
-        float(se[0])
+    _, low, high, half = _read_at(reps, float(se[0]), a.level)
+    return float(mean[0]), low, high, half, reps, float(se[0])
 
 
 def _many(a: _Arguments) -> tuple[NDArray[np.float64], ...]:
