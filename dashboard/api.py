@@ -127,7 +127,7 @@ def query_view(dataset_id: str) -> View:
 
 
 api = Blueprint("costdash_api", __name__, url_prefix="/api/v1")
-"""The routes under ``/api/v1``; each app registers it (:func:`install_api`), and its view
+"""The routes under ``/api/v1``; each app registers it (:func:`install_api`), and its route
 functions find that app's :class:`~dashboard.services.Services` with :func:`_services`."""
 
 

@@ -25,7 +25,7 @@ from dashboard.storage import AnalysisRecord, StorageUnavailable
 __all__ = ["install_manage", "manage_pages"]
 
 manage_pages = Blueprint("costdash_manage", __name__)
-"""``/manage/<token>`` and the guard of ``/s/<token>``; the view functions find the app's
+"""``/manage/<token>`` and the guard of ``/s/<token>``; its route functions find the app's
 sharing rules with :func:`_sharing`."""
 
 
