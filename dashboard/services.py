@@ -95,9 +95,9 @@ class ViewModels:
 
     def _compute(self, dataset_id: str, record: DatasetRecord) -> str:
         dataset = record.dataset if record.dataset is not None else self.store.get(dataset_id)
-        view = build_view_model(dataset, dataset_id=dataset_id, name=record.name,
-                                max_points=self.settings.max_roc_points)
-        text = json.dumps(view, allow_nan=False, separators=(",", ":"))
+        model = build_view_model(dataset, dataset_id=dataset_id, name=record.name,
+                                 max_points=self.settings.max_roc_points)
+        text = json.dumps(model, allow_nan=False, separators=(",", ":"))
         self.cache.set(self._key(dataset_id), text)
         return text
 
@@ -130,7 +130,7 @@ class ViewModels:
 
     def analysis_json_text(self, dataset_id: str, view: Mapping[str, Any] | View) -> str:
         """``costdash analyze --json`` of a stored data set under a view's conditions, as JSON
-        text (a link view sends it on without parsing 100s of kB per request).
+        text (a shared link's route sends it on without parsing 100s of kB per request).
 
         ``view`` is a :class:`~costdash.view.View` or a saved view (its JSON); its conditions
         mean what they mean everywhere (:meth:`~costdash.view.View.condition`: p(+) unset is
