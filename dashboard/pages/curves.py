@@ -145,10 +145,10 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
         dcc.Store(id="curves-p-view"),
         dcc.Store(id="curves-url"),
         dcc.Store(id="curves-hover"),
+        *([html.P([html.B(f"Shared analysis: {shared.name}"), " — read-only: change the "
+                   "conditions to see what if; nothing you do here is saved."],
+                  className="shared-banner curves-shared")] if shared is not None else []),
         html.Section(className="data-bar folds-bar", children=[
-            *([html.P([html.B(f"Shared analysis: {shared.name}"), " — read-only: change the "
-                       "conditions to see what if; nothing you do here is saved."],
-                      className="shared-banner")] if shared is not None else []),
             problems_note(problems),
             html.Div(className="folds-controls", children=[
                 html.Div(className="folds-field folds-model-field", children=[
