@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,7 @@ from costdash.costspace import LowerEnvelope, lower_envelope
 from costdash.errors import CostdashError, ParameterError
 from costdash.view import View, field_named
 from dashboard.bandcache import BAND_GRID
-from dashboard.jobs import POLL_INTERVAL_MS
+from dashboard.jobs import POLL_INTERVAL_MS, READ_ONLY_JOB, busy_message, dataset_job_slot
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound, valid_id
 from dashboard.viewmodel import hull_from_entry
@@ -508,3 +509,24 @@ def background_options(prefix: str, error_reply: Callable[[str], Any] | None = N
                   Output(f"{prefix}-progress-text", "children")],
         progress_default=[None, 1, "starting…"],
     )
+
+
+@contextmanager
+def job_gate(services: Services, data_id: str, key: str,
+             saved_key: Callable[[View], str | None]) -> Iterator[str | None]:
+    """Whether a bootstrap job on ``data_id`` may run: yields the message that refuses it, or
+    None while holding one of the data set's job slots (``COSTDASH_MAX_JOBS_PER_DATASET``).
+
+    Through a read-only link's handle only the band of the link's own view runs:
+    ``saved_key(saved_view)`` must give the job's ``key`` (any classifier of it; the owner's
+    method, replicates, seed and threshold), so a link opens a bounded number of jobs.
+    """
+    record = services.store.info(data_id)
+    if record is not None and record.read_only:
+        saved = services.sharing.saved_view_of(record)
+        if saved is None or saved_key(saved) != key:
+            yield READ_ONLY_JOB
+            return
+    limit = services.settings.max_jobs_per_dataset
+    with dataset_job_slot(services.views.cache, data_id, limit) as free:
+        yield None if free else busy_message(limit)

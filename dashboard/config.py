@@ -25,6 +25,18 @@ Environment variables (all optional):
 ``COSTDASH_MAINTENANCE_SECONDS`` seconds between two runs of the housekeeping of each web process
                              (expired analyses, old unshared uploads, temp files of dead uploads,
                              finished job processes; default 300; 0: only at start)
+``COSTDASH_MAX_JOBS_PER_DATASET`` bootstrap jobs that may run at once on one upload or link
+                             (default 2); another waits for one to finish
+``COSTDASH_RATE_LIMIT_UPLOADS`` uploads per client address (default ``60 per hour``; the
+                             ``limits`` syntax, several separated by ``;``); answered 429 with
+                             ``Retry-After`` beyond it
+``COSTDASH_RATE_LIMIT_SHARES`` analyses saved (shared) per client address (default ``60 per hour``)
+``COSTDASH_TRUSTED_PROXIES`` reverse proxies in front (default 0; 1 behind deploy/nginx): the
+                             client address of the rate limits is then taken from
+                             ``X-Forwarded-For``, which only a trusted proxy may set
+``COSTDASH_UPLOAD_KEYS``     comma-separated keys; when set, uploads, shares and the write API need
+                             one (``Authorization: Bearer <key>``, or entered once on the page);
+                             viewers of links never do (default: unset, anyone may upload)
 """
 
 from __future__ import annotations
@@ -108,6 +120,11 @@ class Settings:
     public_url: str | None = None
     upload_retention_days: float = 30.0
     maintenance_seconds: float = 300.0
+    max_jobs_per_dataset: int = 2
+    rate_limit_uploads: str = "60 per hour"
+    rate_limit_shares: str = "60 per hour"
+    trusted_proxies: int = 0
+    upload_keys: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
@@ -136,6 +153,14 @@ class Settings:
         for key in ("upload_retention_days", "maintenance_seconds"):
             if env.get(f"COSTDASH_{key.upper()}"):
                 values[key] = float(env[f"COSTDASH_{key.upper()}"])
+        for key in ("max_jobs_per_dataset", "trusted_proxies"):
+            if env.get(f"COSTDASH_{key.upper()}"):
+                values[key] = int(env[f"COSTDASH_{key.upper()}"])
+        for key in ("rate_limit_uploads", "rate_limit_shares"):
+            if env.get(f"COSTDASH_{key.upper()}"):
+                values[key] = env[f"COSTDASH_{key.upper()}"]
+        if env.get("COSTDASH_UPLOAD_KEYS"):
+            values["upload_keys"] = env["COSTDASH_UPLOAD_KEYS"]
         return cls.from_mapping({**values, **overrides})
 
     @classmethod
@@ -154,6 +179,12 @@ class Settings:
         for key in ("upload_retention_days", "maintenance_seconds"):
             if key in values and not (float(values[key]) >= 0):
                 raise ValueError(f"{key} must be a number of at least 0, not {values[key]!r}")
+        if "max_jobs_per_dataset" in values and int(values["max_jobs_per_dataset"]) < 1:
+            raise ValueError("max_jobs_per_dataset must be at least 1, "
+                             f"not {values['max_jobs_per_dataset']!r}")
+        if isinstance(values.get("upload_keys"), str):
+            values["upload_keys"] = tuple(k.strip() for k in values["upload_keys"].split(",")
+                                          if k.strip())
         return replace(cls(), **values)
 
     def resolved_secret_key(self) -> str:

@@ -14,6 +14,7 @@ from dash import Dash
 from flask import redirect, request
 
 from dashboard.api import install_api
+from dashboard.limits import install_limits
 from dashboard.config import Settings, redact_werkzeug_log
 from dashboard.jobs import background_manager, reap_jobs
 from dashboard.manage import install_manage
@@ -211,6 +212,7 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
     services = Services(settings, store, views, ShareService(store, views.forget))
     server.extensions["costdash"] = services
     install_api(server, services)
+    install_limits(server, settings)
     install_responses(server)
     install_manage(server)
     maintenance = Maintenance(services)

@@ -30,7 +30,10 @@ Celery worker's entry module is :mod:`dashboard.worker`.
 
 from __future__ import annotations
 
+import secrets
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -61,6 +64,43 @@ MAX_DELIVERIES = 2
 """Times a job is started when its worker process dies under it (killed, out of memory):
 once more after the first death, then it is reported failed instead of killing worker after
 worker."""
+
+
+def busy_message(limit: int) -> str:
+    return (f"{limit} bootstrap job{'s are' if limit != 1 else ' is'} already running on this "
+            "data set; try again when one finishes.")
+
+
+READ_ONLY_JOB = ("A read-only link computes bands only at the settings its owner saved "
+                 "(method, replicates, seed and threshold): change them back, or ask the owner "
+                 "for this band.")
+
+
+@contextmanager
+def dataset_job_slot(cache: Any, data_id: str, limit: int) -> Iterator[bool]:
+    """Hold one of ``limit`` slots for a job on one data set while the job runs; yields
+    whether a slot was free.
+
+    A slot is a cache key added only if absent (Redis ``SET NX``; the file cache checks, then
+    writes), with the job time limit as its lifetime, so a job killed without cleaning up
+    frees its slot within the limit. With the cache down nothing can be counted or kept:
+    the job runs, and reports that its band could not be kept.
+    """
+    token = secrets.token_hex(8)
+    held = None
+    unreachable = True
+    for i in range(limit):
+        key = f"jobslot:{data_id}:{i}"
+        if cache.add(key, token, timeout=JOB_TIME_LIMIT):
+            held = key
+            break
+        if cache.get(key) is not None:
+            unreachable = False
+    try:
+        yield held is not None or unreachable
+    finally:
+        if held is not None and cache.get(held) == token:
+            cache.delete(held)
 
 
 class JobAbandoned(RuntimeError):

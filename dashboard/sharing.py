@@ -28,7 +28,7 @@ from typing import Any
 
 from costdash.errors import CostdashError, ParameterError
 from costdash.view import VIEW_FIELDS, View
-from dashboard.storage import AnalysisRecord, DatasetNotFound, Store
+from dashboard.storage import AnalysisRecord, DatasetNotFound, DatasetRecord, Store
 
 __all__ = [
     "VIEW_KEYS",
@@ -212,6 +212,16 @@ class ShareService:
             raise AnalysisNotFound("This link does not lead to a saved analysis: it was "
                                    "deleted, it expired, or it was mistyped.")
         return record
+
+    def saved_view_of(self, record: DatasetRecord) -> View | None:
+        """The saved view a read-only handle belongs to (None for an upload's handle, or when
+        its analysis went meanwhile)."""
+        if not record.read_only:
+            return None
+        analysis = self.store.find_analysis(id=record.analysis_id)
+        if analysis is None or analysis.expired():
+            return None
+        return View.parse_lenient(analysis.view)[0]
 
     def managed(self, manage_token: str, now: float | None = None) -> AnalysisRecord:
         """The analysis a manage link controls (expired ones too: they may be renewed)."""

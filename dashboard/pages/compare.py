@@ -48,7 +48,7 @@ from dashboard.bandcache import BandCache, difference_band_key
 from dashboard.components import band_settings as job_settings
 from dashboard.components import (GRID, NO_DATA, UNSET_WHEN_IMPLIED_JS, background_options,
                                   dataset_line, envelope_of, fmt_range,
-                                  job_controls, method_controls, method_state, press_run,
+                                  job_controls, job_gate, method_controls, method_state, press_run,
                                   progress_reporter, resolve, run_disabled, warn)
 from dashboard.figures.bands import band_figure
 from dashboard.figures.common import graph_config
@@ -305,8 +305,24 @@ def compute_difference(services: Services, data: dict | None, a: str | None, b: 
     bands = BandCache(services.views.cache)
     if bands.has(key):
         return {"key": key, "seconds": None}
+
+    def saved_key(saved: View) -> str:
+        return band_request_key(data["id"], a, b, saved.replicates, saved.seed,
+                                choice_of(saved.method, saved.simultaneous))
+
+    with job_gate(services, data["id"], key, saved_key) as refusal:
+        if refusal:
+            return {"key": key, "error": refusal}
+        return _compute_difference(services, data["id"], a, b, key, replicates, seed, choice,
+                                   progress)
+
+
+def _compute_difference(services: Services, data_id: str, a: str, b: str, key: str,
+                        replicates: int, seed: int, choice: BandChoice,
+                        progress: Callable[[int, int], None] | None) -> dict[str, Any]:
+    bands = BandCache(services.views.cache)
     try:
-        dataset = services.store.get(data["id"])
+        dataset = services.store.get(data_id)
         ca, cb = dataset.classifier(a), dataset.classifier(b)
     except KeyError as exc:
         return {"key": key, "error": f"no classifier named {exc.args[0]!r} in this data set"}

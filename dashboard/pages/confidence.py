@@ -50,7 +50,8 @@ from dashboard.bandcache import BandCache, cost_band_key
 from dashboard.components import band_settings as job_settings
 from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, UNSET_WHEN_IMPLIED_JS,
                                   background_options, check_fields, conditions_pc, dataset_line,
-                                  default_model, envelope_of, job_controls, method_controls,
+                                  default_model, envelope_of, job_controls, job_gate,
+                                  method_controls,
                                   method_state, number_box, prevalence_of, press_run,
                                   progress_reporter, resolve, run_disabled, warn)
 from dashboard.figures.bands import band_figure, band_name, picked_text
@@ -332,8 +333,25 @@ def compute_band(services: Services, data: dict | None, model: str | None, thres
     bands = BandCache(services.views.cache)
     if bands.has(key):
         return {"key": key, "seconds": None}
+
+    def saved_key(saved: View) -> str | None:
+        return job_key(data, model, saved.threshold, saved.replicates, saved.seed,
+                       saved.method, saved.simultaneous,
+                       scored=_scored(services, data, model))
+
+    with job_gate(services, data["id"], key, saved_key) as refusal:
+        if refusal:
+            return {"key": key, "error": refusal}
+        return _compute_band(services, data["id"], model, key, threshold, replicates, seed,
+                             choice, progress)
+
+
+def _compute_band(services: Services, data_id: str, model: str, key: str,
+                  threshold: float | None, replicates: int, seed: int, choice: Any,
+                  progress: Callable[[int, int], None] | None) -> dict[str, Any]:
+    bands = BandCache(services.views.cache)
     try:
-        classifier = services.store.get(data["id"]).classifier(model)
+        classifier = services.store.get(data_id).classifier(model)
     except KeyError:
         return {"key": key, "error": f"no classifier named {model!r} in this data set"}
     except CostdashError as exc:

@@ -50,6 +50,7 @@ from costdash.roc import roc_of
 from costdash.view import MAX_PINS, View, field_named
 from dashboard import ids
 from dashboard.services import Services
+from dashboard.limits import client_limits
 from dashboard.components import condition_field, number_box, open_demo
 from dashboard.figures import classifier_colors, cost_figure, roc_figure
 from dashboard.figures.common import graph_config
@@ -103,16 +104,29 @@ def _readout(label: str, id_: str, *, title: str | None = None,
 
 
 def _retention_text(days: float) -> str:
-    """How long an upload that is not shared is kept (``COSTDASH_UPLOAD_RETENTION_DAYS``)."""
+    """How long an upload is kept (``COSTDASH_UPLOAD_RETENTION_DAYS``)."""
     if days <= 0:
         return "Uploads are kept until deleted."
-    return (f"A file you do not share is deleted {days:g} day{'s' if days != 1 else ''} after "
-            "its last upload; a shared one is kept as long as its link.")
+    return (f"Your upload is deleted {days:g} day{'s' if days != 1 else ''} after you last "
+            "uploaded or shared it; a share link keeps its data for as long as the link lives.")
+
+
+def _upload_key_box(services: Services) -> list:
+    """Where a public instance (``COSTDASH_UPLOAD_KEYS``) takes the key, once per browser."""
+    if not services.settings.upload_keys:
+        return []
+    return [html.Div(className="upload-key", children=[
+        html.Label(["Upload key ", dcc.Input(id=ids.UPLOAD_KEY, type="password",
+                                             className="text", debounce=True)]),
+        html.Button("Use key", id=ids.UPLOAD_KEY_BUTTON, n_clicks=0, className="demo-button"),
+        html.Span(id=ids.UPLOAD_KEY_STATUS, className="note", **{"aria-live": "polite"}),
+    ])]
 
 
 def _upload_zone(services: Services) -> html.Div:
     limit_mb = services.settings.max_upload_bytes / 1024**2
     return html.Div(className="upload-block", children=[
+        *_upload_key_box(services),
         html.Div(id=ids.UPLOAD, className="upload-zone", tabIndex="-1",
                  **{"data-max-bytes": str(services.settings.max_upload_bytes)}, children=[
                      html.Span("Drop a predictions file here (CSV, TSV, Parquet, JSON lines; "
@@ -743,6 +757,13 @@ def share_view(services: Services, view: dict[str, Any], name: str | None,
     data = view.get("data")
     if not data:
         return html.P("Open a data set first.", className="error")
+    limits = client_limits()
+    if not limits.key_accepted():
+        return html.P("This instance needs an upload key to share: enter it above the upload "
+                      "box.", className="error", role="alert")
+    refusal = limits.share_refusal()
+    if refusal:
+        return html.P(refusal, className="error", role="alert")
     try:
         record = services.store.info(data) if valid_id(data) else None
         if record is None:
@@ -772,6 +793,14 @@ def _cs(name: str) -> ClientsideFunction:
 
 def register_callbacks(app: Dash, services: Services) -> None:
     demo_ids = [ids.demo(name) for name in DEMOS]
+
+    @app.callback(Output(ids.UPLOAD_KEY_STATUS, "children"),
+                  Input(ids.UPLOAD_KEY_BUTTON, "n_clicks"), Input(ids.UPLOAD_KEY, "value"),
+                  prevent_initial_call=True)
+    def _upload_key(_clicks, key):
+        if client_limits().remember_key(key):
+            return "Key accepted: you can upload and share."
+        return "That is not an upload key of this instance."
 
     @app.callback(Output(ids.DATASET_REF, "data"), [Input(i, "n_clicks") for i in demo_ids],
                   prevent_initial_call=True)

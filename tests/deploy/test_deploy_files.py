@@ -61,6 +61,8 @@ def test_roles_run_the_tested_commands(compose):
 def test_web_and_worker_share_every_setting(compose):
     env = {"COSTDASH_SECRET_KEY": "k" * 64}
     web, worker = (role_env(compose["services"][s], env) for s in ("web", "worker"))
+    # The web role alone sits behind the proxy.
+    assert web.pop("COSTDASH_TRUSTED_PROXIES") == "1"
     shared = {k for k in web if k.startswith("COSTDASH_")}
     assert shared == SHARED == {k for k in worker if k.startswith("COSTDASH_")}
     assert {k: web[k] for k in shared} == {k: worker[k] for k in shared}

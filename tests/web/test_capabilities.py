@@ -53,11 +53,12 @@ def test_a_delete_removes_exactly_the_deleters_upload(client, services, raw):
 
 
 @pytest.fixture
-def shared(client, services, raw):
+def shared(web_app, client, services, raw):
     """An owner's upload, shared from Explore; the viewer's read-only page."""
     owner = upload(client, raw, "owner.csv")
-    reply = explore.share_view(services, {"data": owner["id"], "p_pos": 0.2}, "Q3", None,
-                               "http://localhost/")
+    with web_app.server.test_request_context("/_dash-update-component", method="POST"):
+        reply = explore.share_view(services, {"data": owner["id"], "p_pos": 0.2}, "Q3", None,
+                                   "http://localhost/")
     text = json.dumps(reply.to_plotly_json(), default=lambda o: o.to_plotly_json())
     token = text.split("http://localhost/s/")[1].split('"')[0]
     manage = text.split("http://localhost/manage/")[1].split('"')[0]
@@ -73,7 +74,7 @@ def test_a_read_link_never_shows_the_uploaders_handle(shared):
     assert record.dataset_id in page_text and record.dataset_id != owner["id"]
 
 
-def test_a_read_link_reaches_only_its_view(client, services, shared):
+def test_a_read_link_reaches_only_its_view(web_app, client, services, shared):
     owner, token, _manage, _page, record = shared
     view_handle = record.dataset_id
     # Its view: the page, the analysis and its exports.
@@ -85,8 +86,9 @@ def test_a_read_link_reaches_only_its_view(client, services, shared):
     assert info["read_only"] is True and info["name"] == "owner.csv"
     assert client.delete(f"/api/v1/datasets/{view_handle}").status_code == 404
     assert client.get(f"/api/v1/datasets/{view_handle}").status_code == 200
-    reply = explore.share_view(services, {"data": view_handle}, "mine now", None,
-                               "http://localhost/")
+    with web_app.server.test_request_context("/_dash-update-component", method="POST"):
+        reply = explore.share_view(services, {"data": view_handle}, "mine now", None,
+                                   "http://localhost/")
     assert "only its uploader can share it" in json.dumps(
         reply.to_plotly_json(), default=lambda o: o.to_plotly_json())
     assert services.store.count()["analyses"] == 1
@@ -108,3 +110,55 @@ def test_deleting_the_analysis_closes_everything_its_link_opened(client, service
     assert "upload the file again" in str(out.error)
     # The owner's own upload is theirs until its retention ends: deleting a share leaves it.
     assert client.get(f"/api/v1/datasets/{owner['id']}").status_code == 200
+
+
+# --- jobs: a read link runs only its own view's bands; every data set a bounded number at once --
+
+def _band(services, handle: str, **settings) -> dict:
+    from dashboard.pages import confidence
+
+    asked = {"threshold": None, "replicates": 200, "seed": 7, **settings}
+    return confidence.compute_band(services, {"id": handle}, "gbm", asked["threshold"],
+                                   asked["replicates"], asked["seed"])
+
+
+def test_a_read_link_starts_only_the_bands_of_its_saved_view(web_app, client, services, raw):
+    owner = upload(client, raw, "owner.csv")
+    with web_app.server.test_request_context("/_dash-update-component", method="POST"):
+        explore.share_view(services, {"data": owner["id"], "replicates": 200, "seed": 7},
+                           "bands", None, "http://localhost/")
+    (view_handle,) = [h for h in _handles(services) if h != owner["id"]]
+    assert services.store.info(view_handle).read_only
+    # Before: any seed made a new job and a new cache entry (24 requests: 3.8 GB RSS).
+    refused = _band(services, view_handle, seed=8)
+    assert refused["error"].startswith("A read-only link computes bands only at the settings")
+    done = _band(services, view_handle)
+    assert "error" not in done and done["seconds"] is not None
+    assert _band(services, view_handle) == {"key": done["key"], "seconds": None}  # cached
+    # The owner's own handle is not bound to the saved view.
+    assert "error" not in _band(services, owner["id"], seed=8)
+
+
+def _handles(services) -> list[str]:
+    import sqlalchemy as sa
+
+    from dashboard.storage import handles_table
+
+    with services.store.engine.connect() as conn:
+        return list(conn.execute(sa.select(handles_table.c.handle)).scalars())
+
+
+def test_jobs_on_one_data_set_are_capped(client, services, raw):
+    from dashboard.jobs import busy_message, dataset_job_slot
+
+    handle = upload(client, raw, "owner.csv")["id"]
+    cache, limit = services.views.cache, services.settings.max_jobs_per_dataset
+    assert limit == 2
+    with dataset_job_slot(cache, handle, limit) as first, \
+            dataset_job_slot(cache, handle, limit) as second:
+        assert first and second
+        assert _band(services, handle)["error"] == busy_message(2)
+        # Other data sets are not held up.
+        other = upload(client, raw, "other.csv")["id"]
+        assert "error" not in _band(services, other)
+    assert "error" not in _band(services, handle)  # the slots are free again

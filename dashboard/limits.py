@@ -1,0 +1,139 @@
+"""Per-client rate limits and optional upload keys: what one client may create is bounded.
+
+Uploads (``POST /api/v1/datasets``, ``POST /api/v1/analyses``) and shares (the Share button,
+which saves an analysis) are counted per client address in a moving window (flask-limiter):
+in process memory on the embedded default, in Redis when ``COSTDASH_CACHE_URL`` is set, so all
+web processes and hosts count together. Beyond the limit a client gets 429 with
+``Retry-After``. Behind a reverse proxy the client address is the proxy's, unless
+``COSTDASH_TRUSTED_PROXIES`` says how many proxies set ``X-Forwarded-For`` (ProxyFix).
+
+With ``COSTDASH_UPLOAD_KEYS`` set (a public instance), uploads and shares need one of the keys:
+``Authorization: Bearer <key>`` on the API, or the key entered once on the Explore page (kept
+in the browser's signed session cookie). Read links never need a key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Flask, current_app, jsonify, request, session
+from flask_limiter import Limiter, RequestLimit
+from limits import RateLimitItem, parse_many
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from dashboard.config import Settings
+
+__all__ = ["ClientLimits", "install_limits", "client_limits"]
+
+_EXTENSION = "costdash-limits"
+_UPLOAD_ENDPOINTS = ("costdash_api.create_dataset", "costdash_api.create_analysis")
+_SESSION_KEY = "costdash-upload-key"
+
+
+def _client_address() -> str:
+    return request.remote_addr or "unknown"
+
+
+@dataclass
+class ClientLimits:
+    """The app's limiter and the rules it enforces (``server.extensions["costdash-limits"]``)."""
+
+    limiter: Limiter
+    uploads: list[RateLimitItem]
+    shares: list[RateLimitItem]
+    upload_keys: tuple[str, ...]
+
+    def share_refusal(self) -> str | None:
+        """Count one share for this request's client; the message to show when it is over
+        its limit (None: go ahead)."""
+        return self._hit(self.shares, "shares", "analyses saved")
+
+    def _hit(self, items: list[RateLimitItem], scope: str, what: str) -> str | None:
+        client = _client_address()
+        for item in items:
+            if not self.limiter.limiter.hit(item, scope, client):
+                reset, _ = self.limiter.limiter.get_window_stats(item, scope, client)
+                wait = max(1, math.ceil(reset - time.time()))
+                return (f"Too many {what} from your address: at most {item}. Try again in "
+                        f"{_duration(wait)}.")
+        return None
+
+    def remember_key(self, given: str | None) -> bool:
+        """Keep a key entered in the browser in its signed session cookie, if it is one of
+        the keys; whether it was."""
+        given = (given or "").strip()
+        if not any(hmac.compare_digest(given.encode(), k.encode()) for k in self.upload_keys):
+            return False
+        session[_SESSION_KEY] = given
+        session.permanent = True
+        return True
+
+    def key_accepted(self) -> bool:
+        """Whether this request carries an upload key (header or session), when keys are set."""
+        if not self.upload_keys:
+            return True
+        scheme, _, given = (request.headers.get("Authorization") or "").partition(" ")
+        candidates = [given.strip()] if scheme.lower() == "bearer" else []
+        candidates.append(session.get(_SESSION_KEY) or "")
+        return any(hmac.compare_digest(c.encode(), k.encode())
+                   for c in candidates if c for k in self.upload_keys)
+
+
+def _duration(seconds: int) -> str:
+    if seconds < 120:
+        return f"{seconds} s"
+    return f"{math.ceil(seconds / 60)} min"
+
+
+def client_limits() -> ClientLimits:
+    """The limits of the app serving this request."""
+    return current_app.extensions[_EXTENSION]
+
+
+def _too_many(limit: RequestLimit) -> Any:
+    wait = max(1, math.ceil(limit.reset_at - time.time()))
+    reply = jsonify({"error": f"Too many uploads from your address: at most {limit.limit}. "
+                              f"Try again in {_duration(wait)}."})
+    reply.status_code = 429
+    reply.headers["Retry-After"] = str(wait)
+    return reply
+
+
+def install_limits(server: Flask, settings: Settings) -> ClientLimits:
+    """Count uploads and shares per client on ``server``; require upload keys when set."""
+    if settings.trusted_proxies:
+        server.wsgi_app = ProxyFix(server.wsgi_app, x_for=settings.trusted_proxies)
+    limiter = Limiter(
+        _client_address, app=server, strategy="moving-window",
+        storage_uri=settings.cache_url or "memory://",
+        # Redis down must not stop uploads: count in memory meanwhile.
+        swallow_errors=True, in_memory_fallback_enabled=True,
+        headers_enabled=True, retry_after="delta-seconds", on_breach=_too_many,
+        # Per deployment (its roles share the secret key): two deployments on one Redis, a
+        # staging copy beside production, count apart.
+        key_prefix="costdash-limits-" + hashlib.sha256(
+            settings.resolved_secret_key().encode()).hexdigest()[:12])
+    for endpoint in _UPLOAD_ENDPOINTS:
+        view = server.view_functions[endpoint]
+        server.view_functions[endpoint] = limiter.shared_limit(
+            settings.rate_limit_uploads, scope="uploads",
+            # A request refused for want of a key is not an upload.
+            exempt_when=lambda: not client_limits().key_accepted())(view)
+    limits = ClientLimits(limiter, uploads=list(parse_many(settings.rate_limit_uploads)),
+                          shares=list(parse_many(settings.rate_limit_shares)),
+                          upload_keys=settings.upload_keys)
+    server.extensions[_EXTENSION] = limits
+
+    @server.before_request
+    def _require_upload_key() -> Any:
+        if request.endpoint in _UPLOAD_ENDPOINTS and not limits.key_accepted():
+            return jsonify({"error": "This instance needs an upload key to accept files: "
+                                     "send 'Authorization: Bearer <key>' (ask its operator "
+                                     "for one). Read links need none."}), 401
+
+    return limits
