@@ -288,16 +288,29 @@ def get_analysis(token: str):
         record = services.sharing.open(token)
     except AnalysisNotFound as exc:
         return _error(str(exc), 404)
+    # A read link hands out a picture of the curves, not the predictions: each classifier's
+    # ROC thinned to the dashboard's resolution (from every point, with the counts, one could
+    # rebuild each classifier's scores and labels), hull and envelope exact. The manage token
+    # (the owner's) gets every point.
+    full = bool(request.headers.get("Authorization"))
+    if full:
+        try:
+            services.sharing.authorize(record.id, request.headers.get("Authorization"))
+        except NotAuthorized as exc:
+            return _error(str(exc), 401 if exc.missing else 403)
+    max_points = None if full else services.settings.max_roc_points
     view = saved_view(record.view)
     stored = services.store.info(record.dataset_id)
     try:
         if stored is None:
             raise DatasetNotFound(f"no data set with id '{record.dataset_id}' is stored here")
-        text = services.views.analysis_json_text(record.dataset_id, view)
+        text = services.views.analysis_json_text(record.dataset_id, view,
+                                                 max_points=max_points)
     except DatasetNotFound as exc:
         return _error(str(exc), 404)
     extra = {"view": effective_view(view, stored.prevalence),
-             "analysis": {**analysis_summary(record), **_links(record)}}
+             "analysis": {**analysis_summary(record), **_links(record),
+                          "roc_points": "all" if full else f"at most {max_points} per classifier"}}
     # The analysis is a JSON object without these two keys: append them to its text.
     body = text[:-1] + "," + json.dumps(extra, separators=(",", ":"))[1:]
     return current_app.response_class(body, mimetype="application/json")

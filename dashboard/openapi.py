@@ -167,7 +167,9 @@ ALWAYS_WRITTEN = tuple(n for n, f in _VIEW_FIELDS.items() if f["always"])
 _ANALYSIS_INFO = {
     "id": {"type": "string", "description": "The analysis's id (used with the manage token)."},
     "name": {"type": "string"},
-    "dataset_id": {"type": "string", "description": "The stored data set it shows."},
+    "dataset_id": {"type": "string",
+                   "description": "The analysis's own read-only id of its data set (never the "
+                                  "uploader's): what its link's pages and exports read."},
     "created_at": {"type": "string", "format": "date-time"},
     "expires_at": _nullable({"type": "string", "format": "date-time"}),
     "url": {"type": "string", "format": "uri", "description": "The read-only link."},
@@ -309,9 +311,17 @@ SCHEMAS: dict[str, Any] = {
     "SharedAnalysis": _closed({
         **_ANALYZE_RESULT,
         "view": _ref("SavedView"),
-        "analysis": _ref("AnalysisInfo"),
+        "analysis": _closed({
+            **_ANALYSIS_INFO,
+            "roc_points": {"type": "string",
+                           "description": "'all' with the manage token, else 'at most N per "
+                                          "classifier'."},
+        }, description="The saved analysis (no secrets) and the resolution of its ROC arrays."),
     }, description="A saved analysis: the costdash analyze --json of its data set under the "
-                   "saved condition, the saved view, and the analysis itself."),
+                   "saved condition, the saved view, and the analysis itself. Each classifier's "
+                   "ROC arrays are thinned to the dashboard's resolution (hull and envelope "
+                   "exact) unless the manage token is sent: a read link shows the curves, not "
+                   "the predictions."),
     "AnalysisCreated": _closed({
         "id": _ANALYSIS_INFO["id"],
         "url": _ANALYSIS_INFO["url"],
@@ -505,11 +515,16 @@ PATHS: dict[str, Any] = {
         "get": {
             "operationId": "getAnalysis", "tags": ["analyses"],
             "summary": "A saved analysis, by its read-only token",
+            "description": "Without an Authorization header each classifier's ROC arrays are "
+                           "thinned (hull and envelope exact); with the analysis's manage token "
+                           "as a bearer token, every point.",
+            "security": [{}, *_MANAGED],
             "parameters": [_path_parameter(
                 "id_or_token", "The read-only token: the last path segment of the analysis's "
                                "url.")],
             "responses": {
                 "200": _json_reply("The analysis.", _ref("SharedAnalysis")),
+                "401": _NO_TOKEN, "403": _WRONG_TOKEN,
                 "404": _error("No live analysis has this token: it was deleted, it expired, "
                               "or it is mistyped."),
                 "503": STORAGE_DOWN,

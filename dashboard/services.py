@@ -128,25 +128,28 @@ class ViewModels:
         self.cache.delete(f"keys:{dataset_id}")
         self.cache.delete(self._key(dataset_id))
 
-    def analysis_json_text(self, dataset_id: str, view: Mapping[str, Any] | View) -> str:
+    def analysis_json_text(self, dataset_id: str, view: Mapping[str, Any] | View, *,
+                           max_points: int | None = None) -> str:
         """``costdash analyze --json`` of a stored data set under a view's conditions, as JSON
         text (a shared link's route sends it on without parsing 100s of kB per request).
 
         ``view`` is a :class:`~costdash.view.View` or a saved view (its JSON); its conditions
         mean what they mean everywhere (:meth:`~costdash.view.View.condition`: p(+) unset is
-        the data's prevalence, costs unset are 1). Cached by data set and conditions (several
-        links may share both); raises :class:`DatasetNotFound`.
+        the data's prevalence, costs unset are 1). ``max_points`` thins each classifier's ROC
+        arrays (hull and envelope stay exact). Cached by data set, conditions and thinning
+        (several links may share them); raises :class:`DatasetNotFound`.
         """
         if not isinstance(view, View):
             view, _ = View.parse_lenient(view, only=CONDITION_FIELDS)  # checked when saved
         condition = {k: getattr(view, k) for k in CONDITION_FIELDS}
-        key = (f"analysis:v1:{dataset_id}:"
+        key = (f"analysis:v1:{dataset_id}:{max_points or 'all'}:"
                + hashlib.sha256(json.dumps(condition, sort_keys=True).encode()).hexdigest()[:24])
         text = self.cache.get(key)
         if text is None:
             dataset = self.store.get(dataset_id)
             result = analyze(dataset, view.condition(dataset.prevalence))
-            text = json.dumps(analysis_to_dict(result), allow_nan=False, separators=(",", ":"))
+            text = json.dumps(analysis_to_dict(result, max_points=max_points), allow_nan=False,
+                              separators=(",", ":"))
             self.cache.set(key, text)
             self._remember(dataset_id, key)
         return text

@@ -162,3 +162,29 @@ def test_jobs_on_one_data_set_are_capped(client, services, raw):
         other = upload(client, raw, "other.csv")["id"]
         assert "error" not in _band(services, other)
     assert "error" not in _band(services, handle)  # the slots are free again
+
+
+def test_a_read_link_hands_out_curves_not_predictions(client, services, tmp_path):
+    """Finding 6: GET /api/v1/analyses/<token> sent every ROC point, from which (with the
+    counts) a viewer rebuilds each classifier's scores and labels; 20 MB in, 96 MB out."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    n = 20_000
+    y = rng.integers(0, 2, n)
+    scores = {m: rng.random(n) + 0.3 * y * (i + 1) for i, m in enumerate(("a", "b", "c"))}
+    path = tmp_path / "wide.csv"
+    path.write_text("y," + ",".join(scores) + "\n" + "\n".join(
+        f"{y[i]}," + ",".join(f"{scores[m][i]:.9f}" for m in scores) for i in range(n)))
+    made = client.post("/api/v1/analyses", data={"file": (io.BytesIO(path.read_bytes()),
+                                                          "wide.csv")}).get_json()
+    token = made["url"].rsplit("/", 1)[1]
+    viewer = client.get(f"/api/v1/analyses/{token}")
+    owner = client.get(f"/api/v1/analyses/{token}",
+                       headers={"Authorization": f"Bearer {made['manage_token']}"})
+    seen, full = viewer.get_json(), owner.get_json()
+    limit = services.settings.max_roc_points
+    assert all(len(c["roc"]["fpr"]) <= limit for c in seen["classifiers"])
+    assert all(len(c["roc"]["fpr"]) == n + 1 for c in full["classifiers"])
+    assert seen["hull"] == full["hull"] and seen["envelope"] == full["envelope"]
+    assert len(viewer.get_data()) * 10 < len(owner.get_data())

@@ -167,9 +167,14 @@ def test_manage_operations_need_the_bearer_token_and_nothing_else_does():
     scheme = document["components"]["securitySchemes"]["manageToken"]
     assert scheme == {**scheme, "type": "http", "scheme": "bearer"}
     secured = {(path, method) for path, item in document["paths"].items()
-               for method, operation in item.items() if operation.get("security")}
+               for method, operation in item.items()
+               if operation.get("security") and {} not in operation["security"]}
     assert secured == {("/api/v1/analyses/{id_or_token}", "patch"),
                        ("/api/v1/analyses/{id_or_token}", "delete")}
+    # A read link's JSON takes the token optionally: with it, every ROC point (issue 11, 6).
+    optional = {(path, method) for path, item in document["paths"].items()
+                for method, operation in item.items() if {} in operation.get("security", [])}
+    assert optional == {("/api/v1/analyses/{id_or_token}", "get")}
     assert "security" not in document
 
 
@@ -321,6 +326,14 @@ def exercise_analyses(api: Api, demo: Path, broken: Path) -> None:
     assert shared["operating_point"]["p_pos"] == 0.2
     assert shared["analysis"]["name"] == "Screening"
     assert shared["analysis"]["dataset_id"] == created["dataset_id"]
+    assert shared["analysis"]["roc_points"] == "at most 400 per classifier"
+    # The owner (manage token) gets every ROC point; a malformed or wrong token is refused.
+    owner = api.call("get", f"/api/v1/analyses/{token}", 200,
+                     headers=bearer(created["manage_token"])).get_json()
+    assert owner["analysis"]["roc_points"] == "all"
+    assert owner["hull"] == shared["hull"] and owner["envelope"] == shared["envelope"]
+    api.call("get", f"/api/v1/analyses/{token}", 401, headers={"Authorization": "Basic x"})
+    api.call("get", f"/api/v1/analyses/{token}", 403, headers=bearer("y" * 32))
 
     # Every view field goes with the analysis, and comes back in its view.
     full = api.call("post", "/api/v1/analyses", 201, **upload(
