@@ -21,6 +21,19 @@
  *                          precision and NPV at the conditions' p(+), recall, specificity, F1,
  *                          expected cost and regret against the best choice
  *
+ *
+ * Rare-event axes (dashboard/figures/axes.py; drawing coordinates, not cost arithmetic, but
+ * arithmetic all the same, so it lives here and is tested against the Python in Node):
+ *
+ *   logOdds, logOddsOf     axes.log_odds: log10 PC(+)/(1 - PC(+)), clamped to +-LOG_ODDS_LIMIT;
+ *                          of conditions through their log slope (log odds = -ln m / ln 10),
+ *                          exact however small PC(+) is
+ *   fprFloor, logFpr       axes.fpr_floor, axes.log_fpr: log10 FPR, 0 drawn at half the
+ *                          smallest non-zero FPR
+ *   pcSamples, fprSamples  axes.pc_samples, axes.fpr_samples: where a straight line of the linear
+ *                          axes is sampled to draw it as the curve it is on a log axis
+ *   zoomRange              an interval of a given half-width around x, moved inside [lo, hi]
+ *
  * The hull vertices and the logs of their edge slopes come from the server (view model), computed
  * by the core; +-1e308 stands for an infinite log slope. tests/web/test_e2e_explore.py checks that
  * the readouts computed here equal the Python core's values.
@@ -143,8 +156,73 @@
         };
     }
 
+    // --- rare-event axes (dashboard/figures/axes.py) -------------------------------------------
+
+    const LOG_ODDS_LIMIT = 8;
+    const CURVE_STEP = 0.05;
+    const clampOdds = (x) => (Number.isNaN(x) ? 0 : Math.min(Math.max(x, -LOG_ODDS_LIMIT),
+                                                               LOG_ODDS_LIMIT));
+
+    /** log10 of the odds PC(+) / (1 - PC(+)), clamped (axes.log_odds). */
+    function logOdds(pc) {
+        return clampOdds((Math.log(pc) - Math.log1p(-pc)) / Math.LN10);
+    }
+
+    /** The log odds of the conditions' PC(+): PC(+) / (1 - PC(+)) = 1 / m. */
+    function logOddsOf(c) {
+        return clampOdds(-c.logSlope / Math.LN10);
+    }
+
+    function pcOfLogOdds(x) {
+        return 1 / (1 + Math.pow(10, -x));
+    }
+
+    function fprFloor(nNeg) {
+        return 0.5 / Math.max(Math.floor(nNeg), 1);
+    }
+
+    function logFpr(fpr, floor) {
+        return Math.log10(Math.max(fpr, floor));
+    }
+
+    /** PC(+) from lo to hi (both kept exactly), evenly spaced by `step` decades of odds. */
+    function pcSamples(lo, hi, step) {
+        step = step || CURVE_STEP;
+        const a = logOdds(lo), b = logOdds(hi);
+        const n = Math.max(2, Math.ceil((b - a) / step) + 1);
+        const out = [lo];
+        for (let k = 1; k < n - 1; k++) out.push(pcOfLogOdds(a + (b - a) * k / (n - 1)));
+        out.push(hi);
+        return out;
+    }
+
+    /** FPR from f0 to f1 (both kept exactly), evenly spaced on the log FPR axis
+     * (axes.fpr_samples). */
+    function fprSamples(f0, f1, floor, step) {
+        step = step || CURVE_STEP;
+        const a = Math.max(f0, floor), b = Math.max(f1, floor);
+        if (!(b > a)) return [f0, f1];
+        const la = Math.log10(a), lb = Math.log10(b);
+        const n = Math.max(2, Math.ceil((lb - la) / step) + 1);
+        const out = [f0];
+        for (let k = 1; k < n - 1; k++) out.push(Math.pow(10, la + (lb - la) * k / (n - 1)));
+        out.push(f1);
+        return out;
+    }
+
+    /** [x - half, x + half], moved (not shrunk) to lie in [lo, hi]; [lo, hi] if it is wider. */
+    function zoomRange(x, half, lo, hi) {
+        if (!(2 * half < hi - lo)) return [lo, hi];
+        let a = x - half, b = x + half;
+        if (a < lo) { b += lo - a; a = lo; }
+        if (b > hi) { a -= b - hi; b = hi; }
+        return [a, b];
+    }
+
     window.costdashMath = {
         expitNeg, logSlope, valid, conditions, normalizedCost, expectedCost, optimalIndex,
         trivialCost, saving, expectedCounts, extraCost, pointMetrics,
+        LOG_ODDS_LIMIT, logOdds, logOddsOf, pcOfLogOdds, fprFloor, logFpr, pcSamples, fprSamples,
+        zoomRange,
     };
 })();

@@ -134,6 +134,13 @@
     const lineSlot = (name, color, width, dash, yref) => ({name: name, type: "line", xref: "x",
         yref: yref || "y", x0: PARK, y0: PARK, x1: PARK, y1: PARK, layer: "above", opacity: 1,
         line: {color: color, width: width, dash: dash}});
+    // On a log axis a straight line of the linear axes (an iso-performance line, a cost line) is
+    // a curve: its slot is a path sampled along it (see `geometry` in render) instead of a line.
+    const PARK_PATH = "M" + PARK + "," + PARK + " L" + PARK + "," + PARK;
+    const curveSlot = (name, color, width, dash, curved) => (curved ? {name: name, type: "path",
+        xref: "x", yref: "y", path: PARK_PATH, layer: "above", opacity: 1,
+        fillcolor: "rgba(0,0,0,0)", line: {color: color, width: width, dash: dash}}
+        : lineSlot(name, color, width, dash));
     const markSlot = (name, shape, color, size) => ({name: name, type: shape, xref: "x", yref: "y",
         xsizemode: "pixel", ysizemode: "pixel", xanchor: PARK, yanchor: PARK, x0: -size,
         x1: size, y0: -size, y1: size, layer: "above", opacity: 1,
@@ -159,11 +166,11 @@
         return out;
     }
 
-    function pinCostSlots() {
+    function pinCostSlots(curved) {
         const out = [];
         for (let k = 0; k < PIN_SLOTS; k++) {
-            out.push(lineSlot("pin-" + k + "-line", COLORS.iso, 1.4, "longdash"));
-            const piece = lineSlot("pin-" + k + "-optimal", COLORS.iso, 6, "solid");
+            out.push(curveSlot("pin-" + k + "-line", COLORS.iso, 1.4, "longdash", curved));
+            const piece = curveSlot("pin-" + k + "-optimal", COLORS.iso, 6, "solid", curved);
             piece.opacity = 0.35;
             out.push(piece);
             out.push(pinMark("pin-" + k, k, 6));
@@ -171,35 +178,79 @@
         return out;
     }
 
-    function rocSlots() {
+    function rocSlots(curved) {
         return [
             {name: "sensitivity", type: "path", xref: "x", yref: "y", layer: "below", opacity: 1,
                 path: "M" + PARK + "," + PARK + " L" + PARK + "," + PARK,
                 fillcolor: "rgba(0,0,0,0)", line: {color: COLORS.segment, width: 16, dash: "solid"}},
             ...pinRocSlots(),
-            lineSlot("iso-performance", COLORS.iso, 1.8, "dash"),
+            curveSlot("iso-performance", COLORS.iso, 1.8, "dash", curved),
             markSlot("chosen", "circle", COLORS.iso, 9),
             lineSlot("np-limit", COLORS.np, 1.2, "dashdot"),
             markSlot("np", "rect", COLORS.np, 8),
-            lineSlot("capacity-limit", COLORS.capacity, 1.2, "dashdot"),
+            markSlot("np-single", "circle", COLORS.np, 5),
+            curveSlot("capacity-limit", COLORS.capacity, 1.2, "dashdot", curved),
             markSlot("capacity", "rect", COLORS.capacity, 8),
+            markSlot("capacity-single", "circle", COLORS.capacity, 5),
         ];
     }
 
-    function costSlots() {
+    function costSlots(curved) {
         return [
             {name: "sensitivity", type: "rect", xref: "x", yref: "paper", layer: "below",
                 opacity: 1, x0: PARK, x1: PARK, y0: 0, y1: 1, fillcolor: COLORS.band,
                 line: {color: "rgba(0,0,0,0)", width: 0, dash: "solid"}},
             lineSlot("pc", COLORS.iso, 1.5, "dash", "paper"),
-            ...pinCostSlots(),
-            lineSlot("chosen-line", COLORS.iso, 1.2, "dot"),
+            ...pinCostSlots(curved),
+            curveSlot("chosen-line", COLORS.iso, 1.2, "dot", curved),
             markSlot("chosen", "circle", COLORS.iso, 8),
-            lineSlot("np-line", COLORS.np, 1.2, "dashdot"),
+            curveSlot("np-line", COLORS.np, 1.2, "dashdot", curved),
             markSlot("np", "rect", COLORS.np, 7),
-            lineSlot("capacity-line", COLORS.capacity, 1.2, "dashdot"),
+            markSlot("np-single", "circle", COLORS.np, 4),
+            curveSlot("capacity-line", COLORS.capacity, 1.2, "dashdot", curved),
             markSlot("capacity", "rect", COLORS.capacity, 7),
+            markSlot("capacity-single", "circle", COLORS.capacity, 4),
         ];
+    }
+
+    /** The operating-range strip chart: the current PC(+). */
+    function rangesSlots() {
+        return [lineSlot("pc", COLORS.iso, 1.5, "dash", "paper")];
+    }
+
+    /** Draw `points` (display coordinates, in order) into a line slot (first to last) or a
+     * path slot (through every point). */
+    function drawLine(slot, points) {
+        if (!points || points.length < 2) return;
+        if (slot.type === "line") {
+            place(slot, points[0], points[points.length - 1]);
+            return;
+        }
+        slot.path = points.map((p, k) => (k ? "L" : "M") + p[0] + "," + p[1]).join(" ");
+    }
+
+    /**
+     * Display coordinates of the two figures for the view's axes (linear, log FPR, log-odds
+     * PC(+); costmath.js does the arithmetic): `rx` (FPR), `cx` (PC(+)), `rocSeg` (a straight
+     * ROC segment between two points, sampled on a log axis) and `costSeg` (the cost line of ROC
+     * point (fpr, tpr) over PC(+) from lo to hi).
+     */
+    function geometry(view, math) {
+        const ax = view.axes || {};
+        const floor = ax.fpr_floor || 1e-9;
+        const rx = ax.log_fpr ? (f) => math.logFpr(f, floor) : (f) => f;
+        const cx = ax.log_pc ? (pc) => math.logOdds(pc) : (pc) => pc;
+        const rocSeg = (p, q) => {
+            if (!ax.log_fpr) return [p, q];
+            const span = q[0] - p[0];
+            return math.fprSamples(p[0], q[0], floor, 0.1).map((f) =>
+                [rx(f), p[1] + (q[1] - p[1]) * (span === 0 ? 1 : (f - p[0]) / span)]);
+        };
+        const costAt = (f, t, pc) => math.normalizedCost({pc: pc, oneMinusPc: 1 - pc}, f, t);
+        const costSeg = (f, t, lo, hi) => (ax.log_pc
+            ? math.pcSamples(lo, hi, 0.1).map((pc) => [cx(pc), costAt(f, t, pc)])
+            : [[lo, costAt(f, t, lo)], [hi, costAt(f, t, hi)]]);
+        return {ax: ax, rx: rx, cx: cx, rocSeg: rocSeg, costSeg: costSeg};
     }
 
     function place(slot, p, q) {
@@ -363,8 +414,15 @@
         if (!body) return;
         const key = view.id + "|" + view.classifiers.map((cl) => cl.name).join("\u0000");
         if (body.__costdashKey !== key) {
+            const swatch = {};
+            for (const st of view.styles || []) swatch[st.name] = st.swatch;
+            // The classifier's swatch (colour, dash, marker) as in the list, else its colour.
+            const look = (cl) => (swatch[cl.name]
+                ? "background:no-repeat center/contain url(&quot;data:image/svg+xml," +
+                  esc(encodeURIComponent(swatch[cl.name])) + "&quot;);width:2.2rem"
+                : "background-color:" + esc(cl.color));
             body.innerHTML = view.classifiers.map((cl) => '<tr><td><span class="swatch" ' +
-                'style="background-color:' + esc(cl.color) + '"></span>' + esc(cl.name) + "</td>" +
+                'style="' + look(cl) + '"></span>' + esc(cl.name) + "</td>" +
                 '<td class="num"></td>'.repeat(5) + "</tr>").join("");
             body.__costdashKey = key;
         }
@@ -393,13 +451,15 @@
      * Slider steps are drawn before they get here (see "slider steps").
      */
     function explore(view, pB, fnB, fpB, tpB, tnB, volume, unit, _clicks, sens, cons, pins,
-                     request, maxFpr, capacity, key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi,
+                     single, request, maxFpr, capacity, key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi,
                      fpLo, fpHi) {
         const t = triggered();
         const r = resolveConditions(t, view, pB, fnB, fpB);
         last = {view: view, p: r.p, costFn: r.costFn, costFp: r.costFp, costTp: tpB,
-            costTn: tnB, volume: volume, unit: unit, sens: sens, cons: cons, pins: pins};
+            costTn: tnB, volume: volume, unit: unit, sens: sens, cons: cons, pins: pins,
+            single: single};
         const drawn = render(last, t.has("view-store.data"));
+        if (t.has("view-store.data")) styleModels(view, currentFilter);
         const req = constraintRequestOf(maxFpr, capacity, r.p, volume);
         recordView(key, ref, r.p, r.costFn, r.costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo,
                    fnHi, fpLo, fpHi, maxFpr, capacity);
@@ -591,7 +651,7 @@
      * The pins' readouts at conditions `c` (costmath.pointMetrics, the mirror of
      * costdash.pinned.point_metrics) against the best choice (f, tp), and their shapes.
      */
-    function fillPins(pins, c, best, vol, unit, colorOf, texts, R, C) {
+    function fillPins(pins, c, best, vol, unit, colorOf, texts, R, C, g, pcX) {
         const math = M();
         const money = (x) => withUnit(fmtNum(x), unit);
         pins.forEach((e, s) => {
@@ -643,17 +703,16 @@
                 badge.style.color = color;
             }
             const mark = R["pin-" + s];
-            pin(mark, e.fpr, e.tpr, color);
+            pin(mark, g.rx(e.fpr), e.tpr, color);
             mark.label.font.color = color;
-            place(C[id("line")], [0, e.fpr], [1, 1 - e.tpr]);
+            drawLine(C[id("line")], g.costSeg(e.fpr, e.tpr, 0, 1));
             C[id("line")].line.color = color;
             if (iv !== null) {
-                const at = (x) => (1 - e.tpr) * x + e.fpr * (1 - x);   // its cost line
-                place(C[id("optimal")], [iv[0], at(iv[0])], [iv[1], at(iv[1])]);
+                drawLine(C[id("optimal")], g.costSeg(e.fpr, e.tpr, iv[0], iv[1]));
                 C[id("optimal")].line.color = color;
             }
             const markC = C["pin-" + s];
-            pin(markC, c.pc, m.normalizedCost, color);
+            pin(markC, pcX, m.normalizedCost, color);
             markC.label.font.color = color;
         });
     }
@@ -674,7 +733,7 @@
         if (!view) {
             texts.sentence = "Upload a predictions file or open a demo to start.";
             paint(texts, htmls, shown);
-            return [NU(), NU()];
+            return [NU(), NU(), NU()];
         }
         const math = M();
         const problems = invalidConditions(k);
@@ -685,7 +744,7 @@
             texts.sentence = "Fix the value marked above to see the best choice.";
             paint(texts, htmls, shown);
             setStale(true);
-            return [NU(), NU()];
+            return [NU(), NU(), NU()];
         }
         setStale(false);
         unit = (unit || "").trim();
@@ -759,17 +818,21 @@
         }
 
         // The moving parts of both figures (fixed slots, see "shape slots").
-        const rocS = rocSlots(), costS = costSlots();
+        const g = geometry(view, math);
+        const rocS = rocSlots(Boolean(g.ax.log_fpr)), costS = costSlots(Boolean(g.ax.log_pc));
+        const rangesS = rangesSlots();
+        const pcX = g.ax.log_pc ? math.logOddsOf(c) : c.pc;
         const R = Object.fromEntries(rocS.map((x) => [x.name, x]));
         const C = Object.fromEntries(costS.map((x) => [x.name, x]));
         const seg = clipLine(f, tp, c.slope);
-        if (seg) place(R["iso-performance"], seg[0], seg[1]);
+        if (seg) drawLine(R["iso-performance"], g.rocSeg(seg[0], seg[1]));
         const ring = color === "#1f2328" ? COLORS.iso : color;
-        pin(R.chosen, f, tp, ring);
-        place(C.pc, [c.pc, 0], [c.pc, 1]);
-        place(C["chosen-line"], [0, f], [1, 1 - tp]);
+        pin(R.chosen, g.rx(f), tp, ring);
+        place(C.pc, [pcX, 0], [pcX, 1]);
+        place(rangesS[0], [pcX, 0], [pcX, 1]);
+        drawLine(C["chosen-line"], g.costSeg(f, tp, 0, 1));
         C["chosen-line"].line.color = color;
-        pin(C.chosen, c.pc, ne, ring);
+        pin(C.chosen, pcX, ne, ring);
         texts["roc-caption"] = "ROC space: " + vertexName(name) +
             (thr === null ? "" : " at score ≥ " + thresholdText(thr)) + " is best here";
         texts["cost-caption"] = "Cost space: PC(+) = " + fmtNum(c.pc) + ", normalized cost " +
@@ -780,11 +843,14 @@
             htmls["sensitivity-readout"] = esc(sens.error);
         } else if (sens && sens.vertices) {
             const vs = sens.vertices;
-            const x = (v) => hull.fpr[v], y = (v) => hull.tpr[v];
+            const x = (v) => g.rx(hull.fpr[v]), y = (v) => hull.tpr[v];
+            const vertex = (v) => [hull.fpr[v], hull.tpr[v]];
+            const along = [];
+            vs.slice(1).forEach((v, k) => along.push(...g.rocSeg(vertex(vs[k]), vertex(v))));
             R.sensitivity.path = vs.length === 1
                 ? "M" + (x(vs[0]) - 0.008) + "," + y(vs[0]) + " L" + (x(vs[0]) + 0.008) + "," + y(vs[0])
-                : vs.map((v, k) => (k ? "L" : "M") + x(v) + "," + y(v)).join(" ");
-            place(C.sensitivity, [sens.pc_range[0], 0], [sens.pc_range[1], 1]);
+                : along.map((p, k) => (k ? "L" : "M") + p[0] + "," + p[1]).join(" ");
+            place(C.sensitivity, [g.cx(sens.pc_range[0]), 0], [g.cx(sens.pc_range[1]), 1]);
             htmls["sensitivity-readout"] = esc("Over these ranges PC(+) runs from " +
                 fmtNum(sens.pc_range[0]) + " to " + fmtNum(sens.pc_range[1]) +
                 "; optimal somewhere in them: " + sens.classifiers.map(vertexName).join(", ") + ".");
@@ -800,14 +866,14 @@
             }
             const neC = math.normalizedCost(c, res.fpr, res.tpr);
             const extra = math.extraCost(c, res.fpr, res.tpr, f, tp);
-            pin(R[key], res.fpr, res.tpr);
-            place(C[key + "-line"], [0, res.fpr], [1, 1 - res.tpr]);
-            pin(C[key], c.pc, neC);
+            pin(R[key], g.rx(res.fpr), res.tpr);
+            drawLine(C[key + "-line"], g.costSeg(res.fpr, res.tpr, 0, 1));
+            pin(C[key], pcX, neC);
             if (key === "np") {
-                place(R["np-limit"], [res.limit, 0], [res.limit, 1]);
+                place(R["np-limit"], [g.rx(res.limit), 0], [g.rx(res.limit), 1]);
             } else {
                 const segC = clipLinear(res.n_neg, res.n_pos, res.limit);
-                if (segC) place(R["capacity-limit"], segC[0], segC[1]);
+                if (segC) drawLine(R["capacity-limit"], g.rocSeg(segC[0], segC[1]));
             }
             const costText = vol === null
                 ? withUnit(fmtNum(extra), unit) + " per case"
@@ -815,6 +881,34 @@
             notes.push(label + ": " + describeMixed(res) + " (FPR " + fmtNum(res.fpr, 3) + ", TPR " +
                 fmtNum(res.tpr, 3) + "); obeying it costs " + costText + " more than the best " +
                 "choice" + (ec > 0 ? " (" + percent(extra / ec) + ")" : "") + ".");
+            // Beside the mix, the best single threshold under the same constraint (no coin
+            // flips), once the server has it for this very constraint.
+            const one = k.single && k.single[key];
+            if (!one || one.limit !== res.limit ||
+                (key === "capacity" && one.n_pos !== res.n_pos)) return;
+            if (one.error) {
+                notes.push({single: key, text: "Without coin flips: " + one.error});
+                return;
+            }
+            pin(R[key + "-single"], g.rx(one.fpr), one.tpr);
+            pin(C[key + "-single"], pcX, math.normalizedCost(c, one.fpr, one.tpr));
+            const oneText = "Without coin flips, the best single threshold: " +
+                vertexName(one.classifier) + (one.threshold === null ? ""
+                : " at score ≥ " + thresholdText(one.threshold)) + " (FPR " + fmtNum(one.fpr, 3) +
+                ", TPR " + fmtNum(one.tpr, 3) + ")";
+            if (one.fpr === res.fpr && one.tpr === res.tpr) {
+                notes.push({single: key, text: oneText + ": the mix needs no coin flip here."});
+                return;
+            }
+            const gain = res.tpr - one.tpr;                 // what the mix catches more
+            const dCost = math.extraCost(c, res.fpr, res.tpr, one.fpr, one.tpr);
+            const caught = vol === null ? "" : " (" + friendly(gain * c.p * vol) +
+                " positives per period)";
+            const money = (x) => (vol === null ? withUnit(fmtNum(Math.abs(x)), unit) + " per case"
+                : withUnit(fmtNum(Math.abs(x) * vol), unit) + " per period");
+            notes.push({single: key, text: oneText + ". The mix gains TPR +" + fmtNum(gain, 3) +
+                caught + " and costs " + money(dCost) + (dCost <= 0 ? " less" : " more") +
+                " than this threshold."});
         };
         if (cons) {
             addConstraint("np", "Neyman–Pearson (FPR ≤ " + fmtNum(cons.np && cons.np.limit, 3) + ")",
@@ -822,15 +916,24 @@
             addConstraint("capacity", "Capacity (at most " + friendly(cons.capacity &&
                 cons.capacity.limit) + " flagged)", cons.capacity);
         }
-        htmls["constraint-readout"] = notes.map((t) => "<p>" + esc(t) + "</p>").join("");
+        htmls["constraint-readout"] = notes.map((t) => (typeof t === "string"
+            ? "<p>" + esc(t) + "</p>"
+            : '<p class="single" data-constraint="' + t.single + '">' + esc(t.text) + "</p>"))
+            .join("");
         fillPins(pins, c, {fpr: f, tpr: tp, name: name, threshold: thr}, vol, unit, colorOf,
-                 texts, R, C);
+                 texts, R, C, g, pcX);
         paint(texts, htmls, shown);
 
-        return [
+        const drawn = [
             drawOverlay("roc-graph", view, rocS, viewChanged),
             drawOverlay("cost-graph", view, costS, viewChanged),
+            drawOverlay("ranges-graph", view, rangesS, viewChanged),
         ];
+        zoomTarget = {view: view, f: f, tp: tp, pcX: pcX, ne: ne, trivial: math.trivialCost(c),
+            g: g};
+        if (zoomOn) applyZoom(false);
+        if (viewChanged) whenPlotted(view);
+        return drawn;
     }
 
     // --- drawing the moving parts ----------------------------------------------------------------
@@ -864,7 +967,14 @@
         gd.on("plotly_react", () => {
             const want = latest[id];
             if (want && gd.layout && gd.layout.shapes !== want) quietRelayout(gd, want);
+            gd.__costdashZoom = null;            // a new figure: its own ranges
+            if (zoomOn) applyZoom(false);
         });
+        gd.on("plotly_hover", (ev) => {
+            const pt = ev && ev.points && ev.points[0];
+            focus(pt && pt.data ? classifierOfUid(pt.data.uid) : null);
+        });
+        gd.on("plotly_unhover", () => focus(null));
     }
 
     function quietRelayout(gd, want) {
@@ -895,6 +1005,217 @@
         const patch = new dc.Patch();
         patch.assign(["layout", "shapes"], shapes);
         return patch.build();
+    }
+
+    // --- zoom to the region around the current choice -------------------------------------------
+    //
+    // With zoom on, each figure's axes show a window around the chosen point (its size in the
+    // axes' own terms: decades on log axes). Setting an axis range re-plots every trace (tens of
+    // ms), so a slider step moves the window only when the point has left its middle 60%.
+
+    let zoomOn = false;
+    let zoomTarget = null;
+
+    function zoomWindows(z) {
+        const math = M(), g = z.g, ax = g.ax, home = (z.view.axes && z.view.axes.home) || {};
+        const clampTo = (r, lo, hi) => Math.min(Math.max(r, lo), hi);
+        const out = {};
+        const rocHome = home.roc || [[-0.01, 1.01], [-0.01, 1.01]];
+        if (ax.log_fpr) {
+            out["roc-graph"] = [math.zoomRange(g.rx(z.f), 1, rocHome[0][0], rocHome[0][1]),
+                math.zoomRange(z.tp, 0.2, rocHome[1][0], rocHome[1][1])];
+        } else {
+            const h = clampTo(1.5 * Math.max(z.f, 1 - z.tp), 0.04, 0.5);
+            out["roc-graph"] = [math.zoomRange(z.f, h, rocHome[0][0], rocHome[0][1]),
+                math.zoomRange(z.tp, h, rocHome[1][0], rocHome[1][1])];
+        }
+        const pc = ax.log_pc ? null : z.pcX;
+        const x = ax.log_pc ? math.zoomRange(z.pcX, 1.5, -math.LOG_ODDS_LIMIT, math.LOG_ODDS_LIMIT)
+            : math.zoomRange(pc, clampTo(1.5 * Math.min(pc, 1 - pc), 0.02, 0.5), 0, 1);
+        const costHome = home.cost || [[0, 1], [-0.01, 1]];
+        const top = clampTo(2.5 * Math.max(z.ne, 0.3 * z.trivial), 1e-9, costHome[1][1]);
+        out["cost-graph"] = [x, [-0.02 * top, top]];
+        out["ranges-graph"] = [x, null];
+        return out;
+    }
+
+    function applyZoom(force) {
+        if (!zoomTarget || !window.Plotly) return;
+        const windows = zoomWindows(zoomTarget);
+        const points = {"roc-graph": [zoomTarget.g.rx(zoomTarget.f), zoomTarget.tp],
+            "cost-graph": [zoomTarget.pcX, zoomTarget.ne], "ranges-graph": [zoomTarget.pcX, null]};
+        for (const [id, [xr, yr]] of Object.entries(windows)) {
+            const gd = graphDiv(id);
+            if (!gd || !gd._fullLayout) continue;
+            const cur = gd.__costdashZoom;
+            const inner = (r, v) => v === null || (v >= r[0] + 0.2 * (r[1] - r[0]) &&
+                                                   v <= r[1] - 0.2 * (r[1] - r[0]));
+            if (!force && cur && inner(cur[0], points[id][0]) && (cur[1] === null ||
+                inner(cur[1], points[id][1])) && Math.abs((cur[1] ? cur[1][1] : 1) -
+                (yr ? yr[1] : 1)) <= 0.5 * (yr ? yr[1] : 1)) continue;
+            gd.__costdashZoom = [xr, yr];
+            const props = {"xaxis.range": xr, "xaxis.autorange": false};
+            if (yr) Object.assign(props, {"yaxis.range": yr, "yaxis.autorange": false});
+            quietRelayoutProps(gd, props);
+        }
+    }
+
+    /** Once the three figures of a new view are plotted (they arrive through Dash, after this
+     * callback), hook them (hover, shapes) and zoom them when the zoom is on: the first drawing
+     * of a page may come before the graphs exist. */
+    let plottedTimer = null;
+
+    function whenPlotted(view) {
+        if (plottedTimer !== null) clearTimeout(plottedTimer);
+        let tries = 0;
+        const check = () => {
+            plottedTimer = null;
+            const gds = FOCUS_GRAPHS.map(graphDiv);
+            const ready = gds.every((gd) => gd && gd._fullLayout && gd.layout &&
+                                    gd.layout.uirevision === view.id);
+            if (ready) {
+                gds.forEach((gd, k) => hook(gd, FOCUS_GRAPHS[k]));
+                if (zoomOn) applyZoom(false);
+            } else if (++tries < 150) {
+                plottedTimer = setTimeout(check, 100);
+            }
+        };
+        plottedTimer = setTimeout(check, 0);
+    }
+
+    function unzoom() {
+        const view = zoomTarget && zoomTarget.view;
+        const home = (view && view.axes && view.axes.home) || {};
+        for (const id of ["roc-graph", "cost-graph", "ranges-graph"]) {
+            const gd = graphDiv(id);
+            if (!gd || !gd.__costdashZoom || !home[id.replace("-graph", "")]) continue;
+            gd.__costdashZoom = null;
+            const [xr, yr] = home[id.replace("-graph", "")];
+            const props = {"xaxis.range": xr};
+            if (yr) props["yaxis.range"] = yr;
+            quietRelayoutProps(gd, props);
+        }
+    }
+
+    function quietRelayoutProps(gd, props) {
+        gd.__costdashMute += 1;
+        return window.Plotly.relayout(gd, props)
+            .catch(() => undefined)
+            .finally(() => { gd.__costdashMute -= 1; });
+    }
+
+    /** The zoom toggle (a field of the view). */
+    function setZoom(value) {
+        zoomOn = Boolean(value && value.length);
+        if (zoomOn) applyZoom(true);
+        else unzoom();
+        return NU();
+    }
+
+    // --- hover: one classifier emphasised in every view ---------------------------------------
+    //
+    // Hovering a classifier's trace (or its row in the list) marks its traces in all three
+    // figures with a CSS class and dims the others (style.css), without a Plotly redraw, so it
+    // costs nothing on the slider path. Traces are found by their uid (roc-<i>, env-<i>,
+    // lines-<i>, best-<i>, range-<i>: i the classifier's position), read from the data d3 keeps
+    // on each trace's group.
+
+    const FOCUS_GRAPHS = ["roc-graph", "cost-graph", "ranges-graph"];
+    const KEEP = new Set(["hull", "hull-vertices", "envelope"]);   // stay drawn, as context
+    let focused = null;
+
+    function classifierOfUid(uid) {
+        const m = /^(?:roc|env|lines|best|range)-(\d+)$/.exec(uid || "");
+        return m ? Number(m[1]) : null;
+    }
+
+    function focus(index) {
+        if (index === focused) return;
+        focused = index;
+        for (const id of FOCUS_GRAPHS) {
+            const gd = graphDiv(id);
+            if (!gd) continue;
+            gd.classList.toggle("costdash-focus", index !== null);
+            gd.querySelectorAll("g.trace").forEach((el) => {
+                const d = el.__data__;
+                const uid = d && d[0] && d[0].trace ? d[0].trace.uid : null;
+                el.classList.toggle("costdash-hl", index !== null &&
+                                    classifierOfUid(uid) === index);
+                el.classList.toggle("costdash-keep", KEEP.has(uid));
+            });
+        }
+        document.querySelectorAll("#models-input label").forEach((el, k) => {
+            el.classList.toggle("costdash-hl", k === focused);
+        });
+    }
+
+    document.addEventListener("mouseover", (ev) => {
+        const label = ev.target.closest && ev.target.closest("#models-input label");
+        if (!label) return;
+        const labels = Array.from(document.querySelectorAll("#models-input label"));
+        focus(labels.indexOf(label));
+    });
+    document.addEventListener("mouseout", (ev) => {
+        const label = ev.target.closest && ev.target.closest("#models-input label");
+        if (label && !(ev.relatedTarget && label.contains(ev.relatedTarget))) focus(null);
+    });
+
+    // --- the classifier list: swatches and the filter ------------------------------------------
+    //
+    // The list is the plots' legend: each row gets its classifier's swatch (colour, dash and
+    // marker, the same SVG the server draws for it) and the filter hides the rows whose name does
+    // not contain the text. Both are CSS rules by row position, written into one <style>
+    // element: the Checklist's options stay plain text (see explore.py) and React never sees it.
+
+    let currentFilter = "";
+    let currentView = null;
+
+    function matching(view, text) {
+        const want = (text || "").trim().toLowerCase();
+        return (view ? view.styles || [] : []).filter((st) => !want ||
+            st.name.toLowerCase().indexOf(want) >= 0).map((st) => st.name);
+    }
+
+    function styleModels(view, text) {
+        currentView = view || currentView;
+        currentFilter = text || "";
+        view = currentView;
+        let el = document.getElementById("costdash-models-style");
+        if (!el) {
+            el = document.createElement("style");
+            el.id = "costdash-models-style";
+            document.head.appendChild(el);
+        }
+        const styles = (view && view.styles) || [];
+        const want = currentFilter.trim().toLowerCase();
+        const rules = styles.map((st, k) => {
+            const row = "#models-input label:nth-of-type(" + (k + 1) + ")";
+            const svg = "url(\"data:image/svg+xml," + encodeURIComponent(st.swatch) + "\")";
+            const hide = want && st.name.toLowerCase().indexOf(want) < 0;
+            return row + " .dash-options-list-option-text::before{background-image:" + svg + "}" +
+                (hide ? row + "{display:none}" : "");
+        });
+        const css = rules.join("\n");
+        if (el.textContent !== css) el.textContent = css;
+        const shown = matching(view, currentFilter).length;
+        return styles.length ? (want ? shown + " of " + styles.length + " shown"
+            : styles.length + " classifiers") : "";
+    }
+
+    /** The filter box: the rows shown, and the count. */
+    function filterModels(text, view) {
+        return styleModels(view, text);
+    }
+
+    /** "tick shown" (add the shown ones) and "only shown" (exactly the shown ones). */
+    function tickShown(_add, _only, text, view, value) {
+        const t = triggered();
+        const shown = matching(view, text);
+        if (!view || !shown.length) return NU();
+        const names = view.styles.map((st) => st.name);
+        const keep = new Set(t.has("models-only-shown.n_clicks") ? shown
+            : (value || []).concat(shown));
+        return names.filter((n) => keep.has(n));
     }
 
     // --- the view: what this page hands to the one view object (assets/viewstate.js) ----------
@@ -1054,8 +1375,9 @@
     }
 
     dc.costdash = Object.assign(dc.costdash || {}, {
-        pinModels, pinControls, editPins,
+        pinModels, pinControls, editPins, setZoom, filterModels, tickShown,
         explore, fillSensitivity, constraintRequest, recordView, recordViewFromOthers, shareRequest,
-        _internals: {pToSlider, sliderToP, costToSlider, sliderToCost, fmtNum, clipLine, clipLinear},
+        _internals: {pToSlider, sliderToP, costToSlider, sliderToCost, fmtNum, clipLine, clipLinear,
+            classifierOfUid, focus},
     });
 })();

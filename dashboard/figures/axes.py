@@ -69,17 +69,18 @@ def log_fpr_axis(floor: float) -> dict[str, Any]:
 
 
 def log_odds_axis(view: float = LOG_ODDS_VIEW) -> dict[str, Any]:
-    """Range and ticks of the log-odds PC(+) axis, labelled in PC(+)."""
-    ticks = list(range(-int(LOG_ODDS_LIMIT), int(LOG_ODDS_LIMIT) + 1))
+    """Range and ticks of the log-odds PC(+) axis, labelled in PC(+) at exactly those values
+    (10⁻³ is at the log odds of PC(+) = 0.001, not of odds 0.001)."""
+    k = int(LOG_ODDS_LIMIT)
+    low = [10.0 ** -j for j in range(k, 0, -1)]                 # 1e-8 ... 0.1
+    values = [*low, 0.5, *(1.0 - x for x in reversed(low))]
 
-    def text(k: int) -> str:
-        if k == 0:
-            return "0.5"
-        if k < 0:
-            return _power_text(k)
-        return "1−" + _power_text(-k)
-    return {"range": [-view, view], "tickvals": ticks, "ticktext": [text(k) for k in ticks],
-            "tickangle": 0, "tickfont": {"size": 10}}
+    def text(j: int) -> str:
+        return _power_text(-j)
+    labels = [*(text(j) for j in range(k, 0, -1)), "0.5",
+              "0.9", "0.99", *("1−" + text(j) for j in range(3, k + 1))]
+    return {"range": [-view, view], "tickvals": [float(x) for x in log_odds(values)],
+            "ticktext": labels, "tickangle": 0, "tickfont": {"size": 10}}
 
 
 def pc_samples(breakpoints: Any = ()) -> NDArray[np.float64]:

@@ -42,7 +42,9 @@ import flask
 from dash import ClientsideFunction, Dash, Input, Output, State, ctx, dcc, html, no_update
 
 from costdash.conditions import OperatingCondition
-from costdash.criteria import MixedOperatingPoint, neyman_pearson, sensitivity, workforce
+from costdash.criteria import (MixedOperatingPoint, SingleThreshold, neyman_pearson, sensitivity,
+                               single_threshold_neyman_pearson, single_threshold_workforce,
+                               workforce)
 from costdash.demo import DEMOS
 from costdash.errors import CostdashError, ParameterError
 from costdash.pinned import pin_threshold
@@ -53,10 +55,13 @@ from dashboard.services import Services
 from dashboard.limits import client_limits
 from dashboard.components import condition_field, number_box, open_demo
 from dashboard.figures import classifier_colors, cost_figure, roc_figure
-from dashboard.figures.common import graph_config
+from dashboard.figures.axes import fpr_floor
+from dashboard.figures.common import LEGEND_MAX, graph_config
+from dashboard.figures.palette import classifier_style
+from dashboard.figures.ranges import ranges_figure, ranges_height
 from dashboard.storage import AnalysisRecord, DatasetNotFound, valid_id
 from dashboard.viewmodel import client_model, pin_grid, pinned_entry
-from dashboard.viewstate import page_view, problems_note
+from dashboard.viewstate import page_view, problems_note, record_view_js
 
 P_SLIDER = (-6.0, 6.0)
 COST_SLIDER = (-3.0, 6.0)
@@ -201,16 +206,50 @@ def _conditions_panel(s: View) -> html.Section:
     ])
 
 
+def _flag(id_: str, label: str, on: bool) -> dcc.Checklist:
+    """A one-box toggle for a flag of the view."""
+    return dcc.Checklist(id=id_, options=[{"label": label, "value": "on"}],
+                         value=["on"] if on else [], className="toggle")
+
+
 def _classifiers_panel(s: View) -> html.Section:
-    return html.Section(className="panel", children=[
+    # The list is the plots' legend past LEGEND_MAX classifiers: assets/explore.js gives each
+    # row its classifier's swatch (colour, dash, marker) and hides the rows the filter leaves
+    # out, with CSS it writes (no change to the Checklist's own props, see docs/dashboard.md).
+    return html.Section(className="panel classifiers-panel", children=[
         html.H2("Classifiers"),
+        html.Div(className="models-tools", children=[
+            html.Label([html.Span("Filter classifiers", className="sr-only"),
+                        dcc.Input(id=ids.MODELS_FILTER, type="text", value=s.filter or "",
+                                  placeholder="filter by name", debounce=0.2, maxLength=100,
+                                  className="text models-filter")]),
+            html.Button("tick shown", id=ids.MODELS_TICK_SHOWN, n_clicks=0,
+                        className="link-button",
+                        title="Tick every classifier the filter shows (and keep the others)"),
+            html.Button("only shown", id=ids.MODELS_ONLY_SHOWN, n_clicks=0,
+                        className="link-button",
+                        title="Tick exactly the classifiers the filter shows"),
+            html.Span(id=ids.MODELS_COUNT, className="note", **{"aria-live": "polite"}),
+        ]),
         dcc.Checklist(id=ids.MODELS_INPUT, options=[{"label": m, "value": m}
                                                   for m in (s.models or [])],
                       value=list(s.models or []), className="models", inputClassName="check"),
+        _flag(ids.HULL_ONLY_TOGGLE, " hull classifiers only (hide the dominated ones)",
+              s.hull_only),
         dcc.Checklist(id=ids.COST_LINES_TOGGLE,
                       options=[{"label": " show every cost line (not just the envelopes)",
                                 "value": "lines"}],
                       value=["lines"] if s.lines else [], className="toggle"),
+    ])
+
+
+def _plot_options(s: View) -> html.Div:
+    """Rare events: log axes and a zoom to the region around the current choice."""
+    return html.Div(className="plot-options", role="group",
+                    **{"aria-label": "Plot options"}, children=[
+        _flag(ids.LOG_FPR_TOGGLE, " log FPR axis (ROC)", s.log_fpr),
+        _flag(ids.LOG_PC_TOGGLE, " log-odds PC(+) axis (cost)", s.log_pc),
+        _flag(ids.ZOOM_TOGGLE, " zoom to the current choice", s.zoom),
     ])
 
 
@@ -478,6 +517,8 @@ def layout(query: dict[str, list[str]], services: Services, *,
         dcc.Store(id=ids.SENSITIVITY_STORE),
         dcc.Store(id=ids.CONSTRAINT_REQUEST),
         dcc.Store(id=ids.CONSTRAINT_STORE),
+        # Beside each constraint's randomized mix, the best single threshold (server, core).
+        dcc.Store(id="single-threshold-store"),
         dcc.Store(id=ids.URL_STATE),
         dcc.Store(id=ids.SHARE_REQUEST),
         # The view's pins and the data set they name; their exact points; the slider's grid.
@@ -485,6 +526,8 @@ def layout(query: dict[str, list[str]], services: Services, *,
                                         .to_json_value(s.pins) if s.pins else []}),
         dcc.Store(id=ids.PINS_STORE),
         dcc.Store(id=ids.PIN_GRID),
+        dcc.Store(id=ids.ZOOM_STATE),
+        dcc.Store(id=ids.PLOT_OPTIONS_STATE),
         *([_shared_banner(shared)] if shared is not None else []),
         html.Section(className="data-bar", children=[
             html.Div(_upload_zone(services), style=hidden),
@@ -504,6 +547,7 @@ def layout(query: dict[str, list[str]], services: Services, *,
                        children="Upload a predictions file or open a demo to start."),
                 # Downloads are the data set's API: not part of what a read-only link grants.
                 *([_exports()] if shared is None else []),
+                _plot_options(s),
                 html.Div(className="plots", children=[
                     html.Figure(className="plot", children=[
                         html.Div(className="graph-box", children=dcc.Graph(
@@ -519,6 +563,14 @@ def layout(query: dict[str, list[str]], services: Services, *,
                             className="graph cost")),
                         html.Figcaption("Cost space", id=ids.COST_CAPTION),
                     ]),
+                ]),
+                html.Figure(className="plot ranges-plot", children=[
+                    dcc.Graph(id=ids.RANGES_GRAPH, figure=ranges_figure(None),
+                              style={"height": f"{ranges_height(None)}px"},
+                              config=graph_config("operating-ranges"), className="graph ranges"),
+                    html.Figcaption(id=ids.RANGES_CAPTION, children=[
+                        "Operating ranges: where each classifier on the lower envelope is the "
+                        "best choice (thick) and where it beats both trivial choices (thin)"]),
                 ]),
                 _readouts(),
                 html.Details(HELP, className="help"),
@@ -547,6 +599,8 @@ def dataset_text(view: dict[str, Any]) -> str:
 class ViewOutputs:
     roc: Any = no_update
     cost: Any = no_update
+    ranges: Any = no_update
+    ranges_style: Any = no_update
     client: Any = no_update
     key: Any = no_update
     options: Any = no_update
@@ -556,13 +610,15 @@ class ViewOutputs:
     current: Any = no_update
 
     def as_tuple(self) -> tuple:
-        return (self.roc, self.cost, self.client, self.key, self.options, self.models,
+        return (self.roc, self.cost, self.ranges, self.ranges_style, self.client, self.key, self.options, self.models,
                 self.info, self.error, self.current)
 
 
 def load_view(services: Services, ref: dict[str, Any] | None, models: list[str] | None,
-              lines: bool, triggered: str | None) -> ViewOutputs:
-    """Everything that changes when the data set or the set of classifiers changes."""
+              lines: bool, triggered: str | None, *, hull_only: bool = False,
+              log_fpr: bool = False, log_pc: bool = False) -> ViewOutputs:
+    """Everything that changes when the data set, the set of classifiers or the way they are
+    drawn (every cost line, hull classifiers only, log axes) changes."""
     if not ref or not ref.get("id"):
         return ViewOutputs()
     try:
@@ -583,10 +639,27 @@ def load_view(services: Services, ref: dict[str, Any] | None, models: list[str] 
     # Plain-text labels: component labels in a Checklist whose options change break Dash 4.4.1's
     # renderer ("Cannot read properties of undefined (reading 'props')" in recordUiEdit).
     options = [{"label": m, "value": m} for m in names]
+    # Past LEGEND_MAX classifiers the list with its swatches is the legend (the plots' own
+    # would take the space of the plot).
+    legend = None if len(wanted) <= LEGEND_MAX else False
+    client = client_model(view, colors)
+    client["styles"] = [{"name": c["name"], "index": c["index"],
+                         **classifier_style(c["index"]).as_json()}
+                        for c in full["classifiers"]]
+    roc = roc_figure(view, log_fpr_scale=log_fpr, hull_only=hull_only, legend=legend)
+    cost = cost_figure(view, lines=lines, max_lines=services.settings.max_cost_lines,
+                       log_pc_scale=log_pc, hull_only=hull_only, legend=legend)
+    ranges = ranges_figure(view, log_pc_scale=log_pc)
+    # The axes' modes for the moving parts' coordinates, and the ranges the zoom returns to.
+    client["axes"] = {"log_fpr": log_fpr, "log_pc": log_pc, "fpr_floor": fpr_floor(view["n_neg"]),
+                      "hull_only": hull_only, "home": {
+                          "roc": [list(roc.layout.xaxis.range), list(roc.layout.yaxis.range)],
+                          "cost": [list(cost.layout.xaxis.range), list(cost.layout.yaxis.range)],
+                          "ranges": [list(ranges.layout.xaxis.range), None]}}
     return ViewOutputs(
-        roc=roc_figure(view),
-        cost=cost_figure(view, lines=lines, max_lines=services.settings.max_cost_lines),
-        client=client_model(view, colors),
+        roc=roc, cost=cost, ranges=ranges,
+        ranges_style={"height": f"{ranges_height(view)}px"},
+        client=client,
         key={"id": ref["id"], "models": None if wanted == names else wanted},
         options=options, models=wanted, info=dataset_text(view), error="",
         current={"id": ref["id"], "name": full["name"]})
@@ -659,6 +732,70 @@ def constraint_result(services: Services, key: dict[str, Any] | None,
         except (CostdashError, ValueError, TypeError) as exc:
             out["capacity"] = {"error": str(exc)}
     return out or None
+
+
+SINGLE_CACHE_VERSION = 1
+
+
+def _single(point: SingleThreshold) -> dict[str, Any]:
+    return {"classifier": point.classifier, "threshold": _json_float(point.threshold),
+            "fpr": point.fpr, "tpr": point.tpr, "tp": point.tp, "fp": point.fp}
+
+
+def single_threshold_result(services: Services, key: dict[str, Any] | None,
+                            constraints: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Beside each randomized constraint point of ``constraints`` (the ``constraint-store``:
+    Neyman-Pearson ``np``, capacity ``capacity``), the best single threshold that obeys the same
+    constraint (core: ``single_threshold_neyman_pearson``, ``single_threshold_workforce``).
+
+    Exact: over every ROC point of the ticked classifiers, so the data set is read (once for
+    both) on a cache miss; cached per data set, ticked classifiers and constraint. A separate
+    callback from the mixes', so a large data set never delays them.
+    """
+    if not constraints or not key or not key.get("id"):
+        return None
+    specs: dict[str, tuple] = {}
+    np_point, cap_point = constraints.get("np") or {}, constraints.get("capacity") or {}
+    if "limit" in np_point:
+        specs["np"] = ("np", float(np_point["limit"]))
+    if "limit" in cap_point:
+        specs["capacity"] = ("capacity", float(cap_point["limit"]), cap_point["n_pos"],
+                             cap_point["n_neg"])
+    if not specs:
+        return None
+    models = key.get("models")
+    out: dict[str, Any] = {}
+    missing: dict[str, tuple[tuple, str]] = {}
+    for name, spec in specs.items():
+        digest = hashlib.sha256(json.dumps([models, spec]).encode()).hexdigest()[:32]
+        cache_key = f"single:v{SINGLE_CACHE_VERSION}:{key['id']}:{digest}"
+        text = services.views.cache.get(cache_key)
+        if text:
+            out[name] = json.loads(text)
+        else:
+            missing[name] = (spec, cache_key)
+    if not missing:
+        return out
+    try:
+        dataset = services.store.get(key["id"])
+    except CostdashError as exc:
+        return {**out, **{name: {"error": str(exc)} for name in missing}}
+    wanted = set(models) if models else None
+    rocs = [roc_of(c) for c in (*dataset.scored, *dataset.counted)
+            if wanted is None or c.name in wanted]
+    for name, (spec, cache_key) in missing.items():
+        try:
+            point = (single_threshold_neyman_pearson(rocs, spec[1]) if spec[0] == "np" else
+                     single_threshold_workforce(rocs, capacity=spec[1], n_pos=spec[2],
+                                                n_neg=spec[3]))
+            # The constraint it answers, so the page never shows it beside another one's mix.
+            entry = {**_single(point), "limit": spec[1],
+                     **({"n_pos": spec[2]} if spec[0] == "capacity" else {})}
+        except CostdashError as exc:
+            entry = {"error": str(exc)}
+        services.views.cache.set(cache_key, json.dumps(entry, allow_nan=False))
+        out[name] = entry
+    return out
 
 
 def pin_grid_result(services: Services, key: dict[str, Any] | None,
@@ -811,16 +948,19 @@ def register_callbacks(app: Dash, services: Services) -> None:
 
     @app.callback(
         Output(ids.ROC_GRAPH, "figure"), Output(ids.COST_GRAPH, "figure"),
+        Output(ids.RANGES_GRAPH, "figure"), Output(ids.RANGES_GRAPH, "style"),
         Output(ids.VIEW_STORE, "data"), Output(ids.VIEW_KEY, "data"),
         Output(ids.MODELS_INPUT, "options"), Output(ids.MODELS_INPUT, "value"),
         Output(ids.DATASET_INFO, "children"), Output(ids.UPLOAD_ERROR, "children"),
         Output(ids.CURRENT_DATA, "data"),
         Input(ids.DATASET_REF, "data"), Input(ids.MODELS_INPUT, "value"),
-        Input(ids.COST_LINES_TOGGLE, "value"))
-    def _load_view(ref, models, lines):
+        Input(ids.COST_LINES_TOGGLE, "value"), Input(ids.HULL_ONLY_TOGGLE, "value"),
+        Input(ids.LOG_FPR_TOGGLE, "value"), Input(ids.LOG_PC_TOGGLE, "value"))
+    def _load_view(ref, models, lines, hull_only, log_fpr, log_pc):
         return load_view(services, ref, models, bool(lines),
-                         ctx.triggered_id if isinstance(ctx.triggered_id, str) else None
-                         ).as_tuple()
+                         ctx.triggered_id if isinstance(ctx.triggered_id, str) else None,
+                         hull_only=bool(hull_only), log_fpr=bool(log_fpr),
+                         log_pc=bool(log_pc)).as_tuple()
 
     @app.callback(
         Output(ids.SENSITIVITY_STORE, "data"),
@@ -831,6 +971,11 @@ def register_callbacks(app: Dash, services: Services) -> None:
     def _sensitivity(on, p_lo, p_hi, fn_lo, fn_hi, fp_lo, fp_hi, key, cost_tp, cost_tn):
         return sensitivity_result(services, key, bool(on), (p_lo, p_hi), (fn_lo, fn_hi),
                                   (fp_lo, fp_hi), (cost_tp, cost_tn))
+
+    @app.callback(Output("single-threshold-store", "data"),
+                  Input(ids.CONSTRAINT_STORE, "data"), State(ids.VIEW_KEY, "data"))
+    def _single_thresholds(constraints, key):
+        return single_threshold_result(services, key, constraints)
 
     @app.callback(Output(ids.CONSTRAINT_STORE, "data"),
                   Input(ids.CONSTRAINT_REQUEST, "data"), Input(ids.VIEW_KEY, "data"))
@@ -845,6 +990,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
         _cs("explore"),
         Output(ids.ROC_GRAPH, "figure", allow_duplicate=True),
         Output(ids.COST_GRAPH, "figure", allow_duplicate=True),
+        Output(ids.RANGES_GRAPH, "figure", allow_duplicate=True),
         Output(ids.P_POS_SLIDER, "value"), Output(ids.P_POS_INPUT, "value"),
         Output(ids.COST_FN_SLIDER, "value"), Output(ids.COST_FN_INPUT, "value"),
         Output(ids.COST_FP_SLIDER, "value"), Output(ids.COST_FP_INPUT, "value"),
@@ -856,7 +1002,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Input(ids.VOLUME_INPUT, "value"), Input(ids.UNIT_INPUT, "value"),
         Input(ids.PREVALENCE_BUTTON, "n_clicks"),
         Input(ids.SENSITIVITY_STORE, "data"), Input(ids.CONSTRAINT_STORE, "data"),
-        Input(ids.PINS_STORE, "data"),
+        Input(ids.PINS_STORE, "data"), Input("single-threshold-store", "data"),
         State(ids.CONSTRAINT_REQUEST, "data"),
         State(ids.NP_MAX_FPR_INPUT, "value"), State(ids.CAPACITY_INPUT, "value"),
         State(ids.VIEW_KEY, "data"), State(ids.DATASET_REF, "data"),
@@ -936,6 +1082,24 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Input(ids.NP_MAX_FPR_INPUT, "value"), Input(ids.CAPACITY_INPUT, "value"),
         State(ids.P_POS_INPUT, "value"), State(ids.VOLUME_INPUT, "value"),
         State(ids.CONSTRAINT_REQUEST, "data"))
+    # Many classifiers, rare events: the list's filter and its buttons, the zoom (browser), and
+    # these controls' fields of the view.
+    app.clientside_callback(
+        _cs("filterModels"), Output(ids.MODELS_COUNT, "children"),
+        Input(ids.MODELS_FILTER, "value"), Input(ids.VIEW_STORE, "data"))
+    app.clientside_callback(
+        _cs("tickShown"), Output(ids.MODELS_INPUT, "value", allow_duplicate=True),
+        Input(ids.MODELS_TICK_SHOWN, "n_clicks"), Input(ids.MODELS_ONLY_SHOWN, "n_clicks"),
+        State(ids.MODELS_FILTER, "value"), State(ids.VIEW_STORE, "data"),
+        State(ids.MODELS_INPUT, "value"), prevent_initial_call=True)
+    app.clientside_callback(_cs("setZoom"), Output(ids.ZOOM_STATE, "data"),
+                            Input(ids.ZOOM_TOGGLE, "value"))
+    app.clientside_callback(
+        record_view_js(["hull_only", "filter", "log_fpr", "log_pc", "zoom"]),
+        Output(ids.PLOT_OPTIONS_STATE, "data"),
+        Input(ids.HULL_ONLY_TOGGLE, "value"), Input(ids.MODELS_FILTER, "value"),
+        Input(ids.LOG_FPR_TOGGLE, "value"), Input(ids.LOG_PC_TOGGLE, "value"),
+        Input(ids.ZOOM_TOGGLE, "value"))
     # The address bar for the inputs `explore` does not watch (it writes it for the others).
     app.clientside_callback(
         _cs("recordViewFromOthers"),

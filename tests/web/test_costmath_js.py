@@ -149,3 +149,68 @@ def test_pinned_point_metrics_equal_the_core():
                          "periodRegret": terms * vol}.get(key, 0.0)
                 assert js[key] == pytest.approx(want, rel=1e-12, abs=1e-300 + 1e-13 * money), \
                     (key, case)
+
+
+AXES_RUNNER = """
+const fs = require("fs");
+global.window = {};
+eval(fs.readFileSync(process.argv[1], "utf8"));
+const M = window.costdashMath;
+const input = JSON.parse(fs.readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify({
+    logOdds: input.pcs.map(M.logOdds),
+    logOddsOf: input.conditions.map(([p, fn, fp]) => M.logOddsOf(M.conditions(p, fn, fp))),
+    floors: input.negatives.map(M.fprFloor),
+    logFpr: input.fprs.map(([f, floor]) => M.logFpr(f, floor)),
+    fprSamples: input.segments.map(([a, b, floor]) => M.fprSamples(a, b, floor)),
+    pcSamples: input.pc_segments.map(([a, b]) => M.pcSamples(a, b, 0.1)),
+    zoom: input.zooms.map(([x, h, lo, hi]) => M.zoomRange(x, h, lo, hi)),
+}));
+"""
+
+
+def test_rare_event_axes_equal_the_figures():
+    """The moving parts' coordinates on the log axes (costmath.js) against the figures' own
+    (dashboard/figures/axes.py), from PC(+) = 1e-12 to 1 - 1e-12; and the zoom window."""
+    from dashboard.figures.axes import LOG_ODDS_LIMIT, fpr_floor, fpr_samples, log_fpr, log_odds
+
+    rng = np.random.default_rng(29)
+    pcs = [0.0, 1.0, 0.5, 1e-12, 1 - 1e-12, 1e-300] + list(10.0 ** rng.uniform(-12, 0, 300)) \
+        + list(1 - 10.0 ** rng.uniform(-12, 0, 100))
+    conditions = random_conditions(300, seed=31)
+    negatives = [1, 7, 1000, 999_999, 0]
+    fprs = [(float(f), fpr_floor(n)) for f, n in zip(
+        [0.0, 1.0, 1e-9, *rng.uniform(0, 1, 50)], [1000] * 53)]
+    segments = [(0.0, 1.0, 5e-4), (0.0, 0.0, 5e-4), (0.01, 0.3, 1e-5), (1e-6, 1e-6, 1e-7),
+                (0.2, 0.2000001, 1e-6)]
+    pc_segments = [(0.0, 1.0), (1e-6, 0.01), (0.3, 0.3)]
+    zooms = [(0.5, 0.1, 0, 1), (0.01, 0.1, 0, 1), (0.99, 0.1, 0, 1), (0.5, 0.6, 0, 1),
+             (-7.5, 1.5, -8, 8)]
+    payload = json.dumps({"pcs": pcs, "conditions": conditions, "negatives": negatives,
+                          "fprs": fprs, "segments": segments, "pc_segments": pc_segments,
+                          "zooms": zooms})
+    done = subprocess.run([NODE, "-e", AXES_RUNNER, str(REPO / "assets" / "costmath.js")],
+                          input=payload, capture_output=True, text=True, check=True, timeout=60)
+    js = json.loads(done.stdout)
+    np.testing.assert_allclose(js["logOdds"], log_odds(np.array(pcs)), rtol=1e-12, atol=1e-12)
+    # Of the conditions, through the log slope: the same number as from PC(+) itself.
+    for (p, fn, fp), x in zip(conditions, js["logOddsOf"]):
+        pc = OperatingCondition(p, fn, fp).pc
+        assert x == pytest.approx(float(log_odds(pc)), rel=1e-9, abs=1e-9)
+        assert -LOG_ODDS_LIMIT <= x <= LOG_ODDS_LIMIT
+    assert js["floors"] == [fpr_floor(n) for n in negatives]
+    np.testing.assert_allclose(js["logFpr"], [float(log_fpr(f, fl)) for f, fl in fprs],
+                               rtol=1e-14)
+    for (a, b, floor), samples in zip(segments, js["fprSamples"]):
+        np.testing.assert_allclose(samples, fpr_samples(a, b, floor), rtol=1e-12)
+        assert samples[0] == a and samples[-1] == b            # the ends exactly
+    for (a, b), samples in zip(pc_segments, js["pcSamples"]):
+        assert samples[0] == a and samples[-1] == b
+        steps = np.diff(log_odds(np.array(samples)))
+        assert (steps >= 0).all() and (steps <= 0.1 + 1e-6).all()   # PC(+) near 1: ~1e-8
+    for (x, h, lo, hi), (a, b) in zip(zooms, js["zoom"]):
+        assert lo <= a <= b <= hi
+        if 2 * h < hi - lo:
+            assert b - a == pytest.approx(2 * h) and a <= x <= b
+        else:
+            assert (a, b) == (lo, hi)

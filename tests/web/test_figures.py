@@ -269,6 +269,13 @@ def test_log_odds_pc_axis(view, analysis):
     t = next(t for t in lines.data if t.uid.startswith("lines-"))
     assert np.isnan(np.asarray(t.y, dtype=float)).sum() == 5        # one gap after each line
     assert log_odds(0.0) == -8 and log_odds(1.0) == 8 and log_odds(0.5) == 0
+    # Each tick sits at exactly the PC(+) its label says.
+    ax = fig.layout.xaxis
+    for value, label in zip(ax.tickvals, ax.ticktext):
+        pc = float(label.replace("1−", "").replace("10⁻", "1e-").translate(
+            str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")))
+        pc = 1 - pc if label.startswith("1−") else pc
+        assert pc_of_log_odds(value) == pytest.approx(pc, rel=1e-12)
 
 
 def test_operating_ranges_strip_chart(many_view):
