@@ -27,7 +27,8 @@ from costdash.costspace import LowerEnvelope, lower_envelope
 from costdash.errors import CostdashError, ParameterError
 from costdash.view import View, field_named
 from dashboard.bandcache import BAND_GRID
-from dashboard.jobs import POLL_INTERVAL_MS, READ_ONLY_JOB, busy_message, dataset_job_slot
+from dashboard.jobs import (POLL_INTERVAL_MS, READ_ONLY_JOB, budget_message, busy_message,
+                           dataset_job_slot, job_budget_left)
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound, valid_id
 from dashboard.viewmodel import hull_from_entry
@@ -517,6 +518,7 @@ def job_gate(services: Services, data_id: str, key: str,
     """Whether a bootstrap job on ``data_id`` may run: yields the message that refuses it, or
     None while holding one of the data set's job slots (``COSTDASH_MAX_JOBS_PER_DATASET``).
 
+    Each data set starts at most ``COSTDASH_MAX_JOBS_PER_DATASET_PER_HOUR`` new jobs an hour.
     Through a read-only link's handle only the band of the link's own view runs:
     ``saved_key(saved_view)`` must give the job's ``key`` (any classifier of it; the owner's
     method, replicates, seed and threshold), so a link opens a bounded number of jobs.
@@ -529,4 +531,11 @@ def job_gate(services: Services, data_id: str, key: str,
             return
     limit = services.settings.max_jobs_per_dataset
     with dataset_job_slot(services.views.cache, data_id, limit) as free:
-        yield None if free else busy_message(limit)
+        if not free:
+            yield busy_message(limit)
+            return
+        per_hour = services.settings.max_jobs_per_dataset_per_hour
+        if not job_budget_left(services.views.cache, data_id, per_hour):
+            yield budget_message(per_hour)
+            return
+        yield None

@@ -27,6 +27,9 @@ Environment variables (all optional):
                              finished job processes; default 300; 0: only at start)
 ``COSTDASH_MAX_JOBS_PER_DATASET`` bootstrap jobs that may run at once on one upload or link
                              (default 2); another waits for one to finish
+``COSTDASH_MAX_JOBS_PER_DATASET_PER_HOUR`` new bootstrap jobs one upload or link may start in
+                             a clock hour (default 60): each seed is a new job and a new
+                             cache entry, so this bounds both
 ``COSTDASH_RATE_LIMIT_UPLOADS`` uploads per client address (default ``60 per hour``; the
                              ``limits`` syntax, several separated by ``;``); answered 429 with
                              ``Retry-After`` beyond it
@@ -121,6 +124,7 @@ class Settings:
     upload_retention_days: float = 30.0
     maintenance_seconds: float = 300.0
     max_jobs_per_dataset: int = 2
+    max_jobs_per_dataset_per_hour: int = 60
     rate_limit_uploads: str = "60 per hour"
     rate_limit_shares: str = "60 per hour"
     trusted_proxies: int = 0
@@ -153,7 +157,7 @@ class Settings:
         for key in ("upload_retention_days", "maintenance_seconds"):
             if env.get(f"COSTDASH_{key.upper()}"):
                 values[key] = float(env[f"COSTDASH_{key.upper()}"])
-        for key in ("max_jobs_per_dataset", "trusted_proxies"):
+        for key in ("max_jobs_per_dataset", "max_jobs_per_dataset_per_hour", "trusted_proxies"):
             if env.get(f"COSTDASH_{key.upper()}"):
                 values[key] = int(env[f"COSTDASH_{key.upper()}"])
         for key in ("rate_limit_uploads", "rate_limit_shares"):
@@ -179,9 +183,9 @@ class Settings:
         for key in ("upload_retention_days", "maintenance_seconds"):
             if key in values and not (float(values[key]) >= 0):
                 raise ValueError(f"{key} must be a number of at least 0, not {values[key]!r}")
-        if "max_jobs_per_dataset" in values and int(values["max_jobs_per_dataset"]) < 1:
-            raise ValueError("max_jobs_per_dataset must be at least 1, "
-                             f"not {values['max_jobs_per_dataset']!r}")
+        for key in ("max_jobs_per_dataset", "max_jobs_per_dataset_per_hour"):
+            if key in values and int(values[key]) < 1:
+                raise ValueError(f"{key} must be at least 1, not {values[key]!r}")
         if isinstance(values.get("upload_keys"), str):
             values["upload_keys"] = tuple(k.strip() for k in values["upload_keys"].split(",")
                                           if k.strip())

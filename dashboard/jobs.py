@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -69,6 +70,25 @@ worker."""
 def busy_message(limit: int) -> str:
     return (f"{limit} bootstrap job{'s are' if limit != 1 else ' is'} already running on this "
             "data set; try again when one finishes.")
+
+
+def budget_message(per_hour: int) -> str:
+    return (f"This data set has started {per_hour} bootstrap jobs in the last hour, its limit; "
+            "bands already computed still show. Try again later.")
+
+
+def job_budget_left(cache: Any, data_id: str, per_hour: int) -> bool:
+    """Count one new job on a data set in this clock hour; whether it is within ``per_hour``.
+
+    With the client choosing the seed, each request could otherwise be a new job and a new
+    cache entry; this bounds both per data set, and the upload limits bound data sets per
+    client. The counter expires with its hour (it is added with a lifetime, then incremented,
+    which keeps the lifetime in Redis). With the cache down nothing is counted.
+    """
+    key = f"jobbudget:{data_id}:{int(time.time() // 3600)}"
+    cache.add(key, 0, timeout=3600)
+    spent = cache.cache.inc(key)  # flask-caching does not pass inc on; its backend has it
+    return spent is None or spent <= per_hour
 
 
 READ_ONLY_JOB = ("A read-only link computes bands only at the settings its owner saved "

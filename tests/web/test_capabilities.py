@@ -188,3 +188,32 @@ def test_a_read_link_hands_out_curves_not_predictions(client, services, tmp_path
     assert all(len(c["roc"]["fpr"]) == n + 1 for c in full["classifiers"])
     assert seen["hull"] == full["hull"] and seen["envelope"] == full["envelope"]
     assert len(viewer.get_data()) * 10 < len(owner.get_data())
+
+
+def test_new_jobs_per_data_set_and_hour_are_bounded(tmp_path, raw):
+    """Finding 4: the seed comes from the client, so each request was a new job and a new
+    16.8 MB cache entry. A data set now starts at most N new jobs an hour; bands already
+    computed are still served."""
+    from dashboard.factory import create_app
+    from dashboard.jobs import budget_message, job_budget_left
+    from tests.support.services import fresh_redis_url
+
+    app = create_app({"data_dir": tmp_path / "d", "max_jobs_per_dataset_per_hour": 2})
+    services = app.server.extensions["costdash"]
+    handle = upload(app.server.test_client(), raw, "a.csv")["id"]
+    first, second = _band(services, handle, seed=1), _band(services, handle, seed=2)
+    assert "error" not in first and "error" not in second
+    assert _band(services, handle, seed=3)["error"] == budget_message(2)
+    assert _band(services, handle, seed=1) == {"key": first["key"], "seconds": None}
+    other = upload(app.server.test_client(), raw, "b.csv")["id"]
+    assert "error" not in _band(services, other, seed=3)
+    # The scaled back end counts in Redis, across processes, and the counter expires.
+    with fresh_redis_url() as url:
+        redis_app = create_app({"data_dir": tmp_path / "r", "cache_url": url})
+        cache = redis_app.server.extensions["costdash"].views.cache
+        assert [job_budget_left(cache, "x" * 32, 2) for _ in range(3)] == [True, True, False]
+        import redis
+
+        client = redis.Redis.from_url(url)
+        (key,) = client.keys("*jobbudget*")
+        assert 0 < client.ttl(key) <= 3600
