@@ -17,7 +17,12 @@ from costdash.costspace import cost_line, trivial_cost
 # The contract as documented in README.md ("analyze --json contract"); --help (JSON_HELP) lists
 # all but "source", "layout" and "on_hull".
 DATASET_KEYS = {"n", "n_pos", "n_neg", "positive_label", "n_folds", "source", "layout"}
-CLASSIFIER_KEYS = {"name", "auc", "roc", "operating_range", "cost_area", "on_hull"}
+CLASSIFIER_KEYS = {"name", "auc", "roc", "operating_range", "cost_area", "on_hull",
+                   "h_measure", "h_measure_beta", "brier_score", "threshold_choice",
+                   "threshold_choice_gaps"}
+BASE_CLASSIFIER_KEYS = {"name", "auc", "roc", "operating_range", "cost_area", "on_hull"}
+"""Without the threshold-choice extras (``--no-threshold-choice``)."""
+THRESHOLD_CHOICE_KEYS = {"score_driven", "rate_driven", "fixed", "optimal"}
 ROC_KEYS = {"fpr", "tpr", "threshold"}
 HULL_KEYS = {"fpr", "tpr", "classifier", "threshold"}
 ENVELOPE_KEYS = {"pc", "cost"}
@@ -272,3 +277,31 @@ def test_help_states_the_cost_defaults(capsys):
     assert "C(-|+): cost of a false negative (default 1)" in text
     assert "C(+|-): cost of a false positive (default 1)" in text
     assert "(default: the data's prevalence)" in text
+
+
+def test_threshold_choice_is_in_the_default_json_and_can_be_left_out(capsys, csv_path, frame):
+    """``analyze --json`` has each classifier's H-measure, Brier score and threshold-choice
+    curves by default; ``--no-threshold-choice`` gives the classifiers without them, the rest
+    unchanged."""
+    out = run_json(capsys, csv_path)
+    y = frame["y_true"].to_numpy() == 1
+    for c in out["classifiers"]:
+        assert set(c) == CLASSIFIER_KEYS
+        assert set(c["threshold_choice"]) == THRESHOLD_CHOICE_KEYS
+        # The optimal curve's expected loss (PC(+) uniform) is the envelope's area.
+        assert c["threshold_choice"]["optimal"]["expected_loss"] == \
+            pytest.approx(c["cost_area"], abs=1e-12)
+        assert 0.0 < c["h_measure"] < 1.0
+    by_name = {c["name"]: c for c in out["classifiers"]}
+    # model_a's scores are margins (not in [0, 1]): no Brier score, the score-driven curve refused.
+    a, b = by_name["model_a"], by_name["model_b"]
+    assert a["brier_score"] is None and a["threshold_choice"]["score_driven"] is None
+    assert "not probabilities" in a["threshold_choice_gaps"]["score_driven_refused"]
+    s = frame["model_b"].to_numpy()
+    assert b["brier_score"] == pytest.approx(np.mean((s - y) ** 2), abs=1e-14)
+    plain = run_json(capsys, csv_path, "--no-threshold-choice")
+    for c, full in zip(plain["classifiers"], out["classifiers"]):
+        assert set(c) == BASE_CLASSIFIER_KEYS
+        assert c == {k: full[k] for k in BASE_CLASSIFIER_KEYS}
+    for key in ("hull", "envelope", "operating_point", "dataset"):
+        assert plain[key] == out[key]

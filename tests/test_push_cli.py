@@ -100,7 +100,10 @@ def test_push_prints_the_links_and_the_server_keeps_the_condition(server, capsys
     reply = saved(server, link)
     assert condition(reply["view"]) == (0.2, 5.0, 1.0)
     assert reply["analysis"]["name"] == "Screening" and reply["analysis"]["expires_at"] is None
-    local = analyze_json(capsys, BREAST_CANCER, "--p-pos", 0.2, "--cost-fn", 5)
+    # The saved analysis is analyze --json without the threshold-choice extras (the
+    # Threshold choice page and choice.json have those).
+    local = analyze_json(capsys, BREAST_CANCER, "--p-pos", 0.2, "--cost-fn", 5,
+                         "--no-threshold-choice")
     assert {k: reply[k] for k in local} == local
 
 

@@ -363,9 +363,12 @@ def test_analyze_json_threshold_choice(capsys, tmp_path):
                                            1 - np.sum(flagged & y) / np.sum(y)], abs=1e-15)
 
 
-def test_analyze_readable_threshold_choice_and_default_output_unchanged(capsys):
+def test_analyze_readable_threshold_choice_and_default_output(capsys):
     path = DEMOS["breast-cancer"].path
     assert main(["analyze", str(path), "--json"]) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert "h_measure" in default["classifiers"][0]  # part of the default JSON (issue 13)
+    assert main(["analyze", str(path), "--json", "--no-threshold-choice"]) == 0
     plain = json.loads(capsys.readouterr().out)
     assert "h_measure" not in plain["classifiers"][0]
     assert main(["analyze", str(path), "--threshold-choice"]) == 0

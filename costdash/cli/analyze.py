@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import replace
-
-import numpy as np
 
 from costdash.analysis import Analysis, analysis_to_dict, analyze, threshold_text
 from costdash.cli import print_json
-from costdash.errors import ParameterError
 from costdash.cli.common import (
     add_condition_options,
     add_loader_options,
@@ -20,15 +16,15 @@ from costdash.cli.common import (
 
 JSON_HELP = """\
 JSON fields: dataset {n, n_pos, n_neg, positive_label, n_folds, source, layout}; classifiers
-[{name, auc, roc {fpr, tpr, threshold}, operating_range [lo, hi] | null, cost_area, on_hull}]; hull [{fpr, tpr,
+[{name, auc, roc {fpr, tpr, threshold}, operating_range [lo, hi] | null, cost_area, on_hull,
+h_measure, h_measure_beta, brier_score (null when the scores are not in [0, 1]),
+threshold_choice {score_driven | rate_driven | fixed | optimal: {pc, cost, expected_loss,
+cost_proportion_loss} | null}, threshold_choice_gaps {calibration_loss, rate_loss, fixed_loss,
+score_driven_refused, beta, calibration, calibrated_brier_score}}]; hull [{fpr, tpr,
 classifier, threshold}] from (0,0) to (1,1); envelope {pc, cost}; operating_point {p_pos,
 cost_fn, cost_fp, pc, slope, classifier, threshold, fpr, tpr, normalized_cost, expected_cost}.
-With --threshold-choice (or --h-severity / --h-beta / --loss-beta / --fixed-threshold /
---calibrate) each
-classifier also has h_measure, brier_score (null when the scores are not in [0, 1]),
-threshold_choice {score_driven | rate_driven | fixed | optimal: {pc, cost, expected_loss,
-cost_proportion_loss} | null} and threshold_choice_gaps {calibration_loss, rate_loss, fixed_loss,
-score_driven_refused, beta, calibration, calibrated_brier_score} (docs/threshold-choice.md)."""
+--no-threshold-choice leaves out the classifiers' h_measure ... threshold_choice_gaps (faster on
+millions of scores; docs/threshold-choice.md)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,8 +41,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group = parser.add_argument_group(
         "beyond the envelope (docs/threshold-choice.md)")
     group.add_argument("--threshold-choice", action="store_true",
-                       help="add each classifier's H-measure, Brier score and threshold-choice "
-                            "curves (score-driven, rate-driven, fixed, optimal)")
+                       help="print the H-measure, Brier score and threshold-choice table in the "
+                            "readable output too (the JSON always has them)")
+    group.add_argument("--no-threshold-choice", action="store_true",
+                       help="leave out each classifier's H-measure, Brier score and "
+                            "threshold-choice curves (faster on millions of scores)")
     group.add_argument("--h-severity", type=float, metavar="R",
                        help="H-measure severity ratio C(+|-)/C(-|+) at the Beta's mode "
                             "(default n+/n-, as the hmeasure package)")
@@ -66,6 +65,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _wants_extras(args: argparse.Namespace) -> bool:
+    """The H-measure, Brier score and threshold-choice curves are part of the default JSON
+    output (the issue's interface); ``--no-threshold-choice`` leaves them out. The readable
+    output adds their table when asked (``--threshold-choice`` or one of its options)."""
+    if getattr(args, "no_threshold_choice", False):
+        return False
+    if getattr(args, "json", False):
+        return True
     return bool(getattr(args, "threshold_choice", False) or any(
         getattr(args, name, None) is not None
         for name in ("h_severity", "h_beta", "loss_beta", "fixed_threshold", "calibrate")))
@@ -75,47 +81,18 @@ def classifier_extras(result: Analysis, *, h_severity: float | None = None,
                       h_beta: tuple[float, float] | None = None,
                       loss_beta: tuple[float, float] | None = None,
                       fixed_threshold: float | None = None,
+                      fixed_thresholds: dict[str, float] | None = None,
                       calibrate: str | None = None,
                       max_points: int | None = None) -> list[dict]:
     """Per classifier (in ``result``'s order): h_measure, brier_score, threshold_choice and
-    threshold_choice_gaps, as added to ``analyze --json``."""
-    from costdash.hmeasure import h_measure
-    from costdash.hull import optimal_vertex
-    from costdash.threshold_choice import gaps_to_dict, threshold_choice, threshold_choice_to_dict
+    threshold_choice_gaps, as added to ``analyze --json`` (the dashboard's Threshold choice
+    page and its API state the same, :mod:`costdash.choice_summary`)."""
+    from costdash.choice_summary import classifier_choice_to_dict, classifier_choices
 
-    beta = (1.0, 1.0) if loss_beta is None else (float(loss_beta[0]), float(loss_beta[1]))
-    cond = result.operating_point.condition
-    scored = {c.name: c for c in result.dataset.scored}
-    out = []
-    for c in result.classifiers:
-        calibrated = None
-        calibration_refused = None
-        if calibrate is not None and c.name in scored:
-            from costdash.calibration import calibrate_classifier
-
-            try:
-                calibrated = calibrate_classifier(scored[c.name], calibrate)
-            except ParameterError as exc:
-                calibration_refused = f"no score-driven curve: {exc}"
-        common = dict(beta=beta, envelope=c.envelope, calibrated=calibrated,
-                      calibration=calibrate if calibrated is not None else None)
-        if fixed_threshold is None:
-            # the classifier's own best point at the given conditions, kept for all conditions
-            v = optimal_vertex(c.hull, cond)
-            point = int(np.flatnonzero((c.roc.fpr == v.fpr) & (c.roc.tpr == v.tpr))[0])
-            tc = threshold_choice(roc=c.roc, fixed_point=point, **common)
-        else:
-            tc = threshold_choice(roc=c.roc, fixed_threshold=fixed_threshold, **common)
-        if calibration_refused is not None:
-            tc = replace(tc, score_driven=None, score_driven_refused=calibration_refused)
-        h = h_measure(c.roc, severity_ratio=h_severity,
-                      beta=None if h_beta is None else (float(h_beta[0]), float(h_beta[1])),
-                      envelope=c.envelope)
-        out.append({"h_measure": h.h, "brier_score": tc.brier_score,
-                    "threshold_choice": threshold_choice_to_dict(tc, max_points=max_points),
-                    "threshold_choice_gaps": gaps_to_dict(tc),
-                    "h_measure_beta": [h.a, h.b]})
-    return out
+    items = classifier_choices(result, h_severity=h_severity, h_beta=h_beta, beta=loss_beta,
+                               fixed_threshold=fixed_threshold,
+                               fixed_thresholds=fixed_thresholds, calibrate=calibrate)
+    return [classifier_choice_to_dict(item, max_points=max_points) for item in items]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,264 @@
+"""Beyond the envelope, for one analysis and one view: the JSON the dashboard's Threshold choice
+page, its API route (``GET /api/v1/datasets/<id>/choice.json``), the report and ``costdash
+analyze --json`` share.
+
+Nothing is computed here that the core modules do not compute: this module only calls
+:mod:`costdash.threshold_choice`, :mod:`costdash.hmeasure`, :mod:`costdash.dca`,
+:mod:`costdash.robust` and :mod:`costdash.calibration` for the classifiers of an
+:class:`~costdash.analysis.Analysis` and packs their results with their ``*_to_dict``
+functions, so every consumer states the same numbers in the same keys.
+
+Three parts (docs/threshold-choice.md):
+
+1. ``classifiers``: per classifier, AUC, H-measure, Brier score, the threshold-choice curves
+   (score-driven, rate-driven, fixed, optimal) with their expected losses, and the named gaps;
+2. ``decision_curves``: net benefit against the threshold probability, treat-all and
+   treat-none, with the threshold probability pₜ = C(+|−)/(C(−|+) + C(+|−)) of the conditions
+   (cost differences when correct decisions have costs) and each model's net benefit there;
+3. ``robust``: the Bayes and minimax-regret fixed choices over the sensitivity box, with the
+   worst corner, whether switching by condition is worth it and the policy table the box
+   reaches (null without a box, ``robust_refused`` saying why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from costdash.analysis import Analysis, ClassifierSummary
+from costdash.conditions import OperatingCondition
+from costdash.errors import ParameterError
+from costdash.hmeasure import HMeasure, h_measure
+from costdash.hull import optimal_vertex
+from costdash.roc import RocCurve
+from costdash.threshold_choice import (ThresholdChoice, gaps_to_dict, threshold_choice,
+                                       threshold_choice_to_dict)
+
+__all__ = ["ClassifierChoice", "classifier_choices", "classifier_choice_to_dict",
+           "choice_summary", "threshold_probability"]
+
+
+@dataclass(frozen=True, eq=False)
+class ClassifierChoice:
+    """One classifier's threshold-choice curves and H-measure, and where its fixed curve's
+    threshold came from: ``"threshold"`` (one given for all), ``"pin"`` (the view pins one for
+    it) or ``"conditions"`` (its own best threshold at the analysis's conditions)."""
+
+    summary: ClassifierSummary
+    choice: ThresholdChoice
+    h: HMeasure
+    fixed_from: str
+    calibrated: RocCurve | None = None
+    calibration_refused: str | None = None
+
+
+def _best_point(c: ClassifierSummary, condition: OperatingCondition) -> int:
+    """The ROC point of ``c``'s own best hull vertex at ``condition``."""
+    v = optimal_vertex(c.hull, condition)
+    return int(np.flatnonzero((c.roc.fpr == v.fpr) & (c.roc.tpr == v.tpr))[0])
+
+
+def classifier_choices(analysis: Analysis, *, h_severity: float | None = None,
+                       h_beta: tuple[float, float] | None = None,
+                       beta: tuple[float, float] | None = None,
+                       fixed_threshold: float | None = None,
+                       fixed_thresholds: Mapping[str, float] | None = None,
+                       calibrate: str | None = None) -> list[ClassifierChoice]:
+    """The threshold-choice curves and H-measure of every classifier of ``analysis``.
+
+    Parameters
+    ----------
+    analysis : Analysis
+    h_severity, h_beta : optional
+        The H-measure's severity ratio or Beta (:func:`costdash.hmeasure.h_measure`).
+    beta : (float, float), optional
+        Beta(a, b) over PC(+) for the expected losses (uniform by default).
+    fixed_threshold : float, optional
+        One fixed threshold for every classifier.
+    fixed_thresholds : mapping of str to float, optional
+        A fixed threshold per classifier (e.g. the view's pins); a classifier without one (and
+        without ``fixed_threshold``) keeps its own best threshold at the analysis's conditions.
+    calibrate : "platt" or "isotonic", optional
+        The score-driven curve of the scores calibrated on folds
+        (:func:`costdash.calibration.calibrate_classifier`).
+    """
+    loss_beta = (1.0, 1.0) if beta is None else (float(beta[0]), float(beta[1]))
+    cond = analysis.operating_point.condition
+    scored = {c.name: c for c in analysis.dataset.scored}
+    pins = dict(fixed_thresholds or {})
+    out = []
+    for c in analysis.classifiers:
+        calibrated = refused = None
+        if calibrate is not None:
+            if c.name in scored:
+                from costdash.calibration import calibrate_classifier
+
+                try:
+                    calibrated = calibrate_classifier(scored[c.name], calibrate)
+                except ParameterError as exc:
+                    refused = f"no score-driven curve: {exc}"
+            else:
+                refused = (f"no score-driven curve: {c.name} was given as confusion matrices, "
+                           "so there are no scores to calibrate")
+        common = dict(beta=loss_beta, envelope=c.envelope, calibrated=calibrated,
+                      calibration=calibrate if calibrated is not None else None)
+        if fixed_threshold is not None:
+            tc = threshold_choice(roc=c.roc, fixed_threshold=fixed_threshold, **common)
+            source = "threshold"
+        elif c.name in pins:
+            tc = threshold_choice(roc=c.roc, fixed_threshold=float(pins[c.name]), **common)
+            source = "pin"
+        else:
+            tc = threshold_choice(roc=c.roc, fixed_point=_best_point(c, cond), **common)
+            source = "conditions"
+        if refused is not None:
+            tc = replace(tc, score_driven=None, score_driven_refused=refused)
+        h = h_measure(c.roc, severity_ratio=h_severity,
+                      beta=None if h_beta is None else (float(h_beta[0]), float(h_beta[1])),
+                      envelope=c.envelope)
+        out.append(ClassifierChoice(c, tc, h, source, calibrated, refused))
+    return out
+
+
+def classifier_choice_to_dict(item: ClassifierChoice, *, max_points: int | None = None) -> dict:
+    """The keys ``analyze --json`` adds to a classifier: ``h_measure``, ``h_measure_beta``,
+    ``brier_score``, ``threshold_choice``, ``threshold_choice_gaps``."""
+    return {"h_measure": item.h.h, "brier_score": item.choice.brier_score,
+            "threshold_choice": threshold_choice_to_dict(item.choice, max_points=max_points),
+            "threshold_choice_gaps": gaps_to_dict(item.choice),
+            "h_measure_beta": [item.h.a, item.h.b]}
+
+
+def threshold_probability(condition: OperatingCondition) -> float:
+    """The threshold probability of a condition: pₜ = (C(+|−) − C(−|−)) / ((C(−|+) − C(+|+)) +
+    (C(+|−) − C(−|−))), i.e. C(+|−)/(C(−|+) + C(+|−)) when correct decisions cost nothing; the
+    cost ratio C(+|−)/C(−|+) is pₜ/(1 − pₜ). It does not depend on p(+)."""
+    fn, fp = condition.fn_difference, condition.fp_difference
+    return fp / (fn + fp)
+
+
+def _box_pc_range(box) -> tuple[float, float]:
+    pcs = [c.pc for c in box.corner_conditions()]
+    return min(pcs), max(pcs)
+
+
+def choice_summary(analysis: Analysis, *, pins: Mapping[str, float] | None = None,
+                   sens_p: tuple[float, float] | None = None,
+                   sens_fn: tuple[float, float] | None = None,
+                   sens_fp: tuple[float, float] | None = None,
+                   volume: float = 1000.0, unit: str = "",
+                   beta: tuple[float, float] | None = None,
+                   calibrate: str | None = None,
+                   thresholds=None, tolerance: float = 0.0,
+                   max_points: int | None = None) -> dict:
+    """The three parts (module docstring) for ``analysis`` under one view, as JSON.
+
+    Parameters
+    ----------
+    analysis : Analysis
+        Its classifiers (the ticked ones) and its conditions.
+    pins : mapping of str to float, optional
+        A fixed threshold per classifier (the view's first pin of each); the others' fixed
+        curve is at their own best threshold under the conditions.
+    sens_p, sens_fn, sens_fp : (lo, hi), optional
+        The sensitivity box; a range not given is the condition's own value. Without any, no
+        robust choice (``robust`` null, ``robust_refused`` says so).
+    volume, unit : float, str
+        Cases per period and the unit of the money figures (volume 0 counts per case).
+    beta : (a, b), optional
+        Beta over PC(+) for the expected losses (uniform by default).
+    calibrate : "platt" or "isotonic", optional
+        Score-driven and decision curves of the scores calibrated on folds.
+    thresholds : array-like, optional
+        Threshold probabilities of the decision curves (default 0.01, ..., 0.99).
+    tolerance : float
+        Worst-case regret per period one accepts from a fixed choice.
+    max_points : int, optional
+        Thin each threshold-choice curve for display (the losses stay exact).
+    """
+    from costdash.dca import decision_curves_of_rocs, decision_curves_to_dict, net_benefit_of_roc
+    from costdash.decision import decide
+    from costdash.robust import ConditionBox, robust_choice, robust_to_dict
+
+    cond = analysis.operating_point.condition
+    ds = analysis.dataset
+    prevalence = ds.n_pos / ds.n
+    items = classifier_choices(analysis, beta=beta, fixed_thresholds=pins, calibrate=calibrate)
+    classifiers = []
+    for item in items:
+        entry = {"name": item.summary.name, "auc": item.summary.roc.auc,
+                 **classifier_choice_to_dict(item, max_points=max_points),
+                 "fixed_from": item.fixed_from}
+        classifiers.append(entry)
+
+    # Decision curves: of the calibrated scores when a calibration was picked.
+    rocs = []
+    refused: dict[str, str] = {}
+    for item in items:
+        if calibrate is None:
+            rocs.append(item.summary.roc)
+        elif item.calibrated is not None:
+            rocs.append(item.calibrated)
+        else:
+            rocs.append(item.summary.roc)
+            refused[item.summary.name] = (item.calibration_refused or "").replace(
+                "no score-driven curve", "no decision curve")
+    curves = decision_curves_of_rocs(rocs, thresholds)
+    for name, why in refused.items():
+        curves.net_benefit[name] = None
+        curves.refused[name] = why
+    pt = threshold_probability(cond)
+    dca = decision_curves_to_dict(curves)
+    at_pt: dict[str, float | None] = {}
+    for roc in rocs:
+        if curves.net_benefit.get(roc.name) is None or pt >= 1.0:
+            at_pt[roc.name] = None
+        else:
+            at_pt[roc.name] = float(net_benefit_of_roc(roc, [pt])[0])
+    pi = curves.prevalence
+    dca["current"] = {
+        "pt": pt, "cost_ratio": pt / (1.0 - pt) if pt < 1.0 else None,
+        # The PC(+) that pₜ means at the data's prevalence (the decision curves' own p(+)).
+        "pc_at_prevalence": pi * (1.0 - pt) / (pi * (1.0 - pt) + (1.0 - pi) * pt),
+        "net_benefit": at_pt,
+        "treat_all": pi - (1.0 - pi) * pt / (1.0 - pt) if pt < 1.0 else None,
+    }
+    dca["prevalence"] = pi
+    if calibrate is not None:
+        dca["calibration"] = calibrate
+
+    robust = None
+    robust_refused = None
+    if sens_p is None and sens_fn is None and sens_fp is None:
+        robust_refused = ("no sensitivity box: set a range of p(+) or of a cost (Explore's "
+                          "sensitivity analysis) to get choices that hold over it")
+    else:
+        try:
+            box = ConditionBox.around(cond, sens_p, sens_fn, sens_fp)
+            per = float(volume) if volume and volume > 0 else 1.0
+            robust = robust_to_dict(robust_choice(analysis, box, volume=per,
+                                                  tolerance=tolerance))
+            lo, hi = _box_pc_range(box)
+            robust["pc_range"] = [lo, hi]
+            robust["policy"] = [
+                {"pc_lo": p.pc_lo, "pc_hi": p.pc_hi, "classifier": p.classifier,
+                 "threshold": p.threshold}
+                for p in decide(analysis).policy if p.pc_hi >= lo and p.pc_lo <= hi]
+        except ParameterError as exc:
+            robust_refused = str(exc)
+
+    return {
+        "conditions": {"p_pos": cond.p_pos, "cost_fn": cond.cost_fn, "cost_fp": cond.cost_fp,
+                       "cost_tp": cond.cost_tp, "cost_tn": cond.cost_tn, "pc": cond.pc},
+        "prevalence": prevalence,
+        "volume": float(volume), "unit": unit,
+        "beta": [1.0, 1.0] if beta is None else [float(beta[0]), float(beta[1])],
+        "calibration": calibrate,
+        "classifiers": classifiers,
+        "decision_curves": dca,
+        "robust": robust,
+        "robust_refused": robust_refused,
+    }
+
