@@ -14,6 +14,7 @@ from dash import Dash
 from flask import redirect, request
 
 from dashboard.api import install_api
+from dashboard.labelfiles import LabelFiles
 from dashboard.limits import install_limits
 from dashboard.config import Settings, redact_werkzeug_log
 from dashboard.jobs import background_manager, reap_jobs
@@ -95,6 +96,8 @@ class Maintenance:
                                                      older_than=now - self.grace),
             "expired": lambda: sharing.purge_expired(now),
             "unshared": lambda: sharing.sweep_unshared(settings.upload_retention_days, now),
+            "label_files": lambda: LabelFiles.of_data_dir(settings.data_dir).sweep(
+                settings.upload_retention_days, now),
             "job_processes": reap_jobs,
         }
         done: dict[str, Any] = {}

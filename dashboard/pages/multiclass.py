@@ -106,7 +106,7 @@ def decode_upload(contents: str, filename: str | None) -> bytes:
 
 def label_files(services: Services) -> LabelFiles:
     """The label files of this app (under its data dir)."""
-    return LabelFiles(services.settings.data_dir / "multiclass")
+    return LabelFiles.of_data_dir(services.settings.data_dir)
 
 
 def read_labels(services: Services, ref: dict[str, Any]) -> LabelPredictions:

@@ -217,3 +217,23 @@ def test_new_jobs_per_data_set_and_hour_are_bounded(tmp_path, raw):
         client = redis.Redis.from_url(url)
         (key,) = client.keys("*jobbudget*")
         assert 0 < client.ttl(key) <= 3600
+
+
+def test_label_files_are_kept_under_handles_and_swept(tmp_path):
+    """The Multiclass page's label files: a handle per upload, not the content's hash (which
+    anyone holding the file can compute), deleted after the upload retention."""
+    import hashlib
+    import os
+    import time
+
+    from dashboard.labelfiles import LabelFiles
+
+    files = LabelFiles.of_data_dir(tmp_path)
+    raw = b"y_true,y_pred\na,b\n"
+    first, second = files.put(raw), files.put(raw)
+    assert first != second and hashlib.sha256(raw).hexdigest() not in (first, second)
+    assert files.path(first).read_bytes() == raw
+    old = time.time() - 31 * 86400
+    os.utime(files.path(first), (old, old))
+    assert files.sweep(30) == 1 and not files.exists(first) and files.exists(second)
+    assert files.sweep(0) == 0

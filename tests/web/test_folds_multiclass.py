@@ -419,7 +419,9 @@ def test_cost_matrix_csv_upload(services, demo):
 
 def test_multiclass_layout_ids(services):
     content, classes = route("/multiclass", "", services)
-    assert classes[4].endswith("active")
+    from dashboard.pages import PAGES
+
+    assert classes[[p.path for p in PAGES].index("/multiclass")].endswith("active")
     for id_ in ("multiclass-upload", "multiclass-demo", "multiclass-costs", "multiclass-run",
                 "multiclass-bcost", "multiclass-bdeltacost", "multiclass-a", "multiclass-b",
                 "multiclass-graph", "multiclass-error", "multiclass-level",
