@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from flask import Flask
@@ -84,11 +85,37 @@ def init_cache(server: Flask, settings: Settings) -> Cache:
     return Cache(server, config=cache_config(settings))
 
 
+def code_version() -> str:
+    """A digest of the code that builds what :meth:`ViewModels.payload` caches: the sources of
+    ``costdash`` and ``dashboard`` and the versions of Dash and plotly. Payloads are cached
+    under it, so a deployment of other code never serves a page or figure the old code built
+    (web roles of two versions may share one Redis for a moment during an upgrade)."""
+    import dash
+    import plotly
+
+    import costdash
+
+    digest = hashlib.sha256(f"dash {dash.__version__} plotly {plotly.__version__}".encode())
+    for root in (Path(costdash.__file__).parent, Path(__file__).parent):
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def payload_json(value: Any) -> str:
+    """JSON text of a callback's outputs exactly as Dash sends them (plotly's encoder: figures
+    with their numpy arrays as typed arrays, components as their JSON)."""
+    from plotly.io.json import to_json_plotly
+
+    return to_json_plotly(value)
+
+
 class ViewModels:
     """View models of stored data sets, computed once and shared through the cache."""
 
     def __init__(self, store: DatasetStore, cache: Cache, settings: Settings):
         self.store, self.cache, self.settings = store, cache, settings
+        self.version = code_version()
 
     def _key(self, dataset_id: str) -> str:
         return f"view:v{VIEW_VERSION}:{self.settings.max_roc_points}:{dataset_id}"
@@ -160,6 +187,35 @@ class ViewModels:
         keys = json.loads(self.cache.get(index_key) or "[]")
         if key not in keys:
             self.cache.set(index_key, json.dumps([*keys, key][-200:]))
+
+    def payload(self, dataset_id: str, what: str, parts: Any, compute: Callable[[], Any], *,
+                keep: Callable[[Any], bool] = lambda _value: True,
+                checked: bool = True) -> Any:
+        """What a callback sends for a data set (figures, a page's component tree), built once
+        per data set, ``what`` and ``parts`` and kept in the cache as its JSON text.
+
+        A read link's page makes the same callbacks with the same inputs for every viewer; each
+        would otherwise rebuild the same plotly figures (graph-object validation, tens of ms
+        each) and encode them again. A hit is the decoded JSON (plain dicts and lists, which
+        Dash encodes to the same bytes as the objects they came from); a miss runs ``compute``
+        and returns its value as it is, cached when ``keep(value)`` says so (an error answer is
+        not). A hit is checked against the store first (``checked``; pass False when the caller
+        has just checked that the data set is live), so a deleted or expired data set's
+        payloads are never sent. Keys hold :attr:`version`, the settings that shape figures,
+        and a digest of ``parts`` (JSON-able: the callback's inputs).
+        """
+        digest = hashlib.sha256(json.dumps(
+            [parts, self.settings.max_roc_points, self.settings.max_cost_lines],
+            sort_keys=True, default=str).encode()).hexdigest()[:32]
+        key = f"payload:{what}:{self.version}:{dataset_id}:{digest}"
+        text = self.cache.get(key)
+        if text is not None and (not checked or self.store.exists(dataset_id)):
+            return json.loads(text)
+        value = compute()
+        if keep(value):
+            self.cache.set(key, payload_json(value))
+            self._remember(dataset_id, key)
+        return value
 
     def view(self, dataset_id: str, models: list[str] | None = None) -> dict[str, Any]:
         """The view model restricted to ``models`` (all classifiers when None)."""

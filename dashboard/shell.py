@@ -9,6 +9,7 @@ the browser's one view object (``assets/viewstate.js``) keeps the links and the 
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -125,6 +126,35 @@ def nav_hrefs(query: dict[str, list[str]]) -> list[str]:
     return [p.path + view.to_search() for p in PAGES]
 
 
+def _outputs(path: str, search: str | None, services: Services) -> tuple:
+    content, classes, query = routed(path, search, services)
+    return content, *classes, *nav_hrefs(query), view_state(path, query)
+
+
+def route_outputs(path: str, search: str | None, services: Services) -> tuple:
+    """The routing callback's outputs (:func:`routed`, the nav links' addresses and the view
+    state).
+
+    A read link's page is the same for every viewer who opens it with the same query, so it is
+    built once and then comes from the cache (:meth:`~dashboard.services.ViewModels.payload`,
+    keyed by the analysis as it is now: renaming it or its saved view gives another key). The
+    link is looked up on every request all the same: a deleted or expired analysis answers
+    "leads nowhere" at once.
+    """
+    if not path.startswith("/s/"):
+        return _outputs(path, search, services)
+    token, _, sub = path[3:].rstrip("/").partition("/")
+    try:
+        record = services.sharing.open(token)
+    except (AnalysisNotFound, StorageUnavailable):
+        return _outputs(path, search, services)
+    parts = {"path": path, "search": search or "", "analysis": record.id, "name": record.name,
+             "data": record.dataset_id, "view": record.view,
+             "share": hashlib.sha256(record.share_token.encode()).hexdigest()}
+    return tuple(services.views.payload(record.dataset_id, "route", parts,
+                                        lambda: _outputs(path, search, services), checked=False))
+
+
 def register_routing(app: Dash, services: Services) -> None:
     @app.callback(Output(ids.PAGE_CONTENT, "children"),
                   [Output(f"nav-{p.slug}", "className") for p in PAGES],
@@ -133,8 +163,7 @@ def register_routing(app: Dash, services: Services) -> None:
                   Input(ids.URL, "pathname"), Input(ids.URL, "search"))
     def _route(pathname, search):
         path = "/" + (app.strip_relative_path(pathname or "/") or "")
-        content, classes, query = routed(path, search, services)
-        return content, *classes, *nav_hrefs(query), view_state(path, query)
+        return route_outputs(path, search, services)
 
     # The browser's view object starts from the page's view; it then writes the address bar,
     # the nav links and the export links (assets/viewstate.js).

@@ -957,10 +957,20 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Input(ids.COST_LINES_TOGGLE, "value"), Input(ids.HULL_ONLY_TOGGLE, "value"),
         Input(ids.LOG_FPR_TOGGLE, "value"), Input(ids.LOG_PC_TOGGLE, "value"))
     def _load_view(ref, models, lines, hull_only, log_fpr, log_pc):
-        return load_view(services, ref, models, bool(lines),
-                         ctx.triggered_id if isinstance(ctx.triggered_id, str) else None,
-                         hull_only=bool(hull_only), log_fpr=bool(log_fpr),
-                         log_pc=bool(log_pc)).as_tuple()
+        triggered = ctx.triggered_id if isinstance(ctx.triggered_id, str) else None
+        flags = [bool(lines), bool(hull_only), bool(log_fpr), bool(log_pc)]
+
+        def outputs():
+            return load_view(services, ref, models, flags[0], triggered, hull_only=flags[1],
+                             log_fpr=flags[2], log_pc=flags[3]).as_tuple()
+        if not ref or not ref.get("id"):
+            return outputs()
+        # Every viewer of a link (and every reload) asks for the same figures: built once per
+        # data set and inputs, then sent from the cache (an error answer is not kept).
+        parts = [ref, models if triggered == ids.MODELS_INPUT else None, flags,
+                 triggered == ids.MODELS_INPUT]
+        return tuple(services.views.payload(str(ref["id"]), "explore-view", parts, outputs,
+                                            keep=lambda out: all(o is not no_update for o in out)))
 
     @app.callback(
         Output(ids.SENSITIVITY_STORE, "data"),
