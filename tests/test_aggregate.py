@@ -316,3 +316,32 @@ def test_roc_of_score_counts_is_roc_of_rows(data, folds):
     np.testing.assert_array_equal(a.fp, b.fp)
     np.testing.assert_array_equal(a.threshold, b.threshold)
     assert counted.n_examples == y.size and counted.n_pos == int(y.sum())
+
+
+def test_spark_paths_pass_uris_through_and_expand_local_files(tmp_path):
+    from costdash.aggregation import _spark_paths
+
+    assert _spark_paths(["hdfs:///eval/day=*/"]) == (["hdfs:///eval/day=*/"], "parquet",
+                                                     "hdfs:///eval/day=*/")
+    assert _spark_paths(["s3a://b/x.csv.gz", "s3a://b/y.csv"])[1:] == (
+        "csv", "s3a://b/x.csv.gz and 1 more")
+    (tmp_path / "a.csv").write_text("y_true,a\n1,0.5\n")
+    assert _spark_paths(str(tmp_path / "*.csv")) == ([str(tmp_path / "a.csv")], "csv", "a.csv")
+    with pytest.raises(ParameterError, match="either local paths or URIs"):
+        _spark_paths([tmp_path / "a.csv", "hdfs:///x"])
+
+
+@settings(max_examples=15, deadline=None)
+@given(labelled_scores(max_n=60, kinds=("ties", "two", "integer")), st.booleans())
+def test_duckdb_counts_give_the_rows_roc(tmp_path_factory, data, as_csv):
+    y, score = data
+    path = tmp_path_factory.mktemp("rows") / ("rows.csv" if as_csv else "rows.parquet")
+    frame = pd.DataFrame({"label": np.where(y, "yes", "no"), "m": score})
+    frame.to_csv(path, index=False) if as_csv else frame.to_parquet(path, index=False)
+    table = aggregate(path).table
+    assert table["score"].is_monotonic_decreasing and table["score"].is_unique
+    expected = costdash.roc_curve(y, score)
+    got = costdash.roc_from_score_counts(table["score"], table["n_pos"], table["n_neg"])
+    np.testing.assert_array_equal(expected.tp, got.tp)
+    np.testing.assert_array_equal(expected.fp, got.fp)
+    np.testing.assert_array_equal(expected.threshold, got.threshold)
