@@ -36,8 +36,9 @@ from costdash.roc import RocCurve
 from costdash.threshold_choice import (ThresholdChoice, gaps_to_dict, threshold_choice,
                                        threshold_choice_to_dict)
 
-__all__ = ["ClassifierChoice", "classifier_choices", "classifier_choice_to_dict",
-           "choice_summary", "threshold_probability"]
+__all__ = ["CALIBRATIONS", "ClassifierChoice", "classifier_choices",
+           "classifier_choice_to_dict", "choice_summary", "choice_summary_of_view",
+           "threshold_probability", "view_beta", "view_pins"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -262,3 +263,46 @@ def choice_summary(analysis: Analysis, *, pins: Mapping[str, float] | None = Non
         "robust_refused": robust_refused,
     }
 
+
+
+CALIBRATIONS = ("platt", "isotonic")
+
+
+def view_pins(view) -> dict[str, float]:
+    """The view's first pinned threshold of each classifier (a :class:`~costdash.view.View`)."""
+    out: dict[str, float] = {}
+    for name, threshold in view.pins or ():
+        out.setdefault(name, float(threshold))
+    return out
+
+
+def view_beta(view) -> tuple[float, float] | None:
+    """The view's Beta over PC(+) (``beta_a``, ``beta_b``; one absent is 1), None when both
+    are absent (PC(+) uniform)."""
+    if view.beta_a is None and view.beta_b is None:
+        return None
+    return (1.0 if view.beta_a is None else float(view.beta_a),
+            1.0 if view.beta_b is None else float(view.beta_b))
+
+
+def choice_summary_of_view(dataset, view, *, max_points: int | None = None) -> dict:
+    """:func:`choice_summary` of ``dataset`` under a :class:`~costdash.view.View`: its ticked
+    classifiers, conditions, pins, sensitivity box, volume and unit, calibration and Beta.
+
+    Raises
+    ------
+    ParameterError
+        A calibration other than platt or isotonic, or ticked classifiers the data lacks.
+    """
+    from costdash.analysis import analyze
+
+    if view.calibration is not None and view.calibration not in CALIBRATIONS:
+        raise ParameterError(f"Calibration must be platt or isotonic; got "
+                             f"'{str(view.calibration)[:40]}'.")
+    analysis = analyze(dataset, view.condition(dataset.prevalence), models=view.models)
+    ticked = {c.name for c in analysis.classifiers}
+    pins = {k: v for k, v in view_pins(view).items() if k in ticked}
+    return choice_summary(analysis, pins=pins, sens_p=view.sens_p, sens_fn=view.sens_fn,
+                          sens_fp=view.sens_fp, volume=view.volume, unit=view.unit,
+                          beta=view_beta(view), calibrate=view.calibration,
+                          max_points=max_points)

@@ -381,6 +381,15 @@ VIEW_FIELDS: tuple[ViewField, ...] = (
               doc="Bootstrap replicates."),
     ViewField("seed", "int", "Seed", DEFAULT_SEED, 0, 2**32 - 1,
               doc="Seed of the bootstrap's random numbers."),
+    ViewField("calibration", "name", "Calibration",
+              doc="Threshold choice: the score-driven and decision curves of the scores "
+                  "calibrated on folds, platt or isotonic (each fold mapped by a fit on the "
+                  "others); absent: the scores as they are."),
+    ViewField("beta_a", "float", "Beta a of PC(+)", None, **_POSITIVE,
+              doc="Threshold choice: expected losses with PC(+) ~ Beta(a, b); absent (with "
+                  "beta_b): 1, so both absent is PC(+) uniform."),
+    ViewField("beta_b", "float", "Beta b of PC(+)", None, **_POSITIVE,
+              doc="Threshold choice: the b of the Beta over PC(+); absent: 1."),
 )
 """Every field of the view, in the order the query string lists them."""
 
@@ -458,6 +467,9 @@ class View:
     level: float = DEFAULT_LEVEL
     replicates: int = DEFAULT_REPLICATES
     seed: int = DEFAULT_SEED
+    calibration: str | None = None
+    beta_a: float | None = None
+    beta_b: float | None = None
 
     # --- reading ------------------------------------------------------------------------------
 

@@ -49,8 +49,9 @@ def not_found(pathname: str) -> html.Div:
     ])
 
 
-SHARED_PAGES = ("", "curves")
-"""The pages a read-only link shows: ``/s/<token>`` (Explore) and ``/s/<token>/curves``."""
+SHARED_PAGES = ("", "curves", "choice")
+"""The pages a read-only link shows: ``/s/<token>`` (Explore), ``/s/<token>/curves`` and
+``/s/<token>/choice`` (Threshold choice)."""
 
 
 def shared_views(token: str, sub: str) -> html.Nav:
@@ -60,7 +61,7 @@ def shared_views(token: str, sub: str) -> html.Nav:
                       className="shared-view" + (" active" if slug == sub else ""),
                       style={"fontWeight": 600 if slug == sub else 400,
                              "marginRight": "1rem"})
-             for slug, title in zip(SHARED_PAGES, ("Explore", "Curves"))]
+             for slug, title in zip(SHARED_PAGES, ("Explore", "Curves", "Threshold choice"))]
     return html.Nav([html.Span("This shared analysis: ", style={"marginRight": "0.5rem"}),
                      *links], className="shared-views", **{"aria-label": "Shared pages"},
                     style={"margin": "0.2rem 0 0.6rem"})
@@ -68,10 +69,10 @@ def shared_views(token: str, sub: str) -> html.Nav:
 
 def shared_content(token: str, query: dict[str, list[str]], services: Services,
                    sub: str = "") -> tuple[Any, dict[str, list[str]]]:
-    """The read-only view of a saved analysis on Explore (or, ``sub`` = "curves", on Curves),
-    and the query it shows: the saved view, with what the link's own query sets on top (a
+    """The read-only view of a saved analysis on Explore (or, ``sub`` = "curves", on Curves;
+    "choice", on Threshold choice), and the query it shows: the saved view, with what the link's own query sets on top (a
     viewer's what-if)."""
-    from dashboard.pages import curves, explore
+    from dashboard.pages import choice, curves, explore
 
     if sub not in SHARED_PAGES:
         return not_found(f"/s/{token}/{sub}"), {}
@@ -86,7 +87,7 @@ def shared_content(token: str, query: dict[str, list[str]], services: Services,
             html.H1("The database is not reachable right now"),
             html.P("Nothing was lost; the link will work again once it is back.")]), {}
     merged = {**view_to_query(record.view), **query}
-    page = curves if sub == "curves" else explore
+    page = {"curves": curves, "choice": choice}.get(sub, explore)
     return html.Div([shared_views(token, sub), page.layout(merged, services, shared=record)]), \
         merged
 

@@ -45,6 +45,8 @@ PAGES: tuple[Page, ...] = (
          "Per-fold curves, averaging in cost space and the spread of the chosen threshold."),
     Page("/curves", "Curves", "dashboard.pages.curves",
          "Precision–recall, gains and lift, score distributions and reliability, linked."),
+    Page("/choice", "Threshold choice", "dashboard.pages.choice",
+         "What each way of choosing thresholds costs, decision curves and robust choices."),
     Page("/multiclass", "Multiclass", "dashboard.pages.multiclass",
          "k-class cost matrices: BCOST and BDELTACOST."),
 )

@@ -1,0 +1,233 @@
+"""Figures of the Threshold choice page (and its report section): what each way of choosing
+thresholds costs in cost space, and decision curves.
+
+Pure builders from the JSON of :func:`costdash.choice_summary.choice_summary` (the same JSON the
+API answers) to ``plotly.graph_objects.Figure``: no arithmetic on the curves, which are drawn
+point for point as the core computed them.
+
+* :func:`threshold_choice_figure`: one panel per classifier, its optimal curve (its own lower
+  envelope), the score-driven (Brier) curve, whose jumps (a PC(+) repeated) are drawn as
+  vertical segments, the rate-driven curve and the fixed threshold's cost line, beside the
+  trivial classifiers; a refused score-driven curve is replaced by the reason.
+* :func:`decision_curve_figure`: net benefit against the threshold probability of each
+  classifier, treat-all and treat-none, with the pₜ of the current conditions.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from dashboard.figures.common import as_array, axis, base_layout, legend_policy
+from dashboard.figures.palette import HULL_COLOR, TRIVIAL_COLOR, classifier_style
+
+__all__ = ["METHOD_STYLES", "decision_curve_figure", "threshold_choice_figure"]
+
+METHOD_STYLES: dict[str, dict[str, Any]] = {
+    "optimal": {"label": "optimal (its envelope)", "color": HULL_COLOR, "dash": "solid",
+                "width": 2.6},
+    "score_driven": {"label": "score-driven (Brier curve)", "color": "#D55E00",
+                     "dash": "solid", "width": 1.8},
+    "rate_driven": {"label": "rate-driven", "color": "#0072B2", "dash": "dot", "width": 2.0},
+    "fixed": {"label": "fixed threshold", "color": "#009E73", "dash": "dash", "width": 1.8},
+}
+"""How each threshold-choice method is drawn, in every panel (one legend for all)."""
+
+CURRENT_COLOR = "#d62728"
+BOX_COLOR = "rgba(255, 165, 0, 0.13)"
+PANEL_HEIGHT = 300
+MAX_COLS = 3
+
+
+def _wrap(text: str, width: int = 38) -> str:
+    return "<br>".join(textwrap.wrap(text, width)[:6])
+
+
+def _fixed_label(entry: Mapping[str, Any]) -> str:
+    fixed = entry["threshold_choice"].get("fixed") or {}
+    t = fixed.get("threshold")
+    where = {"pin": "pinned", "conditions": "best at the conditions",
+             "threshold": "given"}.get(entry.get("fixed_from", ""), "")
+    return (f"score ≥ {t:.4g}" if t is not None else "no threshold") + \
+        (f" ({where})" if where else "")
+
+
+def threshold_choice_figure(classifiers: Sequence[Mapping[str, Any]],
+                            index: Mapping[str, int], *, pc_now: float | None = None,
+                            box_pc: Sequence[float] | None = None,
+                            uirevision: str | None = None,
+                            message: str | None = None) -> go.Figure:
+    """Cost space per classifier: each threshold-choice method's curve beside the envelope.
+
+    Parameters
+    ----------
+    classifiers : sequence of dict
+        ``choice_summary(...)["classifiers"]`` entries: ``name``, ``threshold_choice`` (each
+        method's ``pc`` and ``cost``, or null), ``threshold_choice_gaps``
+        (``score_driven_refused``), ``fixed_from``.
+    index : mapping of str to int
+        Each classifier's position in the data set (its colour, for the panel's title).
+    pc_now : float, optional
+        The PC(+) of the current conditions (a dotted vertical line in every panel).
+    box_pc : (lo, hi), optional
+        The PC(+) range of the sensitivity box (shaded).
+    message : str, optional
+        Shown instead of panels when there is nothing to draw.
+    """
+    n = len(classifiers)
+    if n == 0:
+        fig = go.Figure(layout=base_layout(
+            xaxis=axis("PC(+)", range=[0, 1]), yaxis=axis("normalized expected cost"),
+            height=PANEL_HEIGHT + 120))
+        if message:
+            fig.add_annotation(text=message, x=0.5, y=0.5, xref="paper", yref="paper",
+                               showarrow=False, font={"size": 14})
+        return fig
+    cols = min(n, MAX_COLS)
+    rows = math.ceil(n / cols)
+    fig = make_subplots(rows=rows, cols=cols, shared_xaxes=False, shared_yaxes=True,
+                        horizontal_spacing=0.05, vertical_spacing=min(0.16, 0.5 / rows),
+                        subplot_titles=[str(c["name"]) for c in classifiers])
+    grid = np.linspace(0.0, 1.0, 3)
+    trivial = np.minimum(grid, 1.0 - grid)
+    top = 0.0
+    for k, entry in enumerate(classifiers):
+        r, c = k // cols + 1, k % cols + 1
+        name = str(entry["name"])
+        curves = entry["threshold_choice"]
+        fig.add_trace(go.Scatter(
+            x=grid, y=trivial, mode="lines", name="trivial classifiers", legendgroup="trivial",
+            uid=f"trivial-{k}",
+            showlegend=k == 0, line={"color": TRIVIAL_COLOR, "width": 1},
+            hoverinfo="skip", meta={"classifier": name, "role": "trivial"}), row=r, col=c)
+        for method in ("rate_driven", "fixed", "score_driven", "optimal"):
+            curve = curves.get(method)
+            style = METHOD_STYLES[method]
+            if curve is None:
+                continue
+            x, y = as_array(curve["pc"]), as_array(curve["cost"])
+            if method != "rate_driven" and y.size:
+                top = max(top, float(np.nanmax(y)))
+            label = style["label"] + (f": {_fixed_label(entry)}" if method == "fixed" else "")
+            fig.add_trace(go.Scatter(
+                x=x, y=y, mode="lines", name=style["label"], legendgroup=method,
+                uid=f"{method}-{k}",
+                showlegend=k == 0,
+                line={"color": style["color"], "dash": style["dash"], "width": style["width"]},
+                meta={"classifier": name, "role": method},
+                hovertemplate=f"{name}, {label}<br>PC(+) %{{x:.4f}}<br>cost %{{y:.4f}}"
+                              f"<br>expected loss {curve['expected_loss']:.4f}<extra></extra>"),
+                row=r, col=c)
+        refused = (entry.get("threshold_choice_gaps") or {}).get("score_driven_refused")
+        if curves.get("score_driven") is None and refused:
+            axis_id = "" if k == 0 else str(k + 1)
+            fig.add_annotation(
+                text="<b>No score-driven curve</b><br>" + _wrap(refused),
+                x=0.5, y=0.45, xref=f"x{axis_id} domain", yref=f"y{axis_id} domain",
+                showarrow=False, align="center", font={"size": 11, "color": "#8a3b00"},
+                bgcolor="rgba(255,247,230,0.92)", bordercolor="#f0d9a8", borderwidth=1)
+    # Zoomed to the optimal, score-driven and fixed curves (the rate-driven one may leave the
+    # top; double-click a panel for the whole of it), never past the trivial classifiers' peak.
+    ymax = min(0.55, max(0.1, top * 1.6)) if top > 0 else 0.55
+    for k, entry in enumerate(classifiers):
+        r, c = k // cols + 1, k % cols + 1
+        if box_pc is not None:
+            fig.add_vrect(x0=box_pc[0], x1=box_pc[1], fillcolor=BOX_COLOR, line_width=0,
+                          layer="below", row=r, col=c)
+        if pc_now is not None and math.isfinite(pc_now):
+            fig.add_vline(x=pc_now, line={"color": CURRENT_COLOR, "width": 1.2, "dash": "dot"},
+                          row=r, col=c)
+    # Titles in each classifier's colour.
+    for k, annotation in enumerate(fig.layout.annotations[:n]):
+        annotation.font = {"size": 13, "color": classifier_style(
+            index.get(str(classifiers[k]["name"]), k)).color}
+    fig.update_xaxes(range=[0, 1], showgrid=True, gridcolor="#ececec", mirror=True,
+                     ticks="outside", zeroline=False)
+    fig.update_yaxes(range=[0, ymax], showgrid=True, gridcolor="#ececec", mirror=True,
+                     ticks="outside", zeroline=False)
+    for c in range(1, cols + 1):
+        fig.update_xaxes(title={"text": "PC(+)", "standoff": 4}, row=rows, col=c)
+    for r in range(1, rows + 1):
+        fig.update_yaxes(title={"text": "normalized cost", "standoff": 4}, row=r, col=1)
+    layout = base_layout(height=PANEL_HEIGHT * rows + 130,
+                         margin={"l": 64, "r": 16, "t": 40, "b": 90}, uirevision=uirevision)
+    for key in ("shapes", "annotations"):  # keep the panels' titles, lines and notes
+        layout.pop(key)
+    fig.update_layout(**layout)
+    return fig
+
+
+def decision_curve_figure(dca: Mapping[str, Any] | None, index: Mapping[str, int], *,
+                          uirevision: str | None = None,
+                          message: str | None = None) -> go.Figure:
+    """Net benefit against the threshold probability pₜ (decision curves).
+
+    Parameters
+    ----------
+    dca : dict
+        ``choice_summary(...)["decision_curves"]``: ``thresholds``, ``net_benefit`` (per
+        model, ``all`` and ``none``), ``refused``, ``prevalence`` and ``current`` (``pt``).
+    index : mapping of str to int
+        Each classifier's position in the data set (its style).
+    """
+    layout = base_layout(
+        xaxis=axis("threshold probability pₜ (flag score ≥ pₜ)", range=[0, 1]),
+        yaxis=axis("net benefit per case"), height=460, uirevision=uirevision,
+        margin={"l": 64, "r": 16, "t": 30, "b": 90})
+    fig = go.Figure(layout=layout)
+    if not dca:
+        if message:
+            fig.add_annotation(text=message, x=0.5, y=0.5, xref="paper", yref="paper",
+                               showarrow=False, font={"size": 14})
+        return fig
+    pt = as_array(dca["thresholds"])
+    nb = dca["net_benefit"]
+    models = [m for m in nb if m not in ("all", "none")]
+    show, legend = legend_policy(len(models) + 2, None)
+    if legend:
+        fig.update_layout(legend=legend)
+    fig.add_trace(go.Scatter(x=pt, y=as_array(nb["none"]), mode="lines", name="treat none",
+                             uid="dca-none",
+                             line={"color": HULL_COLOR, "width": 1.2},
+                             meta={"role": "none"},
+                             hovertemplate="treat none<br>pₜ %{x:.3f}<br>net benefit 0"
+                                           "<extra></extra>"))
+    fig.add_trace(go.Scatter(x=pt, y=as_array(nb["all"]), mode="lines", name="treat all",
+                             uid="dca-all",
+                             line={"color": TRIVIAL_COLOR, "width": 1.6, "dash": "dash"},
+                             meta={"role": "all"},
+                             hovertemplate="treat all<br>pₜ %{x:.3f}<br>net benefit %{y:.4f}"
+                                           "<extra></extra>"))
+    for k, name in enumerate(models):
+        values = nb[name]
+        if values is None:
+            continue
+        style = classifier_style(index.get(name, k))
+        fig.add_trace(go.Scatter(
+            x=pt, y=as_array(values), mode="lines", name=name, showlegend=show,
+            uid=f"dca-{index.get(name, k)}",
+            line={"color": style.color, "dash": style.dash, "width": 2},
+            meta={"classifier": name, "role": "model"},
+            hovertemplate=f"{name}<br>pₜ %{{x:.3f}}<br>net benefit %{{y:.4f}}<extra></extra>"))
+    pi = float(dca.get("prevalence") or 0.0)
+    if pi > 0:
+        fig.update_yaxes(range=[-0.15 * pi, 1.08 * pi])
+    current = dca.get("current") or {}
+    now = current.get("pt")
+    if now is not None and math.isfinite(now):
+        fig.add_vline(x=now, line={"color": CURRENT_COLOR, "width": 1.4, "dash": "dot"})
+        fig.add_annotation(x=now, y=1.0, yref="paper", yanchor="bottom", showarrow=False,
+                           text=f"your pₜ = {now:.3g}", font={"color": CURRENT_COLOR, "size": 12},
+                           xanchor="left" if now < 0.7 else "right")
+    refused = dca.get("refused") or {}
+    if refused:
+        fig.add_annotation(text="Not drawn: " + ", ".join(refused) + " (see below)",
+                           x=1, y=1, xref="paper", yref="paper", xanchor="right",
+                           yanchor="top", showarrow=False, font={"size": 11, "color": "#8a3b00"})
+    return fig

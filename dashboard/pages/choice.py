@@ -1,0 +1,474 @@
+"""The Threshold choice page: beyond the envelope, for the ticked classifiers of the one view.
+
+Three parts (docs/threshold-choice.md), every number from :mod:`costdash.choice_summary` (the
+core's threshold-choice, H-measure, decision-curve, robust and calibration modules), every
+figure from :mod:`dashboard.figures.choice`; callbacks only wire them:
+
+1. **What each way of choosing thresholds costs**: per classifier, in cost space, the
+   score-driven (Brier) curve, the rate-driven curve and the fixed threshold (the view's pin for
+   it, else its own best threshold at the conditions) beside its envelope (optimal), with a
+   table of their expected losses (PC(+) uniform, or the view's Beta), the gaps between them
+   named, H-measure and Brier score next to AUC. Scores not in [0, 1] get the reason instead of
+   the Brier curve; the calibration picker (Platt or isotonic, cross-fitted on folds) draws the
+   curve of the calibrated scores.
+2. **Decision curves**: net benefit against the threshold probability, treat-all and
+   treat-none, with the pₜ of the current conditions marked.
+3. **Choices that hold up**: over the view's sensitivity box (set on Explore), the
+   minimax-regret and Bayes fixed choices in money per period, the worst corner, and whether
+   switching by condition (the policy table) is worth it.
+
+Controls (view fields): ``calibration`` (``choice-calibration``), ``beta_a`` and ``beta_b``
+(``choice-beta-a``, ``choice-beta-b``). The conditions, ticked classifiers, pins, sensitivity box,
+volume and unit come from the view (Explore sets them) and travel on with it.
+
+Nothing here runs on Explore's slider path: the page computes on the server when it is opened
+or its own controls change, and the result is cached per data set and view (the services'
+cache, as JSON).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from dash import Dash, Input, Output, dcc, html, no_update
+
+from costdash.errors import CostdashError
+from costdash.view import View, number_text
+from dashboard import ids
+from dashboard.components import check_fields, number_box, warn
+from dashboard.figures.choice import decision_curve_figure, threshold_choice_figure
+from dashboard.figures.common import graph_config
+from dashboard.services import Services
+from dashboard.storage import DatasetNotFound
+from dashboard.viewstate import page_view, problems_note, record_view_js
+
+NO_DATA = ("No data set is open. Upload a predictions file or open a demo on the Explore page; "
+           "this page then shows what each way of choosing thresholds costs under the same "
+           "conditions.")
+CACHE_VERSION = 1
+PAGE_MAX_POINTS = 2000
+"""Each threshold-choice curve is thinned to at most this many points on the page (the
+expected losses stay exact)."""
+
+VIEW_FIELDS = ["data", "calibration", "beta_a", "beta_b"]
+"""The view fields this page's controls set (in the order of the recording callback's inputs)."""
+
+CALIBRATION_OPTIONS = [
+    {"label": "scores as they are", "value": ""},
+    {"label": "Platt (logistic) on folds", "value": "platt"},
+    {"label": "isotonic on folds", "value": "isotonic"},
+]
+
+RELEVANT = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn", "volume", "unit",
+            "sens_p", "sens_fn", "sens_fp", "pins", "calibration", "beta_a", "beta_b")
+"""The view fields the page's numbers depend on (its cache key)."""
+
+
+# --- layout ----------------------------------------------------------------------------------
+
+def _graph(id_: str, caption: str) -> html.Figure:
+    return html.Figure(className="plot choice-plot", children=[
+        dcc.Graph(id=id_, figure=threshold_choice_figure([], {}) if id_ == ids.CHOICE_COST_GRAPH
+                  else decision_curve_figure(None, {}),
+                  config=graph_config(id_.removesuffix("-graph")), className="graph"),
+        html.Figcaption(caption),
+    ])
+
+
+HELP_COST = html.Details(className="help", children=[
+    html.Summary("What these curves are, and how the losses are averaged"),
+    html.P(["The ", html.B("optimal"), " curve is the classifier's own lower envelope: the best "
+            "threshold chosen with hindsight at every condition. Deployed systems choose "
+            "thresholds by a rule. ", html.B("Score-driven"), " (the Brier curve) reads the "
+            "scores as probabilities and flags score ≥ c, the cost proportion "
+            "c = C(+|−)/(C(−|+) + C(+|−)) at the data's prevalence; each vertical step is a "
+            "score where the flagged set changes. ", html.B("Rate-driven"), " flags the share "
+            "1 − c of all cases. ", html.B("Fixed"), " keeps one threshold (your pin for that "
+            "classifier on Explore, else its best threshold at today's conditions) whatever the "
+            "conditions: one straight cost line."]),
+    html.P(["Expected loss: the mean normalized cost with PC(+) uniform on [0, 1] (or the "
+            "Beta you set), the same measure as the envelope's area; the gaps are named: ",
+            html.B("calibration loss"), " = score-driven − optimal, ", html.B("rate loss"),
+            " = rate-driven − optimal, ", html.B("fixed loss"), " = fixed − optimal. Over "
+            "cost proportions instead (the papers' measure, costs summing to 2) the Brier curve's "
+            "area is the Brier score and the rate-driven one's is 1/3 + π(1 − π)(1 − 2·AUC) "
+            "(docs/threshold-choice.md). The H-measure (Hand) uses Beta(2, 1 + n₋/n₊) over the "
+            "cost proportion, the hmeasure package's default."]),
+])
+
+HELP_DCA = html.Details(className="help", children=[
+    html.Summary("Decision curves and cost space: the exact correspondence"),
+    html.P(["A case is flagged when its score ≥ pₜ, and net benefit = TP/n − FP/n · pₜ/(1 − pₜ); "
+            "treat-all flags everyone, treat-none no one (0). A threshold probability ", html.B(
+                "is a cost ratio"), ": C(+|−)/C(−|+) = pₜ/(1 − pₜ), i.e. pₜ = C(+|−) / (C(−|+) + "
+            "C(+|−)), the cost proportion (with costs of correct decisions, their differences). "
+            "It does not depend on p(+). At the test set's prevalence π it is the cost-space "
+            "point PC(+) = π(1 − pₜ) / (π(1 − pₜ) + (1 − π)pₜ), and net benefit = π − "
+            "(π(1 − pₜ) + (1 − π)pₜ)/(1 − pₜ) · NE: a model's decision curve is its score-driven "
+            "(Brier) curve re-scaled, treat-all and treat-none are the trivial classifiers."]),
+    html.P("Decision curves read scores as probabilities: a classifier whose scores are not in "
+           "[0, 1] is not drawn unless a calibration is picked above."),
+])
+
+HELP_ROBUST = html.Details(className="help", children=[
+    html.Summary("How the robust choices are found"),
+    html.P(["Candidates are every threshold of every ticked classifier and the trivial choices. ",
+            html.B("Regret"), " at a condition is a choice's cost minus the best any classifier "
+            "reaches there (the envelope), per period. It is convex in the costs, so its worst "
+            "case over the box is at one of its 8 corners. ", html.B("Minimax regret"), ": the "
+            "smallest worst case. ", html.B("Bayes"), ": the least expected cost with p(+) and "
+            "the costs uniform over their ranges (the choice optimal at the box's centre). When "
+            "no fixed choice keeps the worst-case regret at 0, ", html.B("switching"), " by "
+            "condition (the policy table) is worth it to the extent of the expected saving "
+            "shown."]),
+])
+
+
+def reference(view: View, *, shared: bool = False) -> dict[str, Any] | None:
+    """What the page keeps of the view: the data set and the fields its numbers depend on (and
+    whether it is a read-only link's, whose view never records the data set id)."""
+    if not view.data:
+        return None
+    return {"id": view.data, "view": view.to_json(), "shared": shared}
+
+
+def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
+           **_: Any) -> html.Div:
+    """The Threshold choice page, initialised from the view in the URL query (with ``shared``,
+    a saved analysis opened by its read-only link at ``/s/<token>/choice``: the data comes
+    from the analysis and nothing is saved)."""
+    view, problems = page_view(query)
+    if shared is not None:
+        view = replace(view, data=shared.dataset_id)
+    beta_a = view.beta_a
+    beta_b = view.beta_b
+    return html.Div(className="choice-page", children=[
+        dcc.Store(id=ids.CHOICE_REF, data=reference(view, shared=shared is not None)),
+        dcc.Store(id=ids.CHOICE_DATA_ID, data=None if shared is not None else view.data),
+        dcc.Store(id=ids.CHOICE_URL),
+        *([html.P([html.B(f"Shared analysis: {shared.name}"), " — read-only: nothing you do "
+                   "here is saved."], className="shared-banner")] if shared is not None
+          else []),
+        html.Section(className="data-bar folds-bar", children=[
+            problems_note(problems),
+            html.P(id=ids.CHOICE_CONDITIONS, className="choice-conditions"),
+            html.Div(className="folds-controls", children=[
+                html.Div(className="folds-field", style={"minWidth": "15rem"}, children=[
+                    html.Label("Score-driven and decision curves of",
+                               htmlFor=ids.CHOICE_CALIBRATION),
+                    dcc.Dropdown(id=ids.CHOICE_CALIBRATION, options=CALIBRATION_OPTIONS,
+                                 value=view.calibration or "", clearable=False,
+                                 searchable=False),
+                ]),
+                html.Div(className="folds-field", children=[
+                    html.Label(["Expected losses with PC(+) ~ Beta(a, b): a ",
+                                html.Span("(empty: 1)", className="hint")],
+                               htmlFor=ids.CHOICE_BETA_A),
+                    number_box(ids.CHOICE_BETA_A, beta_a, placeholder="1"),
+                ]),
+                html.Div(className="folds-field", children=[
+                    html.Label(["b ", html.Span("(both empty: uniform)", className="hint")],
+                               htmlFor=ids.CHOICE_BETA_B),
+                    number_box(ids.CHOICE_BETA_B, beta_b, placeholder="1"),
+                ]),
+                html.Div(className="folds-field", children=[
+                    html.Span("Download", className="label"),
+                    html.A("choice.json", href="#", className="export-link",
+                           **{"data-export": "choice.json"}),
+                ]),
+            ]),
+            html.Div(id=ids.CHOICE_INFO, className="dataset-info"),
+            html.Div(id=ids.CHOICE_ERROR, className="error", role="alert"),
+            html.Div(id=ids.CHOICE_MESSAGE, className="notice", role="status",
+                     children=None if view.data else NO_DATA),
+        ]),
+        html.Section(className="card", children=[
+            html.H2("What each way of choosing thresholds costs"),
+            _graph(ids.CHOICE_COST_GRAPH,
+                   "Cost space per classifier: optimal (its envelope, black), score-driven "
+                   "(Brier curve, vermillion; vertical steps are jumps), rate-driven (blue, "
+                   "dotted), the fixed threshold (green, dashed) and the trivial classifiers "
+                   "(grey); red dotted: your PC(+); shaded: the sensitivity box. The y axis is "
+                   "zoomed to the optimal, score-driven and fixed curves: double-click a panel "
+                   "to see the rate-driven one whole."),
+            html.Div(id=ids.CHOICE_TABLE),
+            html.Div(id=ids.CHOICE_REFUSED, className="note"),
+            HELP_COST,
+        ]),
+        html.Section(className="card", children=[
+            html.H2("Decision curves"),
+            html.P(id=ids.CHOICE_DCA_NOTE, className="choice-sentence"),
+            _graph(ids.CHOICE_DCA_GRAPH,
+                   "Net benefit per case against the threshold probability: each classifier, "
+                   "treat all (dashed grey), treat none (black); red dotted: the pₜ of your "
+                   "costs."),
+            HELP_DCA,
+        ]),
+        html.Section(className="card", children=[
+            html.H2("Choices that hold up when the conditions are uncertain"),
+            html.Div(id=ids.CHOICE_ROBUST),
+            HELP_ROBUST,
+        ]),
+    ])
+
+
+# --- server-side handlers (plain functions; the callbacks below only wire them) ---------------
+
+def choice_json(services: Services, data_id: str, view: View) -> dict[str, Any]:
+    """:func:`costdash.choice_summary.choice_summary_of_view` of a stored data set, computed
+    once per data set and view (the fields of :data:`RELEVANT`) and cached as JSON."""
+    from costdash.choice_summary import choice_summary_of_view
+
+    relevant = {k: v for k, v in view.to_json().items() if k in RELEVANT}
+    digest = hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:32]
+    key = f"choice:v{CACHE_VERSION}:{data_id}:{digest}"
+    text = services.views.cache.get(key)
+    if text:
+        return json.loads(text)
+    dataset = services.store.get(data_id)
+    summary = choice_summary_of_view(dataset, view, max_points=PAGE_MAX_POINTS)
+    services.views.cache.set(key, json.dumps(summary, allow_nan=False, separators=(",", ":")))
+    return summary
+
+
+def _loss(x: float | None) -> str:
+    return "–" if x is None else f"{x:.4f}"
+
+
+def _num(x: float | None, digits: int = 4) -> str:
+    return "–" if x is None or not math.isfinite(x) else f"{x:.{digits}g}"
+
+
+def _money(x: float, unit: str) -> str:
+    return f"{unit}{x:,.2f}" if unit in ("€", "$", "£") else f"{x:,.2f} {unit}".strip()
+
+
+def _choice_text(classifier: str, threshold: float | None) -> str:
+    if threshold is None:
+        return {"all-negative": "flag nothing (all-negative)",
+                "all-positive": "flag everything (all-positive)"}.get(classifier, classifier)
+    return f"{classifier} at score ≥ {number_text(threshold)}"
+
+
+def loss_table(summary: dict[str, Any]) -> html.Table:
+    """Expected losses of each method, the named gaps, H-measure and Brier score by AUC."""
+    head = html.Thead(html.Tr([html.Th(h) for h in (
+        "classifier", "AUC", "H-measure", "Brier score", "optimal", "score-driven",
+        "rate-driven", "fixed", "fixed threshold", "calibration loss", "rate loss",
+        "fixed loss")]))
+    body = []
+    for k, c in enumerate(summary["classifiers"]):
+        tc, gaps = c["threshold_choice"], c["threshold_choice_gaps"]
+        loss = {m: (tc[m] or {}).get("expected_loss") for m in tc}
+        fixed = tc.get("fixed") or {}
+        where = {"pin": " (pinned)", "conditions": " (best now)"}.get(c.get("fixed_from"), "")
+        body.append(html.Tr(id=f"{ids.CHOICE_TABLE}-row-{k}", children=[
+            html.Th(c["name"]),
+            html.Td(_num(c["auc"]), className="num"),
+            html.Td(_num(c["h_measure"]), className="num"),
+            html.Td(_num(c["brier_score"]), className="num"),
+            html.Td(_loss(loss.get("optimal")), className="num"),
+            html.Td(_loss(loss.get("score_driven")), className="num"),
+            html.Td(_loss(loss.get("rate_driven")), className="num"),
+            html.Td(_loss(loss.get("fixed")), className="num"),
+            html.Td(("–" if fixed.get("threshold") is None
+                     else f"≥ {number_text(fixed['threshold'])}") + where,
+                    style={"whiteSpace": "nowrap"}),
+            html.Td(_loss(gaps.get("calibration_loss")), className="num"),
+            html.Td(_loss(gaps.get("rate_loss")), className="num"),
+            html.Td(_loss(gaps.get("fixed_loss")), className="num"),
+        ]))
+    return html.Table(className="folds-table choice-table", children=[head, html.Tbody(body)])
+
+
+def _beta_words(beta: list[float]) -> str:
+    return ("PC(+) uniform on [0, 1]" if beta == [1.0, 1.0]
+            else f"PC(+) ~ Beta({beta[0]:g}, {beta[1]:g})")
+
+
+def dca_note(summary: dict[str, Any]) -> list:
+    """The sentence linking the decision curves to the conditions."""
+    dca, cond = summary["decision_curves"], summary["conditions"]
+    cur = dca["current"]
+    pt = cur["pt"]
+    best = [(n, v) for n, v in cur["net_benefit"].items() if v is not None]
+    best.sort(key=lambda nv: -nv[1])
+    parts: list[Any] = [
+        "Your costs: C(+|−)/C(−|+) = ", html.B(_num(cur["cost_ratio"])), ", so pₜ = ",
+        html.B(_num(pt), id=ids.CHOICE_PT), " (flag score ≥ pₜ). At the test set's prevalence "
+        f"π = {_num(dca['prevalence'])} that is PC(+) = {_num(cur['pc_at_prevalence'])} in cost "
+        f"space; your conditions' PC(+) is {_num(cond['pc'])} at p(+) = {_num(cond['p_pos'])}."]
+    if best:
+        name, value = best[0]
+        parts += [" At pₜ the highest net benefit is ", html.B(name), f"'s {value:.4f} per case "
+                  f"(treat-all {_num(cur['treat_all'])}, treat-none 0)."]
+    if summary.get("calibration"):
+        parts.append(f" Scores calibrated by {summary['calibration']} on folds.")
+    return parts
+
+
+def robust_panel(summary: dict[str, Any]) -> list:
+    """The minimax-regret and Bayes choices, the worst corner, switching and the policy."""
+    robust = summary.get("robust")
+    if robust is None:
+        return [html.P([summary.get("robust_refused") or "No robust choice.", " ",
+                        dcc.Link("Set ranges on Explore", href="/explore"), "."],
+                       className="note")]
+    unit = summary.get("unit") or ""
+    box, mm, by, sw = robust["box"], robust["minimax_regret"], robust["bayes"], \
+        robust["switching"]
+    wc = mm["worst_condition"]
+    per = "per period" if summary.get("volume") else "per case"
+    vol = summary.get("volume") or 0
+
+    def rng(name: str, lo_hi: list[float]) -> str:
+        lo, hi = lo_hi
+        return f"{name} = {lo:g}" if lo == hi else f"{name} in [{lo:g}, {hi:g}]"
+
+    rows = [html.Tr([html.Th(c) for c in ("from PC(+)", "to PC(+)", "use", "threshold")])]
+    for p in robust.get("policy", []):
+        rows.append(html.Tr([html.Td(f"{p['pc_lo']:.4f}", className="num"),
+                             html.Td(f"{p['pc_hi']:.4f}", className="num"),
+                             html.Td(p["classifier"]),
+                             html.Td("–" if p["threshold"] is None
+                                     else f"score ≥ {number_text(p['threshold'])}")]))
+    worth = sw["worth_it"]
+    return [
+        html.P(["Over the box ", rng("p(+)", box["p_pos"]), ", ", rng("C(−|+)", box["cost_fn"]),
+                ", ", rng("C(+|−)", box["cost_fp"]),
+                f" (PC(+) from {robust['pc_range'][0]:.4g} to {robust['pc_range'][1]:.4g}), "
+                + (f"money per period of {vol:,.0f} cases:" if vol else "money per case:")]),
+        html.Ul(className="choice-robust-list", children=[
+            html.Li(["Minimax regret: ", html.B(_choice_text(mm["classifier"], mm["threshold"]),
+                                                id=ids.CHOICE_MINIMAX),
+                     "; worst-case regret ",
+                     html.B(_money(mm["max_regret"], unit), id=ids.CHOICE_MINIMAX_REGRET),
+                     f" {per}, ",
+                     html.Span(f"at p(+) = {wc['p_pos']:g}, C(−|+) = {wc['cost_fn']:g}, "
+                               f"C(+|−) = {wc['cost_fp']:g} (PC(+) {wc['pc']:.4g})",
+                               id=ids.CHOICE_WORST), "."]),
+            html.Li(["Bayes (uniform over the box): ",
+                     html.B(_choice_text(by["classifier"], by["threshold"]), id=ids.CHOICE_BAYES),
+                     "; expected cost ", html.B(_money(by["expected_cost"], unit),
+                                                id=ids.CHOICE_BAYES_COST),
+                     f" {per}, worst-case regret {_money(by['max_regret'], unit)}."]),
+        ]),
+        html.P(id=ids.CHOICE_SWITCHING, className="choice-switching", children=(
+            [html.B("Switching by condition is worth it: "),
+             f"no single choice keeps the worst-case regret within "
+             f"{_money(sw['tolerance'], unit)}; the policy table below ({len(sw['optimal_choices'])}"
+             f" choices reached in the box) saves {_money(sw['expected_saving'], unit)} {per} on "
+             "average over the Bayes choice, and up to the minimax regret when the conditions "
+             "sit at the worst corner."] if worth else
+            [html.B("One fixed choice is enough: "),
+             "it is optimal everywhere in the box (no regret), so switching saves nothing."])),
+        html.Table(id=ids.CHOICE_POLICY, className="folds-table choice-policy",
+                   children=[html.Tbody(rows)]),
+    ]
+
+
+@dataclass
+class ChoiceOutputs:
+    cost: Any = no_update
+    table: Any = no_update
+    refused: Any = no_update
+    dca: Any = no_update
+    dca_note: Any = no_update
+    robust: Any = no_update
+    conditions: Any = no_update
+    data_id: Any = no_update
+    info: Any = no_update
+    error: Any = no_update
+    message: Any = no_update
+
+    def as_tuple(self) -> tuple:
+        return (self.cost, self.table, self.refused, self.dca, self.dca_note, self.robust,
+                self.conditions, self.data_id, self.info, self.error, self.message)
+
+
+def _empty(message: str = "", error: str = "") -> ChoiceOutputs:
+    return ChoiceOutputs(cost=threshold_choice_figure([], {}, message=message or None),
+                         table="", refused="", dca=decision_curve_figure(None, {}),
+                         dca_note="", robust="", conditions="", info="", error=error,
+                         message=message)
+
+
+def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any,
+                beta_a: Any, beta_b: Any) -> ChoiceOutputs:
+    """Everything on the page for the view in ``ref`` with the page's own controls."""
+    if not ref or not ref.get("id"):
+        return ChoiceOutputs(message=NO_DATA, data_id=None)
+    data_id = ref["id"]
+    typed, problems = check_fields({"calibration": calibration, "beta_a": beta_a,
+                                    "beta_b": beta_b})
+    if typed.get("calibration") not in (None, "platt", "isotonic"):
+        problems.append("Calibration must be platt or isotonic.")
+    if problems:
+        return ChoiceOutputs(error=warn(problems))
+    base, _ = View.parse_lenient(ref.get("view") or {})
+    view = replace(base, calibration=typed.get("calibration"), beta_a=typed.get("beta_a"),
+                   beta_b=typed.get("beta_b"))
+    try:
+        full = services.views.full(data_id)
+        summary = choice_json(services, data_id, view)
+    except (DatasetNotFound, CostdashError) as exc:
+        return _empty(error=str(exc))
+    index = {c["name"]: c["index"] for c in full["classifiers"]}
+    cond = summary["conditions"]
+    robust = summary.get("robust")
+    out = ChoiceOutputs(data_id=None if ref.get("shared") else data_id, error="", message="")
+    out.info = (f"{full['name']}: {full['n']:,} cases, {full['n_pos']:,} positive (prevalence "
+                f"{summary['prevalence']:.4g}); {len(summary['classifiers'])} of "
+                f"{len(full['classifiers'])} classifiers ticked"
+                + (f"; {full['n_folds']} folds" if full.get("n_folds") else
+                   "; no fold column (calibration uses 5 stratified folds)"))
+    out.conditions = [
+        "Conditions from the view: p(+) = ", html.B(_num(cond["p_pos"])), ", C(−|+) = ",
+        html.B(_num(cond["cost_fn"])), ", C(+|−) = ", html.B(_num(cond["cost_fp"])),
+        " → PC(+) = ", html.B(_num(cond["pc"]), id=ids.CHOICE_PC), ". Expected losses with ",
+        _beta_words(summary["beta"]), ". ",
+        dcc.Link("Change them on Explore", href="/explore"), "."]
+    out.cost = threshold_choice_figure(
+        summary["classifiers"], index, pc_now=cond["pc"],
+        box_pc=None if robust is None else robust["pc_range"],
+        uirevision=f"{data_id}:{','.join(c['name'] for c in summary['classifiers'])}")
+    out.table = loss_table(summary)
+    notes = []
+    for c in summary["classifiers"]:
+        why = c["threshold_choice_gaps"].get("score_driven_refused")
+        if why:
+            notes.append(html.P([html.B(c["name"]), ": ", why]))
+    for name, why in (summary["decision_curves"].get("refused") or {}).items():
+        notes.append(html.P([html.B(name), " (decision curve): ", why]))
+    out.refused = notes
+    out.dca = decision_curve_figure(summary["decision_curves"], index,
+                                    uirevision=f"{data_id}:dca")
+    out.dca_note = dca_note(summary)
+    out.robust = robust_panel(summary)
+    return out
+
+
+# --- callbacks -----------------------------------------------------------------------------------
+
+def register_callbacks(app: Dash, services: Services) -> None:
+    @app.callback(
+        Output(ids.CHOICE_COST_GRAPH, "figure"), Output(ids.CHOICE_TABLE, "children"),
+        Output(ids.CHOICE_REFUSED, "children"), Output(ids.CHOICE_DCA_GRAPH, "figure"),
+        Output(ids.CHOICE_DCA_NOTE, "children"), Output(ids.CHOICE_ROBUST, "children"),
+        Output(ids.CHOICE_CONDITIONS, "children"), Output(ids.CHOICE_DATA_ID, "data"),
+        Output(ids.CHOICE_INFO, "children"), Output(ids.CHOICE_ERROR, "children"),
+        Output(ids.CHOICE_MESSAGE, "children"),
+        Input(ids.CHOICE_REF, "data"), Input(ids.CHOICE_CALIBRATION, "value"),
+        Input(ids.CHOICE_BETA_A, "value"), Input(ids.CHOICE_BETA_B, "value"))
+    def _view(ref, calibration, beta_a, beta_b):
+        return choice_view(services, ref, calibration, beta_a, beta_b).as_tuple()
+
+    app.clientside_callback(
+        record_view_js(VIEW_FIELDS), Output(ids.CHOICE_URL, "data"),
+        Input(ids.CHOICE_DATA_ID, "data"), Input(ids.CHOICE_CALIBRATION, "value"),
+        Input(ids.CHOICE_BETA_A, "value"), Input(ids.CHOICE_BETA_B, "value"))
