@@ -516,6 +516,35 @@ def dataset_decision(dataset_id: str):
     return response
 
 
+CHOICE_MAX_POINTS = 4000
+"""Each threshold-choice curve of ``choice.json`` is thinned to at most this many points (the
+expected losses stay exact; ``analyze --json`` gives every point)."""
+
+
+@api.get("/datasets/<dataset_id>/choice.json")
+def dataset_choice(dataset_id: str):
+    """Beyond the envelope for the view in the query (the Threshold choice page): each ticked
+    classifier's threshold-choice curves, H-measure and Brier score (the keys ``analyze
+    --json`` adds), decision curves, and the robust choices over the view's sensitivity box."""
+    from costdash.choice_summary import choice_summary_of_view
+
+    stored = _stored(dataset_id)
+    if stored is None:
+        return _error(f"no data set with id '{dataset_id}'", 404)
+    record, dataset = stored
+    try:
+        view = query_view(dataset_id)
+        summary = choice_summary_of_view(dataset, view, max_points=CHOICE_MAX_POINTS)
+    except StorageUnavailable:
+        raise
+    except CostdashError as exc:  # a bad value, or a ticked classifier the data lacks
+        return _error(str(exc), 400)
+    response = jsonify(summary)
+    response.headers["Content-Disposition"] = (
+        f'attachment; filename="{_download_name(record.name, "choice.json")}"')
+    return response
+
+
 def healthz():
     """``GET /healthz``, a load balancer's probe: answers only when the store can be read."""
     try:

@@ -210,6 +210,121 @@ _FILE_ENCODING = {"file": {"contentType": "application/octet-stream, text/csv, "
                                           "application/vnd.apache.parquet, "
                                           "application/x-ndjson"}}
 
+_NUMBER = {"type": "number"}
+_MAYBE_NUMBER = _nullable(_NUMBER)
+_PAIR = {"type": "array", "items": _NUMBER, "minItems": 2, "maxItems": 2}
+_CHOICE_PICK = {"classifier": {"type": "string", "description": "all-negative and "
+                               "all-positive for the trivial choices."},
+                "threshold": _nullable({"type": "number", "description": "Flag score >= "
+                                        "threshold; null for a trivial choice."}),
+                "fpr": RATE, "tpr": RATE}
+
+CHOICE_SCHEMAS: dict[str, Any] = {
+    "ThresholdChoiceCurve": _closed({
+        "pc": {**NUMBERS, "description": "PC(+), non-decreasing from 0 to 1; a value repeated "
+                                         "is a jump (drawn as a vertical segment)."},
+        "cost": {**NUMBERS, "description": "Normalized expected cost at each pc."},
+        "expected_loss": {**_NUMBER, "description": "Mean normalized cost with PC(+) uniform "
+                                                    "(or the view's Beta)."},
+        "cost_proportion_loss": {**_NUMBER, "description": "The papers' loss over uniform cost "
+                                                           "proportions, costs summing to 2."},
+        "threshold": _nullable({"type": "number", "description": "fixed only."}),
+    }, optional=("threshold",), description="One threshold-choice method's cost curve "
+                                            "(docs/threshold-choice.md)."),
+    "ThresholdChoice": _closed(
+        {m: _nullable(_ref("ThresholdChoiceCurve"))
+         for m in ("score_driven", "rate_driven", "fixed", "optimal")},
+        description="The curves of each way of choosing thresholds: score-driven (Brier curve; "
+                    "null when the scores are not probabilities), rate-driven, fixed and "
+                    "optimal (the classifier's own lower envelope)."),
+    "ThresholdChoiceGaps": _closed({
+        "calibration_loss": _MAYBE_NUMBER, "rate_loss": _MAYBE_NUMBER,
+        "fixed_loss": _MAYBE_NUMBER,
+        "score_driven_refused": _nullable({"type": "string"}),
+        "beta": _PAIR,
+        "calibration": _nullable({"type": "string", "enum": ["platt", "isotonic"]}),
+        "calibrated_brier_score": _MAYBE_NUMBER,
+    }, description="The gaps between the methods' expected losses (score-driven, rate-driven, "
+                   "fixed minus optimal) and why a curve is missing."),
+    "ClassifierChoice": _closed({
+        "name": {"type": "string"},
+        "auc": _MAYBE_NUMBER,
+        "h_measure": {**_NUMBER, "description": "Hand's H-measure (default severity ratio "
+                                                "n+/n-, as the hmeasure package)."},
+        "h_measure_beta": _PAIR,
+        "brier_score": _nullable({**_NUMBER, "description": "Null when the scores are not in "
+                                                            "[0, 1]."}),
+        "threshold_choice": _ref("ThresholdChoice"),
+        "threshold_choice_gaps": _ref("ThresholdChoiceGaps"),
+        "fixed_from": {"type": "string", "enum": ["pin", "conditions", "threshold"],
+                       "description": "The fixed curve's threshold: the view's pin for the "
+                                      "classifier, else its own best at the conditions."},
+    }, description="One ticked classifier: the keys costdash analyze --json adds, and where the "
+                   "fixed threshold came from."),
+    "DecisionCurves": _closed({
+        "thresholds": {**NUMBERS, "description": "Threshold probabilities p_t."},
+        "net_benefit": {"type": "object", "required": ["all", "none"],
+                        "additionalProperties": _nullable(NUMBERS),
+                        "description": "Per classifier (null when refused), all (treat-all) "
+                                       "and none (treat-none): TP/n - FP/n * p_t/(1 - p_t), "
+                                       "flagging score >= p_t."},
+        "refused": {"type": "object", "additionalProperties": {"type": "string"}},
+        "current": _closed({
+            "pt": {**RATE, "description": "C(+|-)/(C(-|+) + C(+|-)) of the view's costs (their "
+                                          "differences with costs of correct decisions)."},
+            "cost_ratio": _MAYBE_NUMBER,
+            "pc_at_prevalence": {**RATE, "description": "The PC(+) p_t means at the test set's "
+                                                        "prevalence."},
+            "net_benefit": {"type": "object", "additionalProperties": _MAYBE_NUMBER},
+            "treat_all": _MAYBE_NUMBER,
+        }, description="The view's threshold probability and each net benefit there."),
+        "prevalence": RATE,
+        "calibration": {"type": "string", "enum": ["platt", "isotonic"]},
+    }, optional=("refused", "calibration"),
+        description="costdash dca --json, with the view's p_t (docs/threshold-choice.md)."),
+    "RobustChoice": _closed({
+        "minimax_regret": _closed({
+            **_CHOICE_PICK, "max_regret": {**_NUMBER, "description": "Per period."},
+            "worst_condition": _closed({"p_pos": _NUMBER, "cost_fn": _NUMBER,
+                                        "cost_fp": _NUMBER, "pc": RATE},
+                                       description="A box corner where it is reached."),
+        }, description="The fixed choice with the smallest worst-case regret over the box."),
+        "bayes": _closed({**_CHOICE_PICK, "expected_cost": _NUMBER, "max_regret": _NUMBER},
+                         description="The least expected cost, conditions uniform over the "
+                                     "box."),
+        "box": _closed({"p_pos": _RANGE, "cost_fn": _RANGE, "cost_fp": _RANGE,
+                        "cost_tp": _NUMBER, "cost_tn": _NUMBER},
+                       description="The view's sensitivity ranges; a range not set is the "
+                                   "condition's value."),
+        "volume": _NUMBER,
+        "switching": _closed({
+            "worth_it": {"type": "boolean"}, "tolerance": _NUMBER,
+            "expected_saving": _NUMBER,
+            "optimal_choices": {"type": "array", "items": _closed(
+                {"classifier": {"type": "string"}, "threshold": THRESHOLD},
+                description="A policy-table row the box reaches.")},
+        }, description="Whether switching by condition is worth it."),
+        "pc_range": _RANGE,
+        "policy": {"type": "array", "items": _closed({
+            "pc_lo": RATE, "pc_hi": RATE, "classifier": {"type": "string"},
+            "threshold": THRESHOLD}, description="A piece of the policy table.")},
+    }, description="costdash decide's robust JSON, plus the box's PC(+) range and the pieces "
+                   "of the policy table within it (money per period of volume cases)."),
+    "ChoiceResult": _closed({
+        "conditions": _closed({"p_pos": _NUMBER, "cost_fn": _NUMBER, "cost_fp": _NUMBER,
+                               "cost_tp": _NUMBER, "cost_tn": _NUMBER, "pc": RATE},
+                              description="The view's conditions."),
+        "prevalence": RATE,
+        "volume": _NUMBER, "unit": {"type": "string"},
+        "beta": {**_PAIR, "description": "The Beta over PC(+) of the expected losses."},
+        "calibration": _nullable({"type": "string", "enum": ["platt", "isotonic"]}),
+        "classifiers": {"type": "array", "items": _ref("ClassifierChoice")},
+        "decision_curves": _ref("DecisionCurves"),
+        "robust": _nullable(_ref("RobustChoice")),
+        "robust_refused": _nullable({"type": "string", "description": "Why robust is null."}),
+    }, description="Beyond the envelope: the Threshold choice page's JSON."),
+}
+
 SCHEMAS: dict[str, Any] = {
     "Error": _closed({"error": {"type": "string", "description": "What went wrong, for a human."}},
                      description="Every error reply."),
@@ -291,6 +406,7 @@ SCHEMAS: dict[str, Any] = {
                            "trivial choices are all-negative / all-positive with a null "
                            "threshold."},
     }, description="costdash decide --json."),
+    **CHOICE_SCHEMAS,
     "AnalyzeResult": _closed(_ANALYZE_RESULT,
                              description="The JSON of costdash analyze --json (no NaN or "
                                          "infinity anywhere)."),
@@ -494,6 +610,32 @@ PATHS: dict[str, Any] = {
             "responses": {
                 "200": _json_reply("The decision, as an attachment.", _ref("DecisionResult")),
                 "400": _BAD_VIEW,
+                "404": _error("No data set with this id."), "503": STORAGE_DOWN,
+            },
+        },
+    },
+    "/api/v1/datasets/{dataset_id}/choice.json": {
+        "get": {
+            "operationId": "getDatasetChoice", "tags": ["exports"],
+            "summary": "What each way of choosing thresholds costs, decision curves and robust "
+                       "choices, for the view",
+            "description": "The Threshold choice page's numbers for the ticked classifiers of "
+                           "the view in the query: each one's threshold-choice curves with "
+                           "their expected losses (PC(+) uniform, or Beta(beta_a, beta_b)), the "
+                           "named gaps, H-measure and Brier score (the keys costdash analyze "
+                           "--json adds; the fixed curve at the view's pin for the classifier, "
+                           "else its best threshold at the conditions; calibration=platt or "
+                           "isotonic for the calibrated scores' score-driven curve), the "
+                           "decision curves with the view's p_t, and the minimax-regret and "
+                           "Bayes choices over its sensitivity box (sens_p, sens_fn, sens_fp) "
+                           "in money per period. Curves are thinned to at most 4000 points "
+                           "(the losses stay exact).",
+            "parameters": [_DATASET_ID, *_VIEW_QUERY],
+            "responses": {
+                "200": _json_reply("The numbers, as an attachment.", _ref("ChoiceResult")),
+                "400": _error("A view value that is not a number or out of its bounds, a "
+                              "calibration other than platt or isotonic, or ticked classifiers "
+                              "the data set does not have."),
                 "404": _error("No data set with this id."), "503": STORAGE_DOWN,
             },
         },

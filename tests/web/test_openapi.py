@@ -305,6 +305,15 @@ def exercise_datasets(api: Api, demo: Path, broken: Path) -> None:
     message = api.call("get", decision + "?cost_fn=3&cost_tp=5", 400).get_json()["error"]
     assert "C(+|+) must be below C(−|+)" in message
     api.call("get", "/api/v1/datasets/" + "0" * 32 + "/decision.json", 404)
+    choice = f"/api/v1/datasets/{record['id']}/choice.json"
+    got = api.call("get", choice + "?p_pos=0.1&cost_fn=20&sens_p=0.05,0.2&sens_fn=10,40"
+                   "&models=gbm,logreg&pins=gbm:0.5&calibration=platt", 200).get_json()
+    assert [c["name"] for c in got["classifiers"]] == ["logreg", "gbm"]
+    assert got["robust"]["minimax_regret"]["classifier"] in ("gbm", "logreg")
+    assert api.call("get", choice, 200).get_json()["robust"] is None  # no sensitivity box
+    message = api.call("get", choice + "?calibration=magic", 400).get_json()["error"]
+    assert "platt or isotonic" in message
+    api.call("get", "/api/v1/datasets/" + "0" * 32 + "/choice.json", 404)
     api.call("get", "/api/v1/datasets/" + "0" * 32 + "/hull.csv", 404)
     api.call("delete", f"/api/v1/datasets/{record['id']}", 204)
     api.call("delete", f"/api/v1/datasets/{record['id']}", 404)
@@ -412,6 +421,7 @@ def exercise_storage_down(api: Api, demo: Path) -> None:
                     f"/api/v1/datasets/{dataset['id']}/hull.csv",
                     f"/api/v1/datasets/{dataset['id']}/report.html",
                     f"/api/v1/datasets/{dataset['id']}/decision.json",
+                    f"/api/v1/datasets/{dataset['id']}/choice.json",
                     f"/api/v1/analyses/{token}"):
             api.call("get", url, 503)
         api.call("delete", f"/api/v1/datasets/{dataset['id']}", 503)
