@@ -518,7 +518,7 @@ def layout(query: dict[str, list[str]], services: Services, *,
         dcc.Store(id=ids.CONSTRAINT_REQUEST),
         dcc.Store(id=ids.CONSTRAINT_STORE),
         # Beside each constraint's randomized mix, the best single threshold (server, core).
-        dcc.Store(id="single-threshold-store"),
+        dcc.Store(id=ids.SINGLE_THRESHOLD_STORE),
         dcc.Store(id=ids.URL_STATE),
         dcc.Store(id=ids.SHARE_REQUEST),
         # The view's pins and the data set they name; their exact points; the slider's grid.
@@ -982,7 +982,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
         return sensitivity_result(services, key, bool(on), (p_lo, p_hi), (fn_lo, fn_hi),
                                   (fp_lo, fp_hi), (cost_tp, cost_tn))
 
-    @app.callback(Output("single-threshold-store", "data"),
+    @app.callback(Output(ids.SINGLE_THRESHOLD_STORE, "data"),
                   Input(ids.CONSTRAINT_STORE, "data"), State(ids.VIEW_KEY, "data"))
     def _single_thresholds(constraints, key):
         return single_threshold_result(services, key, constraints)
@@ -1012,7 +1012,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Input(ids.VOLUME_INPUT, "value"), Input(ids.UNIT_INPUT, "value"),
         Input(ids.PREVALENCE_BUTTON, "n_clicks"),
         Input(ids.SENSITIVITY_STORE, "data"), Input(ids.CONSTRAINT_STORE, "data"),
-        Input(ids.PINS_STORE, "data"), Input("single-threshold-store", "data"),
+        Input(ids.PINS_STORE, "data"), Input(ids.SINGLE_THRESHOLD_STORE, "data"),
         State(ids.CONSTRAINT_REQUEST, "data"),
         State(ids.NP_MAX_FPR_INPUT, "value"), State(ids.CAPACITY_INPUT, "value"),
         State(ids.VIEW_KEY, "data"), State(ids.DATASET_REF, "data"),

@@ -19,7 +19,7 @@ NOT_IDS = {
     "aria-busy", "aria-label", "aria-valuenow", "aria-valuetext", "aria-disabled",
     # plotly shapes and trace names drawn or looked up by explore.js
     "all-negative", "all-positive", "capacity-limit", "capacity-line", "chosen-line",
-    "iso-performance", "np-limit", "np-line", "hull-vertices",
+    "iso-performance", "np-limit", "np-line", "hull-vertices", "np-single", "capacity-single",
     # CSS classes, and elements the scripts create themselves
     "costdash-focus", "costdash-hl", "costdash-keep", "costdash-models-style",
     "dash-input-element", "upload-file",
