@@ -112,8 +112,8 @@ def _retention_text(days: float) -> str:
     """How long an upload is kept (``COSTDASH_UPLOAD_RETENTION_DAYS``)."""
     if days <= 0:
         return "Uploads are kept until deleted."
-    return (f"Your upload is deleted {days:g} day{'s' if days != 1 else ''} after you last "
-            "uploaded or shared it; a share link keeps its data for as long as the link lives.")
+    return (f"Your upload is deleted {days:g} day{'s' if days != 1 else ''} after its last "
+            "upload or share; a share link keeps its data for as long as the link lives.")
 
 
 def _upload_key_box(services: Services) -> list:
