@@ -101,9 +101,10 @@ def test_push_prints_the_links_and_the_server_keeps_the_condition(server, capsys
     assert condition(reply["view"]) == (0.2, 5.0, 1.0)
     assert reply["analysis"]["name"] == "Screening" and reply["analysis"]["expires_at"] is None
     # The saved analysis is analyze --json without the threshold-choice extras (the
-    # Threshold choice page and choice.json have those).
+    # Threshold choice page and choice.json have those), its ROC arrays thinned to the
+    # dashboard's resolution (a read link hands out curves, not predictions).
     local = analyze_json(capsys, BREAST_CANCER, "--p-pos", 0.2, "--cost-fn", 5,
-                         "--no-threshold-choice")
+                         "--no-threshold-choice", "--max-points", 400)
     assert {k: reply[k] for k in local} == local
 
 
