@@ -106,10 +106,14 @@ def test_curves_from_explore_mark_the_brute_force_choice(live_server, page: Page
     }""")
     page.mouse.move(pos[0] - 3, pos[1])
     page.mouse.move(pos[0], pos[1])
+    # The first move may hover a neighbouring point: wait until the gains chart marks the
+    # threshold the PR plot marks now (both are restyled by the same clientside callback).
     page.wait_for_function("""() => {
-        const gd = document.querySelector('#curves-gains-graph .js-plotly-plot');
-        const h = gd._fullData.find((d) => d.uid === 'hover');
-        return h && h.x && h.x.length === 1;
+        const at = (id) => document.querySelector('#' + id + ' .js-plotly-plot')
+            ._fullData.find((d) => d.uid === 'hover');
+        const g = at('curves-gains-graph'), p = at('curves-pr-graph');
+        return g && g.x && g.x.length === 1 && p && p.x && p.x.length === 1 &&
+            g.y[0] === p.x[0];
     }""")
     pr_hover = trace(page, "curves-pr-graph", "hover")
     gains_hover = trace(page, "curves-gains-graph", "hover")
