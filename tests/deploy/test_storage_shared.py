@@ -97,4 +97,4 @@ def test_database_down_gives_a_clear_error_and_loses_nothing(tmp_path):
         counts = store.count()
         store.engine.dispose()
         # The save refused while the database was away left no row behind.
-        assert counts == {"datasets": 1, "dataset_parts": 1, "analyses": 2}
+        assert counts == {"datasets": 1, "dataset_parts": 1, "analyses": 2, "handles": 2}
