@@ -47,6 +47,8 @@ import os
 import platform
 import re
 import secrets
+import shutil
+import statistics
 import sys
 import tempfile
 import threading
@@ -54,9 +56,10 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import psutil
@@ -73,6 +76,7 @@ KINDS = ("link", "api", "healthz", "dead-link")
 MIX = ("link", "api", "link", "api", "healthz", "link", "api", "dead-link")
 """One cycle of a client's requests: link views and API reads dominate, as on a shared link."""
 TIMEOUT = 60.0
+JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 # --- the requests ---------------------------------------------------------------------------------
@@ -89,12 +93,15 @@ class Saved:
 
 @dataclass(frozen=True)
 class Target:
-    """One kind of request: its path, the status it must get and a check of its body."""
+    """One kind of request: its path, the status it must get and a check of its body (a POST
+    sends ``body``, JSON, as the page's callbacks do)."""
 
     kind: str
     path: str
     status: int
     check: Callable[[requests.Response], bool]
+    method: str = "GET"
+    body: str | None = None
 
 
 def targets_for(saved: Saved) -> dict[str, Target]:
@@ -128,7 +135,11 @@ def timed_get(session: requests.Session, base: str, target: Target) -> Sample:
     """One request, timed from before sending to the whole body read; checked."""
     start = time.perf_counter()
     try:
-        resp = session.get(base + target.path, timeout=TIMEOUT)
+        if target.body is None:
+            resp = session.request(target.method, base + target.path, timeout=TIMEOUT)
+        else:
+            resp = session.request(target.method, base + target.path, data=target.body,
+                                   headers=JSON_HEADERS, timeout=TIMEOUT)
         size = len(resp.content)  # reading the body is part of the latency
         elapsed = time.perf_counter() - start
     except requests.RequestException as exc:
@@ -171,14 +182,16 @@ class LoadResult:
         return np.array([s.seconds for s in self.samples if kind is None or s.kind == kind])
 
 
-def run_load(base: str, analyses: list[Saved], clients: int, requests_per_client: int,
-             mix: tuple[str, ...] = MIX) -> LoadResult:
+def run_load(base: str, analyses: list[Saved] | list[dict[str, Target]], clients: int,
+             requests_per_client: int, mix: tuple[str, ...] = MIX) -> LoadResult:
     """``clients`` threads, started together, each sending ``requests_per_client`` requests.
 
     Client ``i`` reads analysis ``i mod len(analyses)`` and starts its walk through ``mix`` at
-    position ``i``, so at any moment every kind of request is in flight.
+    position ``i``, so at any moment every kind of request is in flight. ``analyses`` are saved
+    analyses (the kinds of :func:`targets_for`) or, per analysis, the targets by kind (a
+    viewer's page: :func:`viewer_targets`).
     """
-    per_analysis = [targets_for(a) for a in analyses]
+    per_analysis = [a if isinstance(a, dict) else targets_for(a) for a in analyses]
     samples: list[list[Sample]] = [[] for _ in range(clients)]
     barrier = threading.Barrier(clients + 1)
 
@@ -200,16 +213,16 @@ def run_load(base: str, analyses: list[Saved], clients: int, requests_per_client
     return LoadResult([s for per in samples for s in per], wall, clients, requests_per_client)
 
 
-def run_baseline(base: str, saved: Saved, n: int) -> LoadResult:
+def run_baseline(base: str, saved: Saved | dict[str, Target], n: int) -> LoadResult:
     """One client, ``n`` sequential requests of each kind (kinds interleaved)."""
-    targets = targets_for(saved)
+    targets = saved if isinstance(saved, dict) else targets_for(saved)
     samples: list[Sample] = []
     start = time.perf_counter()
     with requests.Session() as session:
         for _ in range(n):
-            for kind in KINDS:
+            for kind in targets:
                 samples.append(timed_get(session, base, targets[kind]))
-    return LoadResult(samples, time.perf_counter() - start, 1, n * len(KINDS))
+    return LoadResult(samples, time.perf_counter() - start, 1, n * len(targets))
 
 
 def predictions_csv(seed: int, n: int = 5000, models: int = 3) -> bytes:
@@ -286,6 +299,346 @@ def worker_pids(log_text: str) -> Counter:
     return Counter(re.findall(r'" \d{3} .* pid=<?(\d+)>?', log_text))
 
 
+# --- a viewer's page: its requests captured from Chromium, then replayed ---------------------------
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+VIEWPORT = {"width": 1480, "height": 1250}
+PLOTS = ("roc-graph", "cost-graph")
+"""The two plots of a read link's page ("both plots drawn")."""
+
+DRAWN_JS = """(want) => {
+    // Both plots hold the traces of the figures the view load sent (their uids) and have drawn
+    // them (a trace group in the SVG); the moment is kept in window.__drawnAt.
+    const ok = Object.entries(want).every(([id, uids]) => {
+        const gd = document.querySelector('#' + id + ' .js-plotly-plot');
+        if (!gd || !gd._fullData || !gd.querySelector('.scatterlayer .trace')) return false;
+        const have = new Set(gd._fullData.map((t) => t.uid));
+        return uids.every((u) => have.has(u));
+    });
+    if (ok && window.__drawnAt === undefined) window.__drawnAt = performance.now();
+    return ok;
+}"""
+
+
+@dataclass(frozen=True)
+class Captured:
+    """One request the read link's page made in Chromium: the page itself, Dash's layout and
+    dependencies, and each callback POST (its body as the browser sent it)."""
+
+    kind: str
+    method: str
+    path: str
+    body: str | None
+    status: int
+    outputs: tuple[str, ...] = ()
+
+
+def callback_kind(body: str) -> str:
+    """A short name for a callback POST, after its first output (``cb-page-content`` is the
+    routing callback, ``cb-roc-graph`` Explore's view load)."""
+    first = json.loads(body)["output"].strip(".").split(".")[0]
+    return f"cb-{first}"
+
+
+def is_view_load(resp: Any) -> bool:
+    """Whether a response is Explore's view load (the callback that sends both figures)."""
+    if "/_dash-update-component" not in resp.url or not resp.request.post_data:
+        return False
+    return callback_kind(resp.request.post_data) == "cb-roc-graph"
+
+
+def launch_chromium(playwright: Any) -> Any:
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+
+
+def wanted_traces(figures: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """The trace uids each plot must show once drawn (those of the figures the view load sent)."""
+    return {plot: [t["uid"] for t in figures[plot]["data"] if t.get("uid")] for plot in PLOTS}
+
+
+def capture_viewer(base: str, share: str, timeout: float = 120.0) -> list[Captured]:
+    """Open ``/s/<share>`` in headless Chromium and record the requests the page makes that a
+    browser does not cache (static scripts and styles are left out): the page, ``_dash-layout``,
+    ``_dash-dependencies`` and every callback POST, until both plots are drawn and the network
+    is idle."""
+    from playwright.sync_api import sync_playwright
+
+    seen: list[Captured] = []
+
+    def on_response(resp: Any) -> None:
+        req = resp.request
+        parts = urlsplit(req.url)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        if req.resource_type == "document":
+            seen.append(Captured("link", "GET", path, None, resp.status))
+        elif parts.path in ("/_dash-layout", "/_dash-dependencies"):
+            seen.append(Captured(parts.path.strip("/_"), req.method, path, None, resp.status))
+        elif parts.path == "/_dash-update-component":
+            body = req.post_data
+            outputs: tuple[str, ...] = ()
+            if resp.status == 200:
+                outputs = tuple(sorted(resp.json().get("response", {})))
+            seen.append(Captured(callback_kind(body), "POST", path, body, resp.status, outputs))
+
+    with sync_playwright() as p:
+        browser = launch_chromium(p)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            page.on("response", on_response)
+            with page.expect_response(is_view_load, timeout=timeout * 1000) as view:
+                page.goto(f"{base}/s/{share}", timeout=timeout * 1000)
+            response = view.value.json()["response"]
+            want = wanted_traces({plot: response[plot]["figure"] for plot in PLOTS})
+            page.wait_for_function(DRAWN_JS, arg=want, timeout=timeout * 1000, polling="raf")
+            page.wait_for_load_state("networkidle", timeout=timeout * 1000)
+            page.wait_for_timeout(500)  # the last callbacks' replies are handled
+        finally:
+            browser.close()
+    kinds = [c.kind for c in seen]
+    if len(set(kinds)) != len(kinds):  # one request of a kind per visit: numbered otherwise
+        counts: Counter = Counter()
+        numbered = []
+        for c in seen:
+            counts[c.kind] += 1
+            numbered.append(c if counts[c.kind] == 1 else replace(c, kind=f"{c.kind}#{counts[c.kind]}"))
+        seen = numbered
+    return seen
+
+
+def viewer_targets(saved: Saved, captured: list[Captured]) -> dict[str, Target]:
+    """A viewer's page (``captured``) as targets, plus the API read, the health check and a
+    dead link of :func:`targets_for`. Every reply must have the status the browser got; a
+    callback's JSON must answer the outputs it answered in the browser."""
+    base = targets_for(saved)
+    out: dict[str, Target] = {}
+    for c in captured:
+        if c.kind == "link":
+            out["link"] = base["link"]
+        elif c.method == "POST":
+            out[c.kind] = Target(c.kind, c.path, c.status, _answers(c.outputs), "POST", c.body)
+        else:
+            out[c.kind] = Target(c.kind, c.path, c.status, lambda r: len(r.content) > 0)
+    for kind in ("api", "healthz", "dead-link"):
+        out[kind] = base[kind]
+    return out
+
+
+def _answers(outputs: tuple[str, ...]) -> Callable[[requests.Response], bool]:
+    def check(resp: requests.Response) -> bool:
+        return not outputs or tuple(sorted(resp.json()["response"])) == outputs
+    return check
+
+
+def viewer_mix(captured: list[Captured]) -> tuple[str, ...]:
+    """One cycle of a client of the load with callbacks: a viewer's whole page (the link, then
+    the requests its page made, in order), an API read, a health check and a dead link."""
+    return (*[c.kind for c in captured], "api", "healthz", "dead-link")
+
+
+def empty_cache(cache_url: str | None, data_dir: Path) -> None:
+    """Drop every cached result (the view models, payloads, analyses' JSON) of a deployment."""
+    if cache_url:
+        import redis
+
+        client = redis.Redis.from_url(cache_url)
+        for key in client.scan_iter("costdash:*"):
+            client.delete(key)
+    else:
+        shutil.rmtree(data_dir / "cache", ignore_errors=True)
+
+
+def run_viewers(backend: str = "postgres", clients: int = 50, requests_per_client: int = 200,
+                workers: int = 4, analyses: int = 3, baseline: int = 20, rows: int = 2000,
+                cold: bool = True, plain: bool = True,
+                workdir: Path | None = None) -> dict[str, Any]:
+    """The load with a viewer's callbacks, from a cold start, and the same load without them.
+
+    1. The web role starts, ``analyses`` analyses are saved and each link is opened once in
+       headless Chromium, which records the requests its page makes (:func:`capture_viewer`).
+    2. With ``cold``, the web role is stopped, the result cache emptied and a new web role
+       started on the same database: fresh workers, nothing cached, no warm-up.
+    3. **Load with callbacks** at once: ``clients`` x ``requests_per_client`` in the cycle of
+       :func:`viewer_mix` (client ``i`` replays the page of analysis ``i mod analyses``).
+    4. The single-client baseline of every kind (``baseline`` each), then, with ``plain``, the
+       **same load without callbacks** (the mix of :data:`MIX`), for the ratio.
+
+    Returns ``config``, ``captured`` (the first analysis's page), ``viewer`` (:class:`LoadResult`
+    with callbacks), ``plain`` (without, or None), ``baseline``, ``summary`` and
+    ``plain_summary``, ``server_problems`` (of both roles' logs), ``worker_pids``, ``log``.
+    """
+    config = {"backend": backend, "clients": clients, "requests": requests_per_client,
+              "workers": workers, "analyses": analyses, "baseline": baseline, "rows": rows,
+              "cold": cold, "callbacks": True}
+    with ExitStack() as stack:
+        if workdir is None:
+            workdir = Path(stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="costdash-viewers-")))
+        extra: dict[str, str] = {}
+        if backend == "postgres":
+            extra["database_url"] = stack.enter_context(fresh_postgres_database())
+            extra["cache_url"] = stack.enter_context(fresh_redis_url())
+        env = deploy_env(workdir / "data", secret_key=secrets.token_hex(32), **extra)
+        role = start_web(env, workdir / "web-capture.log", workers=workers)
+        logs = []
+        try:
+            saved = save_analyses(role.url, analyses, rows)
+            captured = [capture_viewer(role.url, s.share) for s in saved]
+        finally:
+            if cold:
+                role.stop()
+                logs.append(role.log_text())
+        kinds = [[c.kind for c in page] for page in captured]
+        if any(sorted(k) != sorted(kinds[0]) for k in kinds):  # the same requests, in any order
+            raise RuntimeError(f"the pages made different requests: {kinds}")
+        if cold:
+            empty_cache(extra.get("cache_url"), workdir / "data")
+            role = start_web(env, workdir / "web.log", workers=workers)
+        try:
+            targets = [viewer_targets(s, page) for s, page in zip(saved, captured)]
+            mix = viewer_mix(captured[0])
+            cpu_before = cpu_seconds(role)
+            viewer = run_load(role.url, targets, clients, requests_per_client, mix)
+            cpu_after = cpu_seconds(role)
+            single = run_baseline(role.url, targets[0], baseline)
+            plain_load = (run_load(role.url, saved, clients, requests_per_client)
+                          if plain else None)
+        finally:
+            role.stop()
+            logs.append(role.log_text())
+    log = "\n".join(logs)
+    cpu = {k: round(cpu_after[k] - cpu_before[k], 1) for k in cpu_before}
+    return {"config": config, "captured": captured[0], "viewer": viewer, "plain": plain_load,
+            "baseline": single, "summary": {**summary(viewer, single), "cpu_seconds": cpu},
+            "plain_summary": summary(plain_load, single) if plain_load else None,
+            "server_problems": server_problems(log), "worker_pids": worker_pids(log),
+            "log": log}
+
+
+# --- link open -> both plots drawn, against a bare plotly.js page --------------------------------
+
+def wide_parquet(seed: int, rows: int, classifiers: int) -> bytes:
+    """A wide predictions file (Parquet) of ``classifiers`` x ``rows`` scores."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    y = rng.random(rows) < 0.3
+    columns = {"y_true": y.astype(np.int8)}
+    for m in range(classifiers):
+        columns[f"model_{m:02d}"] = np.round(rng.normal(size=rows) + (0.3 + 0.08 * m) * y, 5)
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table(columns), sink)
+    return sink.getvalue().to_pybytes()
+
+
+BARE_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>bare plotly.js</title>
+<script src="{plotly}"></script></head><body>
+<div style="display:flex"><div id="roc-graph" style="width:700px;height:560px"><div class="g"
+ style="height:100%"></div></div><div id="cost-graph" style="width:700px;height:560px"><div
+ class="g" style="height:100%"></div></div></div>
+<script>
+fetch("figures.json").then((r) => r.json()).then((figs) => {{
+  for (const id of ["roc-graph", "cost-graph"]) {{
+    const f = figs[id];
+    Plotly.newPlot(document.querySelector("#" + id + " .g"), f.data, f.layout,
+                   {{responsive: true}});
+  }}
+}});
+</script></body></html>"""
+
+
+def link_open(base: str, share: str, samples: int = 5, timeout: float = 180.0
+              ) -> dict[str, Any]:
+    """Link open -> both plots drawn, in headless Chromium, against the floor: a bare page that
+    loads the same plotly.js (from the same server) and draws the same two figures (those the
+    view load sent, fetched as JSON like the dashboard's), measured alternately in the same run.
+
+    Each sample is a fresh browser context (nothing cached) and runs from the navigation's
+    start to the first animation frame in which both plots hold the view's traces and have
+    drawn them (``performance.now()``). Returns the samples in ms, their medians and the ratio.
+    """
+    from playwright.sync_api import sync_playwright
+
+    captured = capture_viewer(base, share, timeout)
+    view = next(c for c in captured if c.kind == "cb-roc-graph")
+    reply = requests.post(base + view.path, data=view.body, headers=JSON_HEADERS, timeout=TIMEOUT)
+    reply.raise_for_status()
+    response = reply.json()["response"]
+    figures = {plot: response[plot]["figure"] for plot in PLOTS}
+    want = wanted_traces(figures)
+    figures_json = json.dumps(figures)
+    timings: dict[str, list[float]] = {"dashboard": [], "bare": []}
+    scripts: list[str] = []
+    with sync_playwright() as p:
+        browser = launch_chromium(p)
+        try:
+            # Which plotly.js the dashboard's page loads: the bare page loads the same file.
+            probe = browser.new_page(viewport=VIEWPORT)
+            probe.on("request", lambda r: scripts.append(r.url) if r.resource_type == "script"
+                     and "plotly" in r.url.lower() else None)
+            probe.goto(f"{base}/s/{share}")
+            probe.wait_for_function(DRAWN_JS, arg=want, timeout=timeout * 1000, polling="raf")
+            probe.close()
+            plotly_url = next(u for u in scripts if "dash-renderer" not in u)
+            # Served by the browser itself (page.route), at an address of the dashboard's
+            # origin: Chromium blocks a loopback script from any other origin.
+            bare = f"{base}/__bare-plotly-floor__"
+            page_html = BARE_PAGE.format(plotly=plotly_url)
+
+            def serve_bare(route: Any) -> None:
+                path = urlsplit(route.request.url).path
+                if path.endswith("/figures.json"):
+                    route.fulfill(status=200, body=figures_json, content_type="application/json")
+                else:
+                    route.fulfill(status=200, body=page_html, content_type="text/html")
+
+            for i in range(2 * samples):
+                which = ("dashboard", "bare")[i % 2]
+                context = browser.new_context(viewport=VIEWPORT)
+                try:
+                    page = context.new_page()
+                    if which == "bare":
+                        page.route(f"{bare}/**", serve_bare)
+                        page.goto(f"{bare}/")
+                    else:
+                        page.goto(f"{base}/s/{share}")
+                    page.wait_for_function(DRAWN_JS, arg=want, timeout=timeout * 1000,
+                                           polling="raf")
+                    timings[which].append(round(page.evaluate("window.__drawnAt"), 1))
+                finally:
+                    context.close()
+        finally:
+            browser.close()
+    dash_median = statistics.median(timings["dashboard"])
+    bare_median = statistics.median(timings["bare"])
+    return {"samples_ms": timings, "median_ms": {"dashboard": dash_median, "bare": bare_median},
+            "ratio": round(dash_median / bare_median, 2), "plotly_js": plotly_url,
+            "figure_bytes": {plot: len(json.dumps(figures[plot])) for plot in PLOTS},
+            "view_load_bytes": len(reply.content),
+            "traces": {plot: len(figures[plot]["data"]) for plot in PLOTS}}
+
+
+def run_link_open(classifiers: int = 20, rows: int = 200_000, samples: int = 5,
+                  workers: int = 4, backend: str = "postgres",
+                  workdir: Path | None = None) -> dict[str, Any]:
+    """:func:`link_open` on a web role holding one analysis of ``classifiers`` x ``rows``."""
+    with ExitStack() as stack:
+        if workdir is None:
+            workdir = Path(stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="costdash-link-open-")))
+        role = stack.enter_context(web_role(backend, workdir, workers))
+        resp = requests.post(role.url + "/api/v1/analyses", timeout=600,
+                             files={"file": ("big.parquet", wide_parquet(7, rows, classifiers))},
+                             data={"name": "link open", "p_pos": "0.1", "cost_fn": "5"})
+        if resp.status_code != 201:
+            raise RuntimeError(f"saving the analysis failed: {resp.status_code} {resp.text}")
+        share = resp.json()["url"].rsplit("/", 1)[1]
+        result = link_open(role.url, share, samples)
+    return {"config": {"classifiers": classifiers, "rows": rows, "samples": samples,
+                       "workers": workers, "backend": backend}, **result}
+
+
 # --- reporting ------------------------------------------------------------------------------------
 
 def percentiles_ms(x: np.ndarray) -> dict[str, float]:
@@ -304,7 +657,7 @@ def summary(load: LoadResult, baseline: LoadResult) -> dict[str, Any]:
         "baseline_errors": len(baseline.errors), "kinds": {},
         "statuses": {k: {str(s): n for s, n in c.items()} for k, c in load.statuses().items()},
     }
-    for kind in KINDS:
+    for kind in dict.fromkeys(s.kind for s in load.samples):
         loaded, single = percentiles_ms(load.latencies(kind)), percentiles_ms(
             baseline.latencies(kind))
         sizes = [s.size for s in load.samples if s.kind == kind]
@@ -325,8 +678,8 @@ def print_summary(s: dict[str, Any], config: dict[str, Any]) -> None:
     o = s["overall"]
     print(f"overall latency  p50 {o['p50']:.1f} ms  p95 {o['p95']:.1f} ms  p99 {o['p99']:.1f} ms; "
           f"p95 / single-client healthz p95 = {s['overall_p95_over_baseline_healthz_p95']}x")
-    print(f"\n| kind | n | body bytes | p50 ms | p95 ms | p99 ms | single-client p50 ms | "
-          f"single-client p95 ms | p95 ratio |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n| kind | n | body bytes | p50 ms | p95 ms | p99 ms | single-client p50 ms | "
+          "single-client p95 ms | p95 ratio |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for kind, k in s["kinds"].items():
         load, single = k["load"], k["baseline"]
         print(f"| {kind} | {k['n']} | {k['bytes']:,} | {load['p50']:.1f} | {load['p95']:.1f} | "
@@ -391,6 +744,36 @@ def run(backend: str = "postgres", clients: int = 50, requests_per_client: int =
             "server_problems": server_problems(log), "worker_pids": worker_pids(log), "log": log}
 
 
+def print_viewers(result: dict[str, Any]) -> None:
+    """The load with callbacks, the same load without them, and their ratios."""
+    s, plain = result["summary"], result["plain_summary"]
+    config = result["config"]
+    print(f"\nA viewer's page, captured from Chromium ({len(result['captured'])} requests: "
+          f"{', '.join(c.kind for c in result['captured'])}); "
+          f"{'cold start: fresh workers, empty cache, no warm-up' if config['cold'] else 'warm'}")
+    print("\n== with callbacks ==")
+    print_summary(s, config)
+    if plain is not None:
+        print("\n== the same load without callbacks (baseline, same run) ==")
+        print_summary(plain, {**config, "callbacks": False})
+        print(f"\nwith / without callbacks: p95 {s['overall']['p95']:.0f} / "
+              f"{plain['overall']['p95']:.0f} ms = {s['overall']['p95'] / plain['overall']['p95']:.2f}x; "
+              f"throughput {s['throughput_rps']:.0f} / {plain['throughput_rps']:.0f} req/s = "
+              f"{s['throughput_rps'] / plain['throughput_rps']:.2f}x; errors {s['errors']} / "
+              f"{plain['errors']}")
+
+
+def print_link_open(result: dict[str, Any]) -> None:
+    c, m = result["config"], result["median_ms"]
+    print(f"\nLink open -> both plots drawn, {c['classifiers']} classifiers x {c['rows']:,} "
+          f"scores, headless Chromium, median of {c['samples']} (fresh context each):")
+    print(f"  dashboard /s/<token>: {m['dashboard']:.0f} ms  {result['samples_ms']['dashboard']}")
+    print(f"  bare plotly.js page:  {m['bare']:.0f} ms  {result['samples_ms']['bare']}")
+    print(f"  ratio {result['ratio']}x (target <= 1.3x); view load reply "
+          f"{result['view_load_bytes']:,} B; figures {result['figure_bytes']}; traces "
+          f"{result['traces']}; plotly.js {result['plotly_js']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", choices=("postgres", "sqlite"), default="postgres")
@@ -403,8 +786,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=2000,
                         help="examples in each saved analysis's file (3 classifiers)")
     parser.add_argument("--json", type=Path, help="also write the summary here")
+    parser.add_argument("--viewers", action="store_true",
+                        help="the load with a viewer's callbacks (captured from Chromium), from "
+                             "a cold start, and the same load without them in the same run")
+    parser.add_argument("--warm", action="store_true",
+                        help="with --viewers: keep the workers and cache of the capture")
+    parser.add_argument("--link-open", action="store_true",
+                        help="link open -> both plots drawn in Chromium vs a bare plotly.js page")
+    parser.add_argument("--classifiers", type=int, default=20, help="for --link-open")
+    parser.add_argument("--scores", type=int, default=200_000, help="for --link-open")
+    parser.add_argument("--samples", type=int, default=5,
+                        help="for --link-open: opens of each page (median)")
     args = parser.parse_args(argv)
 
+    if args.viewers or args.link_open:
+        return main_viewers(args)
     load_before = os.getloadavg()
     result = run(args.backend, args.clients, args.requests, args.workers, args.analyses,
                  args.baseline, args.rows)
@@ -424,6 +820,41 @@ def main(argv: list[str] | None = None) -> int:
                                          "worker_pids": dict(pids),
                                          "loadavg": [load_before[0], load_after[0]]}, indent=2))
     return 1 if result["load"].errors or result["server_problems"] else 0
+
+
+def main_viewers(args: argparse.Namespace) -> int:
+    out: dict[str, Any] = {}
+    failed = False
+    print(f"Python {platform.python_version()}, {os.cpu_count()} CPUs, "
+          f"{platform.machine()}, load average {os.getloadavg()[0]:.2f} at start")
+    if args.viewers:
+        before = os.getloadavg()[0]
+        result = run_viewers(args.backend, args.clients, args.requests, args.workers,
+                             args.analyses, min(args.baseline, 20), args.rows,
+                             cold=not args.warm)
+        after = os.getloadavg()[0]
+        print_viewers(result)
+        print(f"load average {before:.2f} before, {after:.2f} after")
+        for sample in result["viewer"].errors[:5]:
+            print(f"ERROR {sample.kind}: {sample.error}")
+        for line in result["server_problems"][:10]:
+            print(f"SERVER LOG: {line}")
+        failed |= bool(result["viewer"].errors or result["server_problems"])
+        out["viewers"] = {"config": result["config"], "summary": result["summary"],
+                          "plain_summary": result["plain_summary"],
+                          "server_problems": result["server_problems"],
+                          "loadavg": [before, after]}
+    if args.link_open:
+        before = os.getloadavg()[0]
+        result = run_link_open(args.classifiers, args.scores, args.samples, args.workers,
+                               args.backend)
+        after = os.getloadavg()[0]
+        print_link_open(result)
+        print(f"load average {before:.2f} before, {after:.2f} after")
+        out["link_open"] = {**result, "loadavg": [before, after]}
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2, default=str))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

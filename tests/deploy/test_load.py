@@ -1,6 +1,12 @@
-"""A bounded loopback load run against the deployed web role: gunicorn with 4 workers on
-PostgreSQL and a Redis cache, 20 concurrent clients x 25 requests of link views, API reads,
-health checks and dead links (benchmarks/bench_load.py, the same code at a smaller size).
+"""Loopback load runs against the deployed web role: gunicorn with 4 workers on PostgreSQL and a
+Redis cache (benchmarks/bench_load.py, the same code).
+
+* A bounded run: 20 concurrent clients x 25 requests of link views, API reads, health checks and
+  dead links.
+* A viewer's page replayed from a cold start (issue 11, finding 11): the requests a read link's
+  page makes in headless Chromium (the page, Dash's layout and dependencies, every callback
+  POST) are captured, the web role is restarted with an empty cache, and 50 clients x 200
+  requests replay them at once, with API reads, health checks and dead links.
 
 It asserts correctness under concurrency only: no error, every status and body as expected,
 nothing alarming in the server log. How fast it went is printed (p95 with ``-s``), never
@@ -13,7 +19,7 @@ from collections import Counter
 
 import pytest
 
-from benchmarks.bench_load import KINDS, MIX, print_summary, run
+from benchmarks.bench_load import KINDS, MIX, print_summary, run, run_viewers
 
 pytestmark = pytest.mark.slow
 
@@ -46,3 +52,24 @@ def test_concurrent_clients_get_no_errors(tmp_path):
     booted = {line.split("pid: ")[1].rstrip(")") for line in result["log"].splitlines()
               if "Booting worker with pid: " in line}
     assert len(booted) == WORKERS, result["log"][:3000]
+
+
+def test_a_viewers_page_replayed_from_a_cold_start_gets_no_errors(tmp_path):
+    clients, requests = 50, 200
+    result = run_viewers("postgres", clients=clients, requests_per_client=requests,
+                         workers=WORKERS, analyses=3, baseline=2, plain=False, cold=True,
+                         workdir=tmp_path)
+    print_summary(result["summary"], result["config"])
+    load, captured = result["viewer"], result["captured"]
+    kinds = [c.kind for c in captured]
+    # The replay is of the page's own callbacks: the routing callback and the view load (both
+    # plots' figures) at least, each answered 200 in the browser.
+    assert {"link", "cb-page-content", "cb-roc-graph"} <= set(kinds), kinds
+    assert all(c.status == 200 for c in captured), captured
+
+    assert [s.error for s in load.errors] == []
+    assert len(load.samples) == clients * requests
+    expected = {c.kind: c.status for c in captured} | EXPECTED_STATUS
+    assert {kind: set(c) for kind, c in load.statuses().items()} == {
+        kind: {expected[kind]} for kind in (*kinds, "api", "healthz", "dead-link")}
+    assert result["server_problems"] == [], "\n".join(result["server_problems"][:20])
