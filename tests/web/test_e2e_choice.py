@@ -90,3 +90,26 @@ def test_choice_from_explore_shows_the_cores_robust_choice(live_server, page: Pa
     assert page.inner_text("#choice-minimax") == choice_text(mm.classifier, mm.threshold)
     assert "Beta(2, 1)" in page.inner_text("#choice-conditions")
     assert errors == []
+
+
+def test_390_px_wide_nothing_overflows_the_choice_page(live_server, browser):
+    data_id = upload(live_server, DEMOS["breast-cancer"].path)
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    query = "&".join(f"{k}={v}" for k, v in {"data": data_id, **CONDITIONS, **BOX}.items())
+    page.goto(f"{live_server.url}/choice?{query}")
+    page.wait_for_function(CHOICE_READY)
+    page.wait_for_timeout(1000)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # The legend sits under the x axes' titles, never on them.
+    for graph in page.locator(".js-plotly-plot").all():
+        boxes = graph.evaluate("""(gd) => {
+            const legend = gd.querySelector('.legend');
+            const titles = Array.from(gd.querySelectorAll('.g-xtitle, [class^="g-x"][class$="title"]'));
+            if (!legend || !titles.length) return null;
+            return [Math.max(...titles.map((t) => t.getBoundingClientRect().bottom)),
+                    legend.getBoundingClientRect().top];
+        }""")
+        if boxes:
+            assert boxes[0] <= boxes[1] + 0.5, boxes
+    page.screenshot(path=str(live_server.log.parent / "choice-390.png"), full_page=True)
+    page.close()
