@@ -345,3 +345,19 @@ def test_duckdb_counts_give_the_rows_roc(tmp_path_factory, data, as_csv):
     np.testing.assert_array_equal(expected.tp, got.tp)
     np.testing.assert_array_equal(expected.fp, got.fp)
     np.testing.assert_array_equal(expected.threshold, got.threshold)
+
+
+def test_band_command_on_counts_matches_rows_and_refuses_counts_as_validation(tmp_path, capsys):
+    rows_path, counts_path = tmp_path / "rows.csv", tmp_path / "counts.parquet"
+    rows_frame(11).to_csv(rows_path, index=False)
+    aggregate(rows_path).write(counts_path)
+    outputs = []
+    for path in (rows_path, counts_path):
+        capsys.readouterr()
+        assert main(["band", str(path), "--model", "gbm", "--method", "percentile",
+                     "--replicates", "200", "--seed", "5", "--json"]) == 0
+        outputs.append(json.loads(capsys.readouterr().out))
+    assert outputs[0] == outputs[1]
+    assert main(["band", str(rows_path), "--model", "gbm", "--select", str(counts_path)]) == 2
+    assert "is in the score-count layout; --select needs the validation rows" in \
+        capsys.readouterr().err

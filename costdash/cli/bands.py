@@ -249,6 +249,9 @@ def _scored(dataset: Dataset, name: str, what: str) -> ScoredClassifier:
     if not isinstance(c, ScoredClassifier):
         raise ParameterError(f"{what}: classifier {name!r} has confusion matrices, not scores; "
                              "--select needs scores")
+    if c.count is not None:  # its entries are score cells, not the validation rows
+        raise ParameterError(f"{what}: classifier {name!r} is in the score-count layout; "
+                             "--select needs the validation rows themselves")
     return c
 
 
