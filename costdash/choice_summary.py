@@ -17,7 +17,9 @@ Three parts (docs/threshold-choice.md):
    (cost differences when correct decisions have costs) and each model's net benefit there;
 3. ``robust``: the Bayes and minimax-regret fixed choices over the sensitivity box, with the
    worst corner, whether switching by condition is worth it and the policy table the box
-   reaches (null without a box, ``robust_refused`` saying why).
+   reaches (null without a box, ``robust_refused`` saying why); ``robust_pc``, with a Beta over
+   PC(+), the Bayes choice under it and the minimax-regret choice over its central 95%, in
+   normalized cost (:func:`costdash.robust.robust_choice_pc`; null without a Beta).
 """
 
 from __future__ import annotations
@@ -250,6 +252,22 @@ def choice_summary(analysis: Analysis, *, pins: Mapping[str, float] | None = Non
         except ParameterError as exc:
             robust_refused = str(exc)
 
+    robust_pc = None
+    if beta is not None:
+        from costdash.robust import robust_choice_pc
+
+        rp = robust_choice_pc(analysis, (float(beta[0]), float(beta[1])))
+        robust_pc = {
+            "beta": list(rp.beta), "pc_range": list(rp.pc_range),
+            "bayes": {"classifier": rp.bayes.classifier, "threshold": rp.bayes.threshold,
+                      "expected_cost": rp.bayes.value, "fpr": rp.bayes.fpr,
+                      "tpr": rp.bayes.tpr},
+            "minimax_regret": {"classifier": rp.minimax_regret.classifier,
+                               "threshold": rp.minimax_regret.threshold,
+                               "max_regret": rp.minimax_regret.value,
+                               "fpr": rp.minimax_regret.fpr, "tpr": rp.minimax_regret.tpr},
+        }
+
     return {
         "conditions": {"p_pos": cond.p_pos, "cost_fn": cond.cost_fn, "cost_fp": cond.cost_fp,
                        "cost_tp": cond.cost_tp, "cost_tn": cond.cost_tn, "pc": cond.pc},
@@ -261,6 +279,7 @@ def choice_summary(analysis: Analysis, *, pins: Mapping[str, float] | None = Non
         "decision_curves": dca,
         "robust": robust,
         "robust_refused": robust_refused,
+        "robust_pc": robust_pc,
     }
 
 

@@ -322,6 +322,15 @@ CHOICE_SCHEMAS: dict[str, Any] = {
         "decision_curves": _ref("DecisionCurves"),
         "robust": _nullable(_ref("RobustChoice")),
         "robust_refused": _nullable({"type": "string", "description": "Why robust is null."}),
+        "robust_pc": _nullable(_closed({
+            "beta": _PAIR, "pc_range": _RANGE,
+            "bayes": _closed({**_CHOICE_PICK, "expected_cost": _NUMBER},
+                             description="Least expected normalized cost, PC(+) ~ Beta."),
+            "minimax_regret": _closed({**_CHOICE_PICK, "max_regret": _NUMBER},
+                                      description="Smallest worst normalized regret over "
+                                                  "pc_range."),
+        }, description="With beta_a/beta_b: the robust choices under PC(+) ~ Beta(a, b), in "
+                       "normalized cost (the minimax over the Beta's central 95%).")),
     }, description="Beyond the envelope: the Threshold choice page's JSON."),
 }
 

@@ -714,7 +714,26 @@ def _choice_section(dataset: Dataset, view: View) -> str:
             + _table(["strategy", "net benefit"], dca_rows, css_class="net-benefit")
             + f'<div class="fig">{_figure_html(dca, False, "choice-dca-figure")}</div>'
             + "<h3>Choices that hold up over the sensitivity box</h3>" + robust_html
+            + _beta_choices_html(summary.get("robust_pc"))
             + "</section>")
+
+
+def _beta_choices_html(rp: dict | None) -> str:
+    """The robust choices under the view's Beta over PC(+), in normalized cost."""
+    if rp is None:
+        return ""
+
+    def pick(p: dict) -> str:
+        return _e(_vertex_name(p["classifier"]) if p["threshold"] is None
+                  else f"{p['classifier']} at score ≥ {number_text(p['threshold'])}")
+
+    a, b = rp["beta"]
+    lo, hi = rp["pc_range"]
+    return (f'<p class="beta-choices">With PC(+) ~ Beta({a:g}, {b:g}): the least expected '
+            f"normalized cost is {pick(rp['bayes'])} ({_num(rp['bayes']['expected_cost'])}); "
+            f"over its central 95% (PC(+) {_num(lo)} to {_num(hi)}) the smallest worst-case "
+            f"normalized regret is {pick(rp['minimax_regret'])} "
+            f"({_num(rp['minimax_regret']['max_regret'])}).</p>")
 
 
 # --- the report -----------------------------------------------------------------------------------

@@ -312,13 +312,30 @@ def dca_note(summary: dict[str, Any]) -> list:
     return parts
 
 
+def _beta_choices(summary: dict[str, Any]) -> list:
+    """The robust choices under the view's Beta over PC(+) (none without one)."""
+    rp = summary.get("robust_pc")
+    if rp is None:
+        return []
+    a, b = rp["beta"]
+    lo, hi = rp["pc_range"]
+    by, mm = rp["bayes"], rp["minimax_regret"]
+    return [html.P(id=ids.CHOICE_BETA_CHOICES, className="choice-beta", children=[
+        f"With PC(+) ~ Beta({a:g}, {b:g}): the least expected normalized cost is ",
+        html.B(_choice_text(by["classifier"], by["threshold"])),
+        f" ({by['expected_cost']:.4f}); over its central 95% (PC(+) {lo:.3g} to {hi:.3g}) the "
+        "smallest worst-case normalized regret is ",
+        html.B(_choice_text(mm["classifier"], mm["threshold"])),
+        f" ({mm['max_regret']:.4f})."])]
+
+
 def robust_panel(summary: dict[str, Any]) -> list:
     """The minimax-regret and Bayes choices, the worst corner, switching and the policy."""
     robust = summary.get("robust")
     if robust is None:
         return [html.P([summary.get("robust_refused") or "No robust choice.", " ",
                         dcc.Link("Set ranges on Explore", href="/explore"), "."],
-                       className="note")]
+                       className="note"), *_beta_choices(summary)]
     unit = summary.get("unit") or ""
     box, mm, by, sw = robust["box"], robust["minimax_regret"], robust["bayes"], \
         robust["switching"]
@@ -369,6 +386,7 @@ def robust_panel(summary: dict[str, Any]) -> list:
              "it is optimal everywhere in the box (no regret), so switching saves nothing."])),
         html.Table(id=ids.CHOICE_POLICY, className="folds-table choice-policy",
                    children=[html.Tbody(rows)]),
+        *_beta_choices(summary),
     ]
 
 

@@ -19,7 +19,7 @@ from costdash.dca import net_benefit
 from costdash.demo import DEMOS, load_demo
 from costdash.hmeasure import h_measure
 from costdash.io import load_predictions
-from costdash.robust import ConditionBox, robust_choice
+from costdash.robust import ConditionBox, robust_choice, robust_choice_pc
 from costdash.threshold_choice import threshold_choice
 from costdash.view import View, number_text
 from dashboard import ids
@@ -165,6 +165,13 @@ def test_handler_puts_the_cores_numbers_on_the_page(services):
     beta = choice.choice_view(services, choice.reference(view), "", 2, 2)
     assert _text(html.Div(beta.table)) != _text(table)
     assert "Beta(2, 2)" in _text(html.Div(beta.conditions))
+    # With a Beta over PC(+), the robust choices under it too (robust_choice_pc).
+    assert find(panel, ids.CHOICE_BETA_CHOICES) is None
+    pc_choice = robust_choice_pc(analysis, (2.0, 2.0))
+    words = _text(find(html.Div(beta.robust), ids.CHOICE_BETA_CHOICES))
+    assert (f"{pc_choice.bayes.classifier} at score ≥ "
+            f"{number_text(pc_choice.bayes.threshold)} ({pc_choice.bayes.value:.4f})") in words
+    assert f"({pc_choice.minimax_regret.value:.4f})" in words
 
 
 def test_handler_calibrates_margins_and_refuses_bad_controls(services, mixed_csv):

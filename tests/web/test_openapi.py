@@ -307,7 +307,9 @@ def exercise_datasets(api: Api, demo: Path, broken: Path) -> None:
     api.call("get", "/api/v1/datasets/" + "0" * 32 + "/decision.json", 404)
     choice = f"/api/v1/datasets/{record['id']}/choice.json"
     got = api.call("get", choice + "?p_pos=0.1&cost_fn=20&sens_p=0.05,0.2&sens_fn=10,40"
-                   "&models=gbm,logreg&pins=gbm:0.5&calibration=platt", 200).get_json()
+                   "&models=gbm,logreg&pins=gbm:0.5&calibration=platt&beta_a=2&beta_b=3",
+                   200).get_json()
+    assert got["robust_pc"]["beta"] == [2.0, 3.0]
     assert [c["name"] for c in got["classifiers"]] == ["logreg", "gbm"]
     assert got["robust"]["minimax_regret"]["classifier"] in ("gbm", "logreg")
     assert api.call("get", choice, 200).get_json()["robust"] is None  # no sensitivity box
