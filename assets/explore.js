@@ -213,9 +213,29 @@
         ];
     }
 
-    /** The operating-range strip chart: the current PC(+). */
-    function rangesSlots() {
-        return [lineSlot("pc", COLORS.iso, 1.5, "dash", "paper")];
+    // The operating-range strip chart's line at the current PC(+) is a positioned element over
+    // the plot, not a Plotly shape: a third Plotly.relayout per slider step cost more than the
+    // other two together at the tail (measured, docs/benchmarks.md). Placed again after every
+    // re-plot (zoom, new figure) from the axis's own pixel mapping.
+    let rangesX = null;
+
+    function placeRangesLine(x) {
+        if (x !== undefined) rangesX = x;
+        const gd = graphDiv("ranges-graph");
+        if (!gd || !gd._fullLayout || rangesX === null) return;
+        const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+        let el = gd.querySelector(".ranges-pc-line");
+        if (!el) {
+            el = document.createElement("div");
+            el.className = "ranges-pc-line";
+            el.setAttribute("aria-hidden", "true");
+            gd.appendChild(el);
+        }
+        const px = xa._offset + xa.l2p(rangesX);
+        const inside = px >= xa._offset - 0.5 && px <= xa._offset + xa._length + 0.5;
+        el.style.cssText = "left:" + px + "px;top:" + ya._offset + "px;height:" + ya._length +
+            "px;display:" + (inside ? "block" : "none");
+        el.dataset.x = String(rangesX);
     }
 
     /** Draw `points` (display coordinates, in order) into a line slot (first to last) or a
@@ -733,7 +753,7 @@
         if (!view) {
             texts.sentence = "Upload a predictions file or open a demo to start.";
             paint(texts, htmls, shown);
-            return [NU(), NU(), NU()];
+            return [NU(), NU()];
         }
         const math = M();
         const problems = invalidConditions(k);
@@ -744,7 +764,7 @@
             texts.sentence = "Fix the value marked above to see the best choice.";
             paint(texts, htmls, shown);
             setStale(true);
-            return [NU(), NU(), NU()];
+            return [NU(), NU()];
         }
         setStale(false);
         unit = (unit || "").trim();
@@ -820,7 +840,6 @@
         // The moving parts of both figures (fixed slots, see "shape slots").
         const g = geometry(view, math);
         const rocS = rocSlots(Boolean(g.ax.log_fpr)), costS = costSlots(Boolean(g.ax.log_pc));
-        const rangesS = rangesSlots();
         const pcX = g.ax.log_pc ? math.logOddsOf(c) : c.pc;
         const R = Object.fromEntries(rocS.map((x) => [x.name, x]));
         const C = Object.fromEntries(costS.map((x) => [x.name, x]));
@@ -829,7 +848,7 @@
         const ring = color === "#1f2328" ? COLORS.iso : color;
         pin(R.chosen, g.rx(f), tp, ring);
         place(C.pc, [pcX, 0], [pcX, 1]);
-        place(rangesS[0], [pcX, 0], [pcX, 1]);
+        placeRangesLine(pcX);
         drawLine(C["chosen-line"], g.costSeg(f, tp, 0, 1));
         C["chosen-line"].line.color = color;
         pin(C.chosen, pcX, ne, ring);
@@ -927,7 +946,6 @@
         const drawn = [
             drawOverlay("roc-graph", view, rocS, viewChanged),
             drawOverlay("cost-graph", view, costS, viewChanged),
-            drawOverlay("ranges-graph", view, rangesS, viewChanged),
         ];
         zoomTarget = {view: view, f: f, tp: tp, pcX: pcX, ne: ne, trivial: math.trivialCost(c),
             g: g};
@@ -970,6 +988,7 @@
             gd.__costdashZoom = null;            // a new figure: its own ranges
             if (zoomOn) applyZoom(false);
         });
+        if (id === "ranges-graph") gd.on("plotly_afterplot", () => placeRangesLine());
         gd.on("plotly_hover", (ev) => {
             const pt = ev && ev.points && ev.points[0];
             focus(pt && pt.data ? classifierOfUid(pt.data.uid) : null);

@@ -21,11 +21,22 @@ Two measurements, each against a real ``python app.py`` on a free port with a te
    ``input`` event until the box's 250 ms typing debounce commits it), and the slider path of 1.
    is measured in the same run too; the script prints both ratios.
 
+   With ``--variants`` the slider path is measured again on the same data set and page for each
+   way of drawing it (log FPR and log-odds PC(+) axes, whose moving parts are sampled curves;
+   the same plus the zoom to the current choice; hull classifiers only), each printed as a ratio
+   against the linear axes' p95 measured in the same run (the baseline).
+
 3. **Upload -> first plot.** A fresh ``--upload-rows`` x ``--upload-classifiers`` CSV (new
    content each repetition, so nothing is de-duplicated or cached) is chosen in the page's file
    input; the time runs from the input's ``change`` event to the paint after both figures show
    the new data set and the readouts are filled in. The server's share (``POST
-   /api/v1/datasets``: receive, read, store, analyse) comes from the Resource Timing API.
+   /api/v1/datasets``: receive, read, store, analyse) comes from the Resource Timing API. With
+   ``--upload-baseline-classifiers K`` the same is measured with K classifiers of the same rows
+   in the same run, and the ratio printed.
+
+Issue 10's targets (many classifiers): ``--classifiers 20 --rows 1000000 --variants`` (slider
+p95 <= 50 ms) and ``--upload-classifiers 50 --upload-rows 200000
+--upload-baseline-classifiers 5`` (first plot < 5 s); ``--many`` sets all of these.
 """
 
 from __future__ import annotations
@@ -57,6 +68,9 @@ CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 INSTRUMENT = """() => {
+    // Once per page (measuring again only empties the list).
+    if (window.__instrumented) { window.__lat = []; return; }
+    window.__instrumented = true;
     // A sample ends when both figures' shapes layers and the PC(+) readout have changed in the
     // DOM, and the browser has then painted (rAF, then a task: runs after that frame's paint).
     const targets = {
@@ -132,15 +146,17 @@ def free_port() -> int:
 class Server:
     """``python app.py`` on a free port with its own data dir."""
 
-    def __init__(self, data_dir: Path, max_upload_mb: int = 1024, debug: bool = False):
+    def __init__(self, data_dir: Path, max_upload_mb: int = 1024, debug: bool = False,
+                 repo: Path = REPO):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "COSTDASH_DATA_DIR": str(data_dir),
                "COSTDASH_MAX_UPLOAD_MB": str(max_upload_mb)}
+        data_dir.mkdir(parents=True, exist_ok=True)
         self.log = open(data_dir.parent / f"server-{self.port}.log", "wb")
-        self.proc = subprocess.Popen([sys.executable, str(REPO / "app.py"), "--port",
+        self.proc = subprocess.Popen([sys.executable, str(repo / "app.py"), "--port",
                                       str(self.port)] + (["--debug"] if debug else []),
-                                     cwd=REPO, env=env, stdout=self.log,
+                                     cwd=repo, env=env, stdout=self.log,
                                      stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while True:
@@ -173,8 +189,27 @@ def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
 
 
+SLIDER_VARIANTS = {"log axes": "&log_fpr=1&log_pc=1",
+                   "log axes + zoom": "&log_fpr=1&log_pc=1&zoom=1",
+                   "hull classifiers only": "&hull_only=1"}
+
+
+def slider_samples(page, samples: int, pause_ms: int) -> list[float]:
+    """``samples`` p(+) slider key presses (after 5 to warm up); each one's latency in ms."""
+    page.evaluate(INSTRUMENT)
+    thumb = page.locator("#p-pos-slider [role=slider]")
+    thumb.focus()
+    for i in range(samples + 5):
+        key = "ArrowRight" if (i // 25) % 2 == 0 else "ArrowLeft"
+        before = page.evaluate("window.__lat.length")
+        page.keyboard.press(key)
+        page.wait_for_function(f"window.__lat.length > {before}", timeout=10_000)
+        page.wait_for_timeout(pause_ms)
+    return page.evaluate("window.__lat")[5:]          # the first few warm up the JIT
+
+
 def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: int,
-                 args_pause_ms: int = 150) -> dict:
+                 args_pause_ms: int = 150, variants: bool = False) -> dict:
     data_dir = tmp / "slider-data"
     print(f"[slider] generating {n_classifiers} classifiers x {n_rows:,} scores ...", flush=True)
     t = time.perf_counter()
@@ -200,16 +235,7 @@ def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: i
         page.wait_for_function(READY, timeout=60_000)
         reopen = time.perf_counter() - t
         page.wait_for_timeout(500)
-        page.evaluate(INSTRUMENT)
-        thumb = page.locator("#p-pos-slider [role=slider]")
-        thumb.focus()
-        for i in range(samples + 5):
-            key = "ArrowRight" if (i // 25) % 2 == 0 else "ArrowLeft"
-            before = page.evaluate("window.__lat.length")
-            page.keyboard.press(key)
-            page.wait_for_function(f"window.__lat.length > {before}", timeout=10_000)
-            page.wait_for_timeout(args_pause_ms)
-        lat = page.evaluate("window.__lat")[5:]          # the first few warm up the JIT
+        lat = slider_samples(page, samples, args_pause_ms)
         typed = {}
         for mode in ("debounce", "enter"):
             page.evaluate("window.__lat = []")
@@ -229,6 +255,21 @@ def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: i
                 .reduce((n, t) => n + (t._length || 0), 0),
             hull_vertices: document.querySelector('#roc-graph .js-plotly-plot')._fullData
                 .find(t => t.uid === 'hull')._length})""")
+        by_variant = {}
+        for label, extra in (SLIDER_VARIANTS.items() if variants else ()):
+            page.goto(f"{server.url}/explore?data={record.id}&p_pos=0.01&cost_fn=10&cost_fp=1"
+                      + extra)
+            page.wait_for_function(READY, timeout=60_000)
+            page.wait_for_timeout(800)
+            v = slider_samples(page, samples, args_pause_ms)
+            by_variant[label] = {"median_ms": round(statistics.median(v), 1),
+                                 "p95_ms": round(percentile(v, 95), 1),
+                                 "max_ms": round(max(v), 1),
+                                 "p95_vs_linear": round(percentile(v, 95) / percentile(lat, 95),
+                                                        3)}
+            print(f"[slider] {label}: median {by_variant[label]['median_ms']} ms, p95 "
+                  f"{by_variant[label]['p95_ms']} ms ({by_variant[label]['p95_vs_linear']}x "
+                  "the linear axes' p95, the baseline)", flush=True)
         page.close()
     finally:
         server.stop()
@@ -243,18 +284,70 @@ def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: i
             "typing_p95_ms": round(percentile(debounce, 95), 1),
             "enter_vs_typing_p95": round(percentile(enter, 95) / percentile(debounce, 95), 3),
             "enter_vs_slider_p95": round(percentile(enter, 95) / percentile(lat, 95), 3),
-            **sizes}
+            "variants": by_variant, **sizes}
 
 
-def bench_upload(browser, tmp: Path, n_rows: int, n_classifiers: int, reps: int) -> dict:
+def post_dataset(url: str, path: Path) -> str:
+    """Store a file through ``POST /api/v1/datasets`` (it is analysed before the reply); its id."""
+    boundary = "costdashbenchboundary"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+            f"filename=\"{path.name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+            ).encode() + path.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
+    req = urllib.request.Request(url + "/api/v1/datasets", data=body, method="POST", headers={
+        "Content-Type": f"multipart/form-data; boundary={boundary}"})
+    with urllib.request.urlopen(req, timeout=600) as resp:
+        return json.loads(resp.read())["id"]
+
+
+def bench_against(browser, tmp: Path, tree: Path, n_rows: int, n_classifiers: int,
+                  samples: int, rounds: int = 5, pause_ms: int = 150) -> dict:
+    """The slider path of this checkout against another one (``tree``, e.g. a ``git worktree``
+    of the commit before a change), on the same data, the two pages measured in alternating
+    rounds in the same browser, so both see the same machine load."""
+    parquet = tmp / "against.parquet"
+    pq.write_table(pa.table(scores_table(n_rows, n_classifiers, seed=1)), parquet)
+    pages, servers = {}, []
+    lat: dict[str, list[float]] = {}
+    try:
+        for label, repo in (("this checkout", REPO), ("baseline", tree)):
+            server = Server(tmp / f"against-{len(servers)}" / "data", repo=repo)
+            servers.append(server)
+            data_id = post_dataset(server.url, parquet)
+            page = browser.new_page(viewport={"width": 1480, "height": 1100})
+            page.goto(f"{server.url}/explore?data={data_id}&p_pos=0.01&cost_fn=10&cost_fp=1")
+            page.wait_for_function(READY, timeout=300_000)
+            page.wait_for_timeout(500)
+            pages[label], lat[label] = page, []
+        for r in range(rounds):
+            for label, page in pages.items():
+                page.bring_to_front()
+                lat[label] += slider_samples(page, samples // rounds, pause_ms)
+            print(f"[against] round {r + 1}/{rounds}: p95 so far " + ", ".join(
+                f"{k} {percentile(v, 95):.1f} ms" for k, v in lat.items()), flush=True)
+    finally:
+        for page in pages.values():
+            page.close()
+        for server in servers:
+            server.stop()
+    out = {label: {"samples": len(v), "median_ms": round(statistics.median(v), 1),
+                   "p95_ms": round(percentile(v, 95), 1)} for label, v in lat.items()}
+    out["p95_ratio"] = round(out["this checkout"]["p95_ms"] / out["baseline"]["p95_ms"], 3)
+    out["median_ratio"] = round(out["this checkout"]["median_ms"] / out["baseline"]["median_ms"],
+                                3)
+    out["baseline_tree"] = str(tree)
+    return out
+
+
+def bench_upload(browser, tmp: Path, n_rows: int, n_classifiers: int, reps: int,
+                 repo: Path = REPO, first_rep: int = 0) -> dict:
     results = []
-    for rep in range(reps):
-        data_dir = tmp / f"upload-data-{rep}"
+    for rep in range(first_rep, first_rep + reps):   # new content each: nothing de-duplicated
+        data_dir = tmp / f"upload-data-{rep}-{repo.name}"
         csv = tmp / f"upload-{rep}.csv"
         pd.DataFrame(scores_table(n_rows, n_classifiers, seed=100 + rep, decimals=6)).to_csv(
             csv, index=False)
         size_mb = csv.stat().st_size / 1e6
-        server = Server(data_dir)
+        server = Server(data_dir, repo=repo)
         try:
             page = browser.new_page(viewport={"width": 1480, "height": 1100})
             page.goto(f"{server.url}/explore")
@@ -291,6 +384,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--upload-rows", type=int, default=1_000_000)
     parser.add_argument("--upload-classifiers", type=int, default=5)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--variants", action="store_true",
+                        help="also the slider with log axes, zoom, hull classifiers only")
+    parser.add_argument("--upload-baseline-classifiers", type=int, default=0,
+                        help="also the first plot with this many classifiers (the baseline)")
+    parser.add_argument("--against", type=Path,
+                        help="another checkout (e.g. a git worktree of the commit before a "
+                             "change): its slider path and first plot measured in the same run, "
+                             "alternating with this one's, and the ratios printed")
+    parser.add_argument("--many", action="store_true",
+                        help="issue 10's targets: 20 x 1e6 slider with --variants, first plot "
+                             "of 50 x 2e5 against 5 x 2e5")
     parser.add_argument("--quick", action="store_true", help="1e5 rows instead of 1e6")
     parser.add_argument("--skip-upload", action="store_true")
     parser.add_argument("--skip-slider", action="store_true")
@@ -298,6 +402,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.rows = args.upload_rows = 100_000
+    if args.many:
+        args.classifiers, args.variants = 20, True
+        args.upload_classifiers, args.upload_rows = 50, 200_000
+        args.upload_baseline_classifiers = 5
 
     from playwright.sync_api import sync_playwright
 
@@ -307,8 +415,9 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tmpdir)
         browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         out["chromium"] = browser.version
-        if not args.skip_slider:
-            out["slider"] = bench_slider(browser, tmp, args.rows, args.classifiers, args.samples)
+        if not args.skip_slider and not args.against:
+            out["slider"] = bench_slider(browser, tmp, args.rows, args.classifiers, args.samples,
+                                         variants=args.variants)
             s = out["slider"]
             print(f"[slider] {s['samples']} key presses: median {s['median_ms']} ms, "
                   f"p95 {s['p95_ms']} ms, max {s['max_ms']} ms", flush=True)
@@ -316,11 +425,45 @@ def main(argv: list[str] | None = None) -> int:
                   f"{s['enter_p95_ms']} ms; typing alone (debounce, baseline): p95 "
                   f"{s['typing_p95_ms']} ms; ratio {s['enter_vs_typing_p95']}x the typing path, "
                   f"{s['enter_vs_slider_p95']}x the slider path", flush=True)
+        if args.against:
+            a = out["against"] = bench_against(browser, tmp, args.against.resolve(), args.rows,
+                                               args.classifiers, args.samples)
+            print(f"[against] slider p95 {a['this checkout']['p95_ms']} ms here, "
+                  f"{a['baseline']['p95_ms']} ms in {a['baseline_tree']}: ratio {a['p95_ratio']} "
+                  f"(medians: {a['median_ratio']})", flush=True)
+            if not args.skip_upload:
+                here, there = [], []
+                for rep in range(args.reps):        # alternating, one upload each at a time
+                    here.append(bench_upload(browser, tmp, args.upload_rows,
+                                             args.upload_classifiers, 1,
+                                             first_rep=2 * rep)["median_s"])
+                    there.append(bench_upload(browser, tmp, args.upload_rows,
+                                              args.upload_classifiers, 1,
+                                              repo=args.against.resolve(),
+                                              first_rep=2 * rep + 1)["median_s"])
+                a["upload"] = {"classifiers": args.upload_classifiers, "rows": args.upload_rows,
+                               "here_s": here, "baseline_s": there,
+                               "median_ratio": round(statistics.median(here)
+                                                     / statistics.median(there), 3)}
+                print(f"[against] first plot of {args.upload_classifiers} x "
+                      f"{args.upload_rows:,}: median {statistics.median(here):.2f} s here, "
+                      f"{statistics.median(there):.2f} s in the baseline: ratio "
+                      f"{a['upload']['median_ratio']}", flush=True)
+            args.skip_upload = args.skip_slider = True
         if not args.skip_upload:
             out["upload"] = bench_upload(browser, tmp, args.upload_rows, args.upload_classifiers,
                                          args.reps)
             u = out["upload"]
             print(f"[upload] median {u['median_s']} s, max {u['max_s']} s", flush=True)
+            if args.upload_baseline_classifiers:
+                base = bench_upload(browser, tmp, args.upload_rows,
+                                    args.upload_baseline_classifiers, args.reps)
+                out["upload_baseline"] = base
+                u["median_vs_baseline"] = round(u["median_s"] / base["median_s"], 3)
+                print(f"[upload] baseline {base['classifiers']} classifiers x "
+                      f"{base['rows']:,}: median {base['median_s']} s; "
+                      f"{u['classifiers']} classifiers take {u['median_vs_baseline']}x that",
+                      flush=True)
         browser.close()
     print(json.dumps(out, indent=2))
     if args.json:

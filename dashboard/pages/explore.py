@@ -1000,7 +1000,6 @@ def register_callbacks(app: Dash, services: Services) -> None:
         _cs("explore"),
         Output(ids.ROC_GRAPH, "figure", allow_duplicate=True),
         Output(ids.COST_GRAPH, "figure", allow_duplicate=True),
-        Output(ids.RANGES_GRAPH, "figure", allow_duplicate=True),
         Output(ids.P_POS_SLIDER, "value"), Output(ids.P_POS_INPUT, "value"),
         Output(ids.COST_FN_SLIDER, "value"), Output(ids.COST_FN_INPUT, "value"),
         Output(ids.COST_FP_SLIDER, "value"), Output(ids.COST_FP_INPUT, "value"),

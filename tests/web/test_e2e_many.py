@@ -120,8 +120,9 @@ def test_filter_hull_only_log_axes_and_zoom_survive_a_reload(live_server, page: 
         assert roc["shapes"]["iso-performance"]["type"] == "path"       # a curve here
         assert cost["shapes"]["pc"]["x0"] == pytest.approx(want_pc, abs=1e-9)
         assert cost["shapes"]["chosen"]["xanchor"] == pytest.approx(want_pc, abs=1e-9)
-        assert figure(page, "ranges-graph")["shapes"]["pc"]["x0"] == pytest.approx(want_pc,
-                                                                                   abs=1e-9)
+        line = page.eval_on_selector("#ranges-graph .ranges-pc-line",
+                                     "e => [Number(e.dataset.x), e.style.display]")
+        assert line[0] == pytest.approx(want_pc, abs=1e-9) and line[1] == "block"
 
     check_log_axes()
 
