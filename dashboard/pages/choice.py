@@ -245,7 +245,8 @@ def _num(x: float | None, digits: int = 4) -> str:
 
 
 def _money(x: float, unit: str) -> str:
-    return f"{unit}{x:,.2f}" if unit in ("€", "$", "£") else f"{x:,.2f} {unit}".strip()
+    """Money as Explore writes it: the number, then the unit."""
+    return f"{x:,.2f} {unit}".strip()
 
 
 def _choice_text(classifier: str, threshold: float | None) -> str:

@@ -149,8 +149,8 @@ def test_handler_puts_the_cores_numbers_on_the_page(services):
     mm = robust.minimax_regret
     assert _text(find(panel, ids.CHOICE_MINIMAX)) == \
         f"{mm.classifier} at score ≥ {number_text(mm.threshold)}"
-    assert _text(find(panel, ids.CHOICE_MINIMAX_REGRET)) == f"€{mm.value:,.2f}"
-    assert _text(find(panel, ids.CHOICE_BAYES_COST)) == f"€{robust.bayes.value:,.2f}"
+    assert _text(find(panel, ids.CHOICE_MINIMAX_REGRET)) == f"{mm.value:,.2f} €"
+    assert _text(find(panel, ids.CHOICE_BAYES_COST)) == f"{robust.bayes.value:,.2f} €"
     assert "worth it" in _text(find(panel, ids.CHOICE_SWITCHING))
     # Decision curves: pₜ = 1/21 and the PC(+) of the conditions.
     note = html.Div(out.dca_note)
