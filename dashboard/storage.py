@@ -364,7 +364,8 @@ def dataset_to_tables(ds: Dataset) -> tuple[dict[str, Any], dict[str, pa.Table]]
     tables: dict[str, pa.Table] = {}
     if ds.scored:
         has_fold = ds.scored[0].fold is not None
-        if _shares_rows(ds.scored):
+        # Score counts are per-classifier cells: never one shared label column.
+        if ds.scored[0].count is None and _shares_rows(ds.scored):
             meta["scored_shape"] = "wide"
             cols = {"y_true": pa.array(ds.scored[0].y_true, pa.bool_())}
             if has_fold:
@@ -382,6 +383,9 @@ def dataset_to_tables(ds: Dataset) -> tuple[dict[str, Any], dict[str, pa.Table]]
             if has_fold:
                 cols["fold"] = pa.array(np.concatenate([c.fold for c in ds.scored])
                                         .astype(np.int32))
+            if ds.scored[0].count is not None:  # the score-count layout: entries are cells
+                cols["count"] = pa.array(np.concatenate([c.count for c in ds.scored]),
+                                         pa.int64())
         tables["scored"] = pa.table(cols)
     if ds.counted:
         sizes = [c.tp.size for c in ds.counted]
@@ -417,11 +421,13 @@ def dataset_from_tables(meta: dict[str, Any], tables: dict[str, pa.Table]) -> Da
             model = _np(t, "model")
             y, score = _np(t, "y_true").astype(bool), _np(t, "score").astype(np.float64)
             fold = _np(t, "fold").astype(np.int64) if has_fold else None
+            count = _np(t, "count").astype(np.int64) if "count" in t.column_names else None
             bounds = np.searchsorted(model, np.arange(len(meta["scored"]) + 1))
             for i, name in enumerate(meta["scored"]):
                 s = slice(bounds[i], bounds[i + 1])
                 scored.append(ScoredClassifier(name, y[s].copy(), score[s].copy(),
-                                               None if fold is None else fold[s].copy()))
+                                               None if fold is None else fold[s].copy(),
+                                               None if count is None else count[s].copy()))
     if meta["counted"]:
         t = tables["counted"]
         model = _np(t, "model")

@@ -149,7 +149,7 @@ def _upload_zone(services: Services) -> html.Div:
                 html.Label(["Label column ", dcc.Input(id=ids.UPLOAD_LABEL_COLUMN, type="text",
                                                        placeholder="auto", className="text")]),
                 html.Label(["Layout ", html.Select(id=ids.UPLOAD_LAYOUT, children=[
-                    html.Option(v, value=v) for v in ("auto", "wide", "long", "counts")])]),
+                    html.Option(v, value=v) for v in ("auto", "wide", "long", "counts", "score_counts")])]),
                 dcc.Checklist(id=ids.UPLOAD_DROP_MISSING, className="toggle",
                               options=[{"label": " Drop rows with missing scores",
                                         "value": "drop"}], value=[]),
