@@ -268,3 +268,18 @@ def test_the_report_has_the_section():
     logreg = threshold_choice(roc=analysis.classifier("logreg").roc)
     assert f"<td>{logreg.score_driven.expected_loss:.4g}</td>" in section
     assert "score ≥ 0.5 (pinned)" in section
+
+
+def test_the_page_graphs_download_under_their_own_names(services):
+    from dashboard.figures.common import graph_config
+
+    from .test_plot_export import DOWNLOAD_NAMES, graphs_in
+
+    graphs = graphs_in(choice.layout({}, services))
+    names = {g.id: g.config["toImageButtonOptions"]["filename"] for g in graphs}
+    assert names == {ids.CHOICE_COST_GRAPH: "costdash-choice-cost",
+                     ids.CHOICE_DCA_GRAPH: "costdash-choice-dca"}
+    assert all(g.config == graph_config(n.removeprefix("costdash-"))
+               for g, n in zip(graphs, names.values()))
+    taken = {n for per_page in DOWNLOAD_NAMES.values() for n in per_page.values()}
+    assert not taken & set(names.values())
