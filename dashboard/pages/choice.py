@@ -99,6 +99,11 @@ HELP_COST = html.Details(className="help", children=[
             "area is the Brier score and the rate-driven one's is 1/3 + π(1 − π)(1 − 2·AUC) "
             "(docs/threshold-choice.md). The H-measure (Hand) uses Beta(2, 1 + n₋/n₊) over the "
             "cost proportion, the hmeasure package's default."]),
+    html.P(["Scores that are not probabilities (outside [0, 1]) have no Brier curve; pick a ",
+            html.B("calibration"), ": each fold's scores are mapped by a Platt or isotonic "
+            "fit on the other folds (the data's fold column, else 5 stratified folds), and the "
+            "score-driven and decision curves are those of the calibrated scores. It refits per "
+            "fold: a few seconds per 100,000 scores."]),
 ])
 
 HELP_DCA = html.Details(className="help", children=[
@@ -158,7 +163,10 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
             problems_note(problems),
             html.P(id=ids.CHOICE_CONDITIONS, className="choice-conditions"),
             html.Div(className="folds-controls", children=[
-                html.Div(className="folds-field", style={"minWidth": "15rem"}, children=[
+                html.Div(className="folds-field", style={"minWidth": "15rem"},
+                         title="Each fold's scores mapped by a calibration fitted on the other "
+                               "folds (the data's, else 5 stratified ones); a few seconds per "
+                               "100,000 scores.", children=[
                     html.Label("Score-driven and decision curves of",
                                htmlFor=ids.CHOICE_CALIBRATION),
                     dcc.Dropdown(id=ids.CHOICE_CALIBRATION, options=CALIBRATION_OPTIONS,
