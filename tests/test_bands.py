@@ -17,18 +17,20 @@ from scipy import stats
 from strategies import labelled_scores
 
 import costdash
+from costdash._bands_engine import (
+    _cumulative,
+    _envelopes,
+    _full_data_envelope,
+    _JointClass,
+    _superbins_of_scores,
+)
+from costdash._bands_sampler import _Multinomial
 from costdash.bands import (
     MAX_REPLICATES,
     NO_SIGNIFICANCE,
     CostBand,
     DifferenceBand,
     SignificantInterval,
-    _cumulative,
-    _envelopes,
-    _full_data_envelope,
-    _JointClass,
-    _Multinomial,
-    _superbins_of_scores,
     confidence_ranks,
     cost_band,
     difference_band,
