@@ -40,6 +40,7 @@ from costdash.threshold_choice import (ThresholdChoice, gaps_to_dict, threshold_
 
 __all__ = ["CALIBRATIONS", "ClassifierChoice", "classifier_choices",
            "classifier_choice_to_dict", "choice_summary", "choice_summary_of_view",
+           "condition_free",
            "threshold_probability", "view_beta", "view_pins"]
 
 
@@ -155,7 +156,7 @@ def choice_summary(analysis: Analysis, *, pins: Mapping[str, float] | None = Non
                    beta: tuple[float, float] | None = None,
                    calibrate: str | None = None,
                    thresholds=None, tolerance: float = 0.0,
-                   max_points: int | None = None) -> dict:
+                   max_points: int | None = None, curves: dict | None = None) -> dict:
     """The three parts (module docstring) for ``analysis`` under one view, as JSON.
 
     Parameters
@@ -180,14 +181,19 @@ def choice_summary(analysis: Analysis, *, pins: Mapping[str, float] | None = Non
         Worst-case regret per period one accepts from a fixed choice.
     max_points : int, optional
         Thin each threshold-choice curve for display (the losses stay exact).
+    curves : dict, optional
+        :func:`condition_free` of an earlier summary of the same data, classifiers, Beta,
+        calibration, thresholds and ``max_points`` (under any conditions, pins or box): its
+        curves are reused and only what the conditions change is computed (the fixed curves,
+        the decision curves' ``current``, the robust choices). The result is the same.
     """
-    from costdash.dca import decision_curves_of_rocs, decision_curves_to_dict, net_benefit_of_roc
-    from costdash.decision import decide
-    from costdash.robust import ConditionBox, robust_choice, robust_to_dict
+    if curves is not None:
+        return _summary_from_curves(analysis, curves, pins=pins, sens_p=sens_p,
+                                    sens_fn=sens_fn, sens_fp=sens_fp, volume=volume, unit=unit,
+                                    beta=beta, calibrate=calibrate, tolerance=tolerance,
+                                    max_points=max_points)
+    from costdash.dca import decision_curves_of_rocs, decision_curves_to_dict
 
-    cond = analysis.operating_point.condition
-    ds = analysis.dataset
-    prevalence = ds.n_pos / ds.n
     items = classifier_choices(analysis, beta=beta, fixed_thresholds=pins, calibrate=calibrate)
     classifiers = []
     for item in items:
@@ -212,15 +218,33 @@ def choice_summary(analysis: Analysis, *, pins: Mapping[str, float] | None = Non
     for name, why in refused.items():
         curves.net_benefit[name] = None
         curves.refused[name] = why
-    pt = threshold_probability(cond)
     dca = decision_curves_to_dict(curves)
+    return _finish(analysis, classifiers, dca, rocs, {n: v for n, v in curves.net_benefit.items()},
+                   pins=pins, sens_p=sens_p, sens_fn=sens_fn, sens_fp=sens_fp, volume=volume,
+                   unit=unit, beta=beta, calibrate=calibrate, tolerance=tolerance)
+
+
+def _finish(analysis: Analysis, classifiers: list[dict], dca: dict, rocs: list[RocCurve],
+            drawn: Mapping[str, object], *, pins, sens_p, sens_fn, sens_fp, volume, unit, beta,
+            calibrate, tolerance) -> dict:
+    """The parts the conditions change (the decision curves' ``current``, the robust choices)
+    and the summary's frame, around ``classifiers`` and the decision curves ``dca``."""
+    from costdash.dca import net_benefit_of_roc
+    from costdash.decision import decide
+    from costdash.robust import ConditionBox, robust_choice, robust_to_dict
+
+    cond = analysis.operating_point.condition
+    ds = analysis.dataset
+    prevalence = ds.n_pos / ds.n
+    pt = threshold_probability(cond)
     at_pt: dict[str, float | None] = {}
     for roc in rocs:
-        if curves.net_benefit.get(roc.name) is None or pt >= 1.0:
+        if drawn.get(roc.name) is None or pt >= 1.0:
             at_pt[roc.name] = None
         else:
             at_pt[roc.name] = float(net_benefit_of_roc(roc, [pt])[0])
-    pi = curves.prevalence
+    # The decision curves' own prevalence (as decision_curves_of_rocs computes it).
+    pi = rocs[0].n_pos / (rocs[0].n_pos + rocs[0].n_neg)
     dca["current"] = {
         "pt": pt, "cost_ratio": pt / (1.0 - pt) if pt < 1.0 else None,
         # The PC(+) that pₜ means at the data's prevalence (the decision curves' own p(+)).
@@ -284,6 +308,76 @@ def choice_summary(analysis: Analysis, *, pins: Mapping[str, float] | None = Non
 
 
 
+def condition_free(summary: dict) -> dict:
+    """What of a :func:`choice_summary` does not depend on the conditions, pins or box: each
+    classifier's entry without its fixed curve, and the decision curves without ``current``
+    (give it back as ``curves`` to reuse them)."""
+    classifiers = []
+    for entry in summary["classifiers"]:
+        e = {k: v for k, v in entry.items() if k != "fixed_from"}
+        e["threshold_choice"] = {k: v for k, v in entry["threshold_choice"].items()
+                                 if k != "fixed"}
+        e["threshold_choice_gaps"] = {k: v for k, v in entry["threshold_choice_gaps"].items()
+                                      if k != "fixed_loss"}
+        classifiers.append(e)
+    dca = {k: v for k, v in summary["decision_curves"].items() if k != "current"}
+    return {"classifiers": classifiers, "decision_curves": dca}
+
+
+def _summary_from_curves(analysis: Analysis, curves: dict, *, pins, sens_p, sens_fn, sens_fp,
+                         volume, unit, beta, calibrate, tolerance, max_points) -> dict:
+    """:func:`choice_summary` with its condition-free part given (:func:`condition_free`)."""
+    import copy
+
+    from costdash.threshold_choice import _curve_dict, fixed_point_curve, fixed_threshold_curve
+
+    loss_beta = (1.0, 1.0) if beta is None else (float(beta[0]), float(beta[1]))
+    cond = analysis.operating_point.condition
+    given = {e["name"]: e for e in copy.deepcopy(curves["classifiers"])}
+    pins = dict(pins or {})
+    classifiers = []
+    for c in analysis.classifiers:
+        if c.name not in given:
+            raise ParameterError(f"the reused curves have no classifier {c.name!r}")
+        e = given[c.name]
+        if c.name in pins:
+            fixed = fixed_threshold_curve(c.roc, float(pins[c.name]), beta=loss_beta)
+            source = "pin"
+        else:
+            fixed = fixed_point_curve(c.roc, _best_point(c, cond), beta=loss_beta)
+            source = "conditions"
+        tc, gaps = e["threshold_choice"], e["threshold_choice_gaps"]
+        optimal = tc["optimal"]["expected_loss"]
+        classifiers.append({
+            "name": e["name"], "auc": e["auc"], "h_measure": e["h_measure"],
+            "brier_score": e["brier_score"],
+            "threshold_choice": {"score_driven": tc["score_driven"],
+                                 "rate_driven": tc["rate_driven"],
+                                 "fixed": _curve_dict(fixed, max_points),
+                                 "optimal": tc["optimal"]},
+            "threshold_choice_gaps": {
+                "calibration_loss": gaps["calibration_loss"], "rate_loss": gaps["rate_loss"],
+                "fixed_loss": fixed.expected_loss - optimal,
+                "score_driven_refused": gaps["score_driven_refused"], "beta": gaps["beta"],
+                "calibration": gaps["calibration"],
+                "calibrated_brier_score": gaps["calibrated_brier_score"]},
+            "h_measure_beta": e["h_measure_beta"], "fixed_from": source})
+    dca = copy.deepcopy(curves["decision_curves"])
+    drawn = dca["net_benefit"]
+    rocs = []
+    scored = {c.name: c for c in analysis.dataset.scored}
+    for c in analysis.classifiers:
+        if calibrate is not None and drawn.get(c.name) is not None and c.name in scored:
+            from costdash.calibration import calibrate_classifier
+
+            rocs.append(calibrate_classifier(scored[c.name], calibrate))
+        else:
+            rocs.append(c.roc)
+    return _finish(analysis, classifiers, dca, rocs, drawn, pins=pins, sens_p=sens_p,
+                   sens_fn=sens_fn, sens_fp=sens_fp, volume=volume, unit=unit, beta=beta,
+                   calibrate=calibrate, tolerance=tolerance)
+
+
 CALIBRATIONS = ("platt", "isotonic")
 
 
@@ -304,7 +398,8 @@ def view_beta(view) -> tuple[float, float] | None:
             1.0 if view.beta_b is None else float(view.beta_b))
 
 
-def choice_summary_of_view(dataset, view, *, max_points: int | None = None) -> dict:
+def choice_summary_of_view(dataset, view, *, max_points: int | None = None,
+                           curves: dict | None = None) -> dict:
     """:func:`choice_summary` of ``dataset`` under a :class:`~costdash.view.View`: its ticked
     classifiers, conditions, pins, sensitivity box, volume and unit, calibration and Beta.
 
@@ -324,4 +419,4 @@ def choice_summary_of_view(dataset, view, *, max_points: int | None = None) -> d
     return choice_summary(analysis, pins=pins, sens_p=view.sens_p, sens_fn=view.sens_fn,
                           sens_fp=view.sens_fp, volume=view.volume, unit=view.unit,
                           beta=view_beta(view), calibrate=view.calibration,
-                          max_points=max_points)
+                          max_points=max_points, curves=curves)
