@@ -2,10 +2,11 @@
 matrices, and predicted class labels (wide or long). Private; the public names are there.
 
 Every reader takes a path or a binary file object (an upload) and a ``name`` for its messages.
-The bytes are read by :mod:`costdash.io`'s own helpers, as predictions files are: the same size
-limit handling, gzip, UTF-16 and Windows-1252 text, and the same refusal of empty and binary
-files. Cells are kept as text (``"1"`` and ``"1.0"`` are different labels); the separator is a
-comma, else a tab or a semicolon when the header line has one.
+The bytes are read by the helpers of :func:`costdash.io.load_predictions`
+(:mod:`costdash._io_read`), as predictions files are: the same size limit handling, gzip, UTF-16
+and Windows-1252 text, the same refusal of empty and binary files, and the same separator sniffing
+(:func:`~costdash._io_read.sniff_separator`), among comma, tab and semicolon. Cells are kept as
+text (``"1"`` and ``"1.0"`` are different labels).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from typing import IO, Literal, Union
 import numpy as np
 from numpy.typing import NDArray
 
+from costdash._io_read import _as_utf8, _read_source, _sniff_format, sniff_separator
 from costdash._multiclass_confusion import _fmt_labels
 from costdash.errors import InputFileError, ParameterError
-from costdash.io import _as_utf8, _read_source, _sniff_format
 
 Source = Union[str, os.PathLike, IO[bytes]]
 """A file to read: its path, or its bytes already opened."""
@@ -44,14 +45,9 @@ def _read_csv(path: Source, name: str | None) -> tuple[str, list[str], list[list
     if _sniff_format(data, source) != "text":
         raise InputFileError(f"{source}: is not a CSV file (comma, tab or semicolon separated "
                              "text)", source=source)
-    text = _as_utf8(data).decode("utf-8")
-    first = text[:65536].splitlines()[0] if text.strip() else ""
-    delimiter = ","
-    if "," not in first:
-        for cand in ("\t", ";"):
-            if cand in first:
-                delimiter = cand
-                break
+    data = _as_utf8(data)
+    delimiter, _ = sniff_separator(data, ",\t;")
+    text = data.decode("utf-8")
     try:
         rows = [[cell.strip() for cell in row]
                 for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)]

@@ -36,6 +36,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from costdash._io_layouts import _key, _positive_index
+from costdash._io_messages import _quoted
 from costdash.errors import InputFileError, ParameterError
 from costdash.io import (
     FOLD_COLUMNS,
@@ -43,9 +45,6 @@ from costdash.io import (
     LABEL_COLUMNS,
     MODEL_COLUMNS,
     SCORE_COLUMNS,
-    _key,
-    _positive_index,
-    _quoted,
 )
 
 __all__ = ["Aggregate", "AggregateStats", "ENGINES", "aggregate", "max_roc_distance"]
