@@ -89,6 +89,8 @@ class Saved:
     name: str
     share: str
     manage: str
+    data: str = ""
+    """The analysis's read-only data handle (what its page's callbacks read)."""
 
 
 @dataclass(frozen=True)
@@ -249,7 +251,7 @@ def save_analyses(base: str, count: int, rows: int = 2000) -> list[Saved]:
             raise RuntimeError(f"saving analysis {i} failed: {resp.status_code} {resp.text}")
         body = resp.json()
         saved.append(Saved(body["id"], body["name"], body["url"].rsplit("/", 1)[1],
-                           body["manage_token"]))
+                           body["manage_token"], body.get("dataset_id", "")))
     return saved
 
 
@@ -406,6 +408,20 @@ def capture_viewer(base: str, share: str, timeout: float = 120.0) -> list[Captur
     return seen
 
 
+def retarget(captured: list[Captured], source: Saved, target: Saved) -> list[Captured]:
+    """The requests of ``source``'s page made for ``target``'s: the link's token and its data
+    handle swapped in the paths and callback bodies (the analyses differ in nothing else the
+    page sends)."""
+    def swap(text: str | None) -> str | None:
+        if text is None:
+            return None
+        text = text.replace(source.share, target.share)
+        return text.replace(source.data, target.data)
+    if not source.data or not any(source.data in (c.body or "") for c in captured):
+        raise RuntimeError("the captured page does not name its data handle: capture each")
+    return [replace(c, path=swap(c.path), body=swap(c.body)) for c in captured]
+
+
 def viewer_targets(saved: Saved, captured: list[Captured]) -> dict[str, Target]:
     """A viewer's page (``captured``) as targets, plus the API read, the health check and a
     dead link of :func:`targets_for`. Every reply must have the status the browser got; a
@@ -450,12 +466,14 @@ def empty_cache(cache_url: str | None, data_dir: Path) -> None:
 
 def run_viewers(backend: str = "postgres", clients: int = 50, requests_per_client: int = 200,
                 workers: int = 4, analyses: int = 3, baseline: int = 20, rows: int = 2000,
-                cold: bool = True, plain: bool = True,
+                cold: bool = True, plain: bool = True, capture_all: bool = False,
                 workdir: Path | None = None) -> dict[str, Any]:
     """The load with a viewer's callbacks, from a cold start, and the same load without them.
 
-    1. The web role starts, ``analyses`` analyses are saved and each link is opened once in
-       headless Chromium, which records the requests its page makes (:func:`capture_viewer`).
+    1. The web role starts, ``analyses`` analyses are saved and the first link is opened in
+       headless Chromium, which records the requests its page makes (:func:`capture_viewer`);
+       the other links' pages make the same requests with their own token and data handle
+       (:func:`retarget`; ``capture_all`` opens each in Chromium instead).
     2. With ``cold``, the web role is stopped, the result cache emptied and a new web role
        started on the same database: fresh workers, nothing cached, no warm-up.
     3. **Load with callbacks** at once: ``clients`` x ``requests_per_client`` in the cycle of
@@ -479,40 +497,59 @@ def run_viewers(backend: str = "postgres", clients: int = 50, requests_per_clien
             extra["database_url"] = stack.enter_context(fresh_postgres_database())
             extra["cache_url"] = stack.enter_context(fresh_redis_url())
         env = deploy_env(workdir / "data", secret_key=secrets.token_hex(32), **extra)
+        clock = time.perf_counter()
+        phases: dict[str, float] = {}
+
+        def phase(name: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            phases[name] = round(now - clock, 1)
+            clock = now
+
         role = start_web(env, workdir / "web-capture.log", workers=workers)
+        phase("start")
         logs = []
         try:
             saved = save_analyses(role.url, analyses, rows)
-            captured = [capture_viewer(role.url, s.share) for s in saved]
+            phase("save")
+            if capture_all:
+                captured = [capture_viewer(role.url, s.share) for s in saved]
+            else:  # one page in Chromium; the others are the same requests for their link
+                first = capture_viewer(role.url, saved[0].share)
+                captured = [retarget(first, saved[0], s) for s in saved]
+            phase("capture")
         finally:
-            if cold:
-                role.stop()
+            if cold:  # its log before its workers are stopped (that is logged, not a problem)
                 logs.append(role.log_text())
+                role.stop()
         kinds = [[c.kind for c in page] for page in captured]
         if any(sorted(k) != sorted(kinds[0]) for k in kinds):  # the same requests, in any order
             raise RuntimeError(f"the pages made different requests: {kinds}")
         if cold:
             empty_cache(extra.get("cache_url"), workdir / "data")
             role = start_web(env, workdir / "web.log", workers=workers)
+            phase("restart")
         try:
             targets = [viewer_targets(s, page) for s, page in zip(saved, captured)]
             mix = viewer_mix(captured[0])
             cpu_before = cpu_seconds(role)
             viewer = run_load(role.url, targets, clients, requests_per_client, mix)
             cpu_after = cpu_seconds(role)
+            phase("load")
             single = run_baseline(role.url, targets[0], baseline)
             plain_load = (run_load(role.url, saved, clients, requests_per_client)
                           if plain else None)
         finally:
-            role.stop()
             logs.append(role.log_text())
+            role.stop()
+            phase("rest")
     log = "\n".join(logs)
     cpu = {k: round(cpu_after[k] - cpu_before[k], 1) for k in cpu_before}
     return {"config": config, "captured": captured[0], "viewer": viewer, "plain": plain_load,
             "baseline": single, "summary": {**summary(viewer, single), "cpu_seconds": cpu},
             "plain_summary": summary(plain_load, single) if plain_load else None,
             "server_problems": server_problems(log), "worker_pids": worker_pids(log),
-            "log": log}
+            "log": log, "phases_s": phases}
 
 
 # --- link open -> both plots drawn, against a bare plotly.js page --------------------------------
@@ -531,6 +568,10 @@ def wide_parquet(seed: int, rows: int, classifiers: int) -> bytes:
     pq.write_table(pa.table(columns), sink)
     return sink.getvalue().to_pybytes()
 
+
+VIEW_REPLY_JS = """() => Math.max(...performance.getEntriesByType('resource')
+    .filter((e) => e.name.includes('/_dash-update-component') && e.encodedBodySize > 100000)
+    .map((e) => e.responseEnd), 0)"""
 
 BARE_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>bare plotly.js</title>
 <script src="{plotly}"></script></head><body>
@@ -569,6 +610,7 @@ def link_open(base: str, share: str, samples: int = 5, timeout: float = 180.0
     want = wanted_traces(figures)
     figures_json = json.dumps(figures)
     timings: dict[str, list[float]] = {"dashboard": [], "bare": []}
+    replies: list[float] = []
     scripts: list[str] = []
     with sync_playwright() as p:
         browser = launch_chromium(p)
@@ -606,6 +648,8 @@ def link_open(base: str, share: str, samples: int = 5, timeout: float = 180.0
                     page.wait_for_function(DRAWN_JS, arg=want, timeout=timeout * 1000,
                                            polling="raf")
                     timings[which].append(round(page.evaluate("window.__drawnAt"), 1))
+                    if which == "dashboard":  # when the view load's reply (the largest) ended
+                        replies.append(round(page.evaluate(VIEW_REPLY_JS), 1))
                 finally:
                     context.close()
         finally:
@@ -614,6 +658,7 @@ def link_open(base: str, share: str, samples: int = 5, timeout: float = 180.0
     bare_median = statistics.median(timings["bare"])
     return {"samples_ms": timings, "median_ms": {"dashboard": dash_median, "bare": bare_median},
             "ratio": round(dash_median / bare_median, 2), "plotly_js": plotly_url,
+            "view_reply_ms": replies, "view_reply_median_ms": statistics.median(replies),
             "figure_bytes": {plot: len(json.dumps(figures[plot])) for plot in PLOTS},
             "view_load_bytes": len(reply.content),
             "traces": {plot: len(figures[plot]["data"]) for plot in PLOTS}}
@@ -769,6 +814,8 @@ def print_link_open(result: dict[str, Any]) -> None:
           f"scores, headless Chromium, median of {c['samples']} (fresh context each):")
     print(f"  dashboard /s/<token>: {m['dashboard']:.0f} ms  {result['samples_ms']['dashboard']}")
     print(f"  bare plotly.js page:  {m['bare']:.0f} ms  {result['samples_ms']['bare']}")
+    print(f"  dashboard: the view load's reply had arrived at {result['view_reply_median_ms']:.0f} ms "
+          f"(median; {result['view_reply_ms']}), the rest is the browser's")
     print(f"  ratio {result['ratio']}x (target <= 1.3x); view load reply "
           f"{result['view_load_bytes']:,} B; figures {result['figure_bytes']}; traces "
           f"{result['traces']}; plotly.js {result['plotly_js']}")

@@ -60,6 +60,7 @@ def test_a_viewers_page_replayed_from_a_cold_start_gets_no_errors(tmp_path):
                          workers=WORKERS, analyses=3, baseline=2, plain=False, cold=True,
                          workdir=tmp_path)
     print_summary(result["summary"], result["config"])
+    print(f"phases (s): {result['phases_s']}")
     load, captured = result["viewer"], result["captured"]
     kinds = [c.kind for c in captured]
     # The replay is of the page's own callbacks: the routing callback and the view load (both
