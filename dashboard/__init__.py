@@ -3,7 +3,8 @@
 Layers, imports going one way only (README, "Layout of the code"; tests/test_layers.py)::
 
     costdash (core numpy)  ->  figures
-    config, storage, labelfiles, cachebackend, bandcache, jobs, viewmodel
+    config, storage (records, tables, sqlstore), labelfiles, cachebackend, bandcache, jobs,
+    viewmodel
         ->  sharing, services  ->  pages, shell, components (ids)  |  api, manage, responses, report
         ->  factory.create_app, worker  ->  app.py
 

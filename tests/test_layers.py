@@ -113,7 +113,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 DASHBOARD_LAYERS = (
     ("dashboard.figures",),
-    ("dashboard.config", "dashboard.storage", "dashboard.labelfiles", "dashboard.cachebackend",
+    ("dashboard.config", "dashboard.storage", "dashboard.records", "dashboard.tables",
+     "dashboard.sqlstore", "dashboard.labelfiles", "dashboard.cachebackend",
      "dashboard.bandcache", "dashboard.jobs", "dashboard.viewmodel"),
     ("dashboard.sharing", "dashboard.services"),
     ("dashboard.pages", "dashboard.shell", "dashboard.components", "dashboard.viewstate",

@@ -142,7 +142,7 @@ def test_a_read_link_starts_only_the_bands_of_its_saved_view(web_app, client, se
 def _handles(services) -> list[str]:
     import sqlalchemy as sa
 
-    from dashboard.storage import handles_table
+    from dashboard.sqlstore import handles_table
 
     with services.store.engine.connect() as conn:
         return list(conn.execute(sa.select(handles_table.c.handle)).scalars())

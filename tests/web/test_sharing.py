@@ -265,7 +265,7 @@ def test_links_survive_a_restart(backend_settings, breast_cancer_csv):
 
 
 def test_a_crash_mid_save_leaves_nothing(services, breast_cancer_csv, monkeypatch):
-    from dashboard import storage
+    from dashboard import sqlstore as storage
 
     real_insert = storage.dataset_parts_table.insert
 
