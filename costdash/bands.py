@@ -545,22 +545,23 @@ def _envelope_band(sb: _Superbins, *, method: str | None, simultaneous: bool, po
             "selected on other rows (select='split' or validation rows); the whole envelope "
             "offers 'percentile' (an uncalibrated spread) or 'double-bootstrap'")
     _check_size(replicates, pc)
+    cost = _full_data_envelope(sb, pc)
     if method == "double-bootstrap":
         _calibrated_replicates(replicates, method)
         curves, calibration = _double_bootstrap(sb, replicates, inner_replicates, rng, pc,
                                                 max_batch_elements, progress)
-        cost = _full_data_envelope(sb, pc)
         low, high = _double_edges(pc, cost, curves, calibration, level)
-        return CostBand(name=sb.name, level=level, replicates=replicates, pc=_readonly(pc),
-                        cost=_readonly(cost), low=_readonly(low), high=_readonly(high),
-                        curves=_readonly(curves), kind="curve", n_pos=sb.n_pos, n_neg=sb.n_neg,
-                        method="double-bootstrap", calibrated=True,
-                        estimand=_estimand(ESTIMAND_ENVELOPE_DOUBLE, pooled),
-                        calibration=_readonly(calibration), inner_replicates=inner_replicates)
-    band = _curve_band(sb, level=level, replicates=replicates, rng=rng, pc=pc, progress=progress,
-                       max_batch_elements=max_batch_elements)
-    return replace(band, method="percentile", calibrated=False,
-                   estimand=_estimand(ESTIMAND_ENVELOPE_SPREAD, pooled))
+        fields = {"method": "double-bootstrap", "calibrated": True,
+                  "estimand": _estimand(ESTIMAND_ENVELOPE_DOUBLE, pooled),
+                  "calibration": _readonly(calibration), "inner_replicates": inner_replicates}
+    else:
+        curves = _curve_replicates(sb, replicates, rng, pc, max_batch_elements, progress)
+        low, high = _band_edges(curves, level)
+        fields = {"method": "percentile", "calibrated": False,
+                  "estimand": _estimand(ESTIMAND_ENVELOPE_SPREAD, pooled)}
+    return CostBand(name=sb.name, level=level, replicates=replicates, pc=_readonly(pc),
+                    cost=_readonly(cost), low=_readonly(low), high=_readonly(high),
+                    curves=_readonly(curves), kind="curve", n_pos=sb.n_pos, n_neg=sb.n_neg, **fields)
 
 
 # --------------------------------------------------------------------------------------------
@@ -762,17 +763,6 @@ def _score_count_band(classifier: ScoredClassifier, label: str, *, threshold: fl
                           estimand=_estimand(estimand, line["pooled"]),
                           selection="split" if select == "split" else "validation",
                           progress=line["progress"])
-
-
-def _curve_band(sb: _Superbins, *, level: float, replicates: int, rng: np.random.Generator,
-                pc: NDArray[np.float64], progress: ProgressCallback | None,
-                max_batch_elements: int) -> CostBand:
-    curves = _curve_replicates(sb, replicates, rng, pc, max_batch_elements, progress)
-    low, high = _band_edges(curves, level)
-    return CostBand(name=sb.name, level=level, replicates=replicates, pc=_readonly(pc),
-                    cost=_readonly(_full_data_envelope(sb, pc)), low=_readonly(low),
-                    high=_readonly(high), curves=_readonly(curves), kind="curve",
-                    n_pos=sb.n_pos, n_neg=sb.n_neg)
 
 
 def difference_band(a: ScoredClassifier | tuple[ArrayLike, ArrayLike],
