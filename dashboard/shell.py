@@ -42,8 +42,12 @@ def shell_layout() -> html.Div:
     ])
 
 
+ERROR_PAGE = "placeholder-page"
+"""The class of the pages that say a page or link is not there (or the database is not)."""
+
+
 def not_found(pathname: str) -> html.Div:
-    return html.Div(className="placeholder-page", children=[
+    return html.Div(className=ERROR_PAGE, children=[
         html.H1("Page not found"),
         html.P([f"There is no page at {pathname}. ", dcc.Link("Go to Explore", href="/explore")]),
     ])
@@ -80,10 +84,10 @@ def shared_content(token: str, query: dict[str, list[str]], services: Services,
     try:
         record = services.sharing.open(token)
     except AnalysisNotFound as exc:
-        return html.Div(className="placeholder-page", children=[
+        return html.Div(className=ERROR_PAGE, children=[
             html.H1("This link leads nowhere"), html.P(str(exc))]), {}
     except StorageUnavailable:
-        return html.Div(className="placeholder-page", children=[
+        return html.Div(className=ERROR_PAGE, children=[
             html.H1("The database is not reachable right now"),
             html.P("Nothing was lost; the link will work again once it is back.")]), {}
     merged = {**view_to_query(record.view), **query}
@@ -152,8 +156,11 @@ def route_outputs(path: str, search: str | None, services: Services) -> tuple:
     parts = {"path": path, "search": search or "", "analysis": record.id, "name": record.name,
              "data": record.dataset_id, "view": record.view,
              "share": hashlib.sha256(record.share_token.encode()).hexdigest()}
-    return tuple(services.views.payload(record.dataset_id, "route", parts,
-                                        lambda: _outputs(path, search, services), checked=False))
+    # An error page (the database gone between the lookup and the page, an unknown sub-page)
+    # is answered, never kept.
+    return tuple(services.views.payload(
+        record.dataset_id, "route", parts, lambda: _outputs(path, search, services),
+        keep=lambda out: getattr(out[0], "className", None) != ERROR_PAGE, checked=False))
 
 
 def register_routing(app: Dash, services: Services) -> None:

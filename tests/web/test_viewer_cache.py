@@ -133,3 +133,25 @@ def test_payloads_are_keyed_by_the_code(services):
     services.views.payload("x" * 32, "t", {"a": 1}, lambda: calls.append(1) or {"b": 3},
                            checked=False)
     assert calls == [1, 1]
+
+
+def test_an_error_page_is_answered_never_kept(app, services, link, monkeypatch):
+    """The database failing between the link's lookup and the page's build gives the "not
+    reachable" page once; the next viewer gets the link's page, not that one from the cache."""
+    from dashboard.storage import StorageUnavailable
+
+    client = app.server.test_client()
+    share = link["url"].rsplit("/", 1)[1]
+    body = _callback_body(app, ids.PAGE_CONTENT, {"url.pathname": f"/s/{share}",
+                                                  "url.search": ""})
+    real, calls = services.sharing.open, []
+
+    def flaky(token, now=None):
+        calls.append(token)
+        if len(calls) == 2:  # the lookup passed; the page's own lookup fails
+            raise StorageUnavailable("gone for a moment")
+        return real(token, now)
+
+    monkeypatch.setattr(services.sharing, "open", flaky)
+    assert b"not reachable right now" in _post(client, body).data
+    assert b"Shared analysis: Q3" in _post(client, body).data
