@@ -31,6 +31,18 @@ healthz        ``GET /healthz``                       200       ``{"status": "ok
 dead-link      ``GET /s/<unknown token>``             404       the friendly 404 page
 =============  =====================================  ========  ==============================
 
+With ``--viewers`` the load includes **a viewer's page**: a read link is opened in headless
+Chromium, which records the requests its page makes (the page, Dash's layout and dependencies,
+every callback POST); the web role is restarted with an empty cache (a cold start) and the
+clients replay those requests, with API reads, health checks and dead links; the same load
+without callbacks runs next in the same run, for the ratio (:func:`run_viewers`). With
+``--link-open``, link open -> both plots drawn for 20 classifiers x 200,000 scores in headless
+Chromium, against a bare page that loads the same plotly.js and draws the same two figures
+(:func:`run_link_open`): medians and their ratio.
+
+    .venv/bin/python benchmarks/bench_load.py --viewers                 # 50 x 200, cold start
+    .venv/bin/python benchmarks/bench_load.py --link-open --samples 5
+
 Every response is checked (status and body); anything else, a connection error or a timeout
 counts as an error and the first few are printed. Output: throughput, p50/p95/p99 latency
 overall and per kind, errors, the single-client baseline and the ratios of the loaded p95s to
@@ -518,6 +530,9 @@ def run_viewers(backend: str = "postgres", clients: int = 50, requests_per_clien
                 first = capture_viewer(role.url, saved[0].share)
                 captured = [retarget(first, saved[0], s) for s in saved]
             phase("capture")
+        except BaseException:
+            role.stop()
+            raise
         finally:
             if cold:  # its log before its workers are stopped (that is logged, not a problem)
                 logs.append(role.log_text())
