@@ -113,6 +113,9 @@ def payload_json(value: Any) -> str:
 class ViewModels:
     """View models of stored data sets, computed once and shared through the cache."""
 
+    payloads_per_data_set = 16
+    """Payloads of one kind (:meth:`payload`'s ``what``) kept per data set."""
+
     def __init__(self, store: DatasetStore, cache: Cache, settings: Settings):
         self.store, self.cache, self.settings = store, cache, settings
         self.version = code_version()
@@ -215,7 +218,17 @@ class ViewModels:
         if keep(value):
             self.cache.set(key, payload_json(value))
             self._remember(dataset_id, key)
+            self._bound(f"payloads:{what}:{dataset_id}", key)
         return value
+
+    def _bound(self, index_key: str, key: str) -> None:
+        """Keep at most :attr:`payloads_per_data_set` payloads of one kind per data set: the
+        oldest go. A client choosing new inputs (queries, selections) on every request would
+        otherwise turn each small request into a new cache entry of up to a few MB."""
+        keys = [k for k in json.loads(self.cache.get(index_key) or "[]") if k != key] + [key]
+        for old in keys[:-self.payloads_per_data_set]:
+            self.cache.delete(old)
+        self.cache.set(index_key, json.dumps(keys[-self.payloads_per_data_set:]))
 
     def view(self, dataset_id: str, models: list[str] | None = None) -> dict[str, Any]:
         """The view model restricted to ``models`` (all classifiers when None)."""

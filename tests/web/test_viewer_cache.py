@@ -155,3 +155,18 @@ def test_an_error_page_is_answered_never_kept(app, services, link, monkeypatch):
     monkeypatch.setattr(services.sharing, "open", flaky)
     assert b"not reachable right now" in _post(client, body).data
     assert b"Shared analysis: Q3" in _post(client, body).data
+
+
+def test_payloads_of_a_data_set_are_bounded(services):
+    """New inputs on every request do not grow the cache without end: the oldest go."""
+    views = services.views
+    views.payloads_per_data_set = 3
+    built = []
+    for i in range(5):
+        views.payload("d" * 32, "t", {"q": i}, lambda i=i: built.append(i) or {"i": i},
+                      checked=False)
+    again = [views.payload("d" * 32, "t", {"q": i}, lambda i=i: built.append(i) or {"i": i},
+                           checked=False) for i in (2, 3, 4)]
+    assert again == [{"i": 2}, {"i": 3}, {"i": 4}] and built == [0, 1, 2, 3, 4]
+    views.payload("d" * 32, "t", {"q": 0}, lambda: built.append(0) or {"i": 0}, checked=False)
+    assert built == [0, 1, 2, 3, 4, 0]  # evicted, built again
