@@ -16,6 +16,14 @@ escapes), so a name like ``<script>...</script>`` renders as text.
 Text cells starting with ``=``, ``+``, ``-``, ``@`` (or a tab / carriage return) get a leading
 ``'`` so spreadsheets do not run them as formulas.
 
+The sections are built in modules of their own, all re-exported here where public:
+:mod:`dashboard.report_format` (numbers written as the page writes them -- ``readout``,
+``friendly``, ``percent`` --, HTML tables, figure size and embedding),
+:mod:`dashboard.report_readouts` (the Explore page's readouts: money, sensitivity, constraints,
+pinned thresholds), :mod:`dashboard.report_curves` (the Curves section) and
+:mod:`dashboard.report_choice` (the Threshold choice section). This module keeps the header, the
+view, the figures, the classifiers and hull tables, the bands and the CSV exports.
+
 Imports plotly: the core (``costdash``) imports this module only lazily.
 """
 
@@ -25,37 +33,26 @@ import csv
 import datetime as _dt
 import io
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from html import escape
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
-import plotly.io as pio
 
-from costdash.analysis import Analysis, analyze, threshold_text
+from costdash.analysis import Analysis, analyze
 from costdash.bands import CostBand
 from costdash.conditions import OperatingCondition
-from costdash.criteria import (
-    MixedOperatingPoint,
-    neyman_pearson,
-    sensitivity,
-    workforce,
-)
-from costdash.curves import (capacity_on_gains, curve_point, gains_curve, iso_f1, pr_curve,
-                             pr_hull, reliability, score_histograms)
-from costdash.dataset import CountedClassifier, Dataset
-from costdash.errors import CostdashError
-from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE
-from costdash.pinned import pin_threshold, point_metrics
-from costdash.roc import RocCurve, thin_indices
-from costdash.view import VIEW_FIELDS, View, ViewField, number_text
+from costdash.dataset import Dataset
+from costdash.view import VIEW_FIELDS, View, ViewField
 from dashboard.figures.bands import band_figure
 from dashboard.figures.cost import cost_figure
-from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_figure,
-                                      reliability_figure)
 from dashboard.figures.roc import roc_figure
+from dashboard.report_choice import _choice_section
+from dashboard.report_curves import _curves_section
+from dashboard.report_format import (CHOSEN_COLOR, FIGURE_SIZE, REPORT_MAX_POINTS, _e, _figure_html,
+                                     _meta, _num, _table, _threshold, friendly, percent, readout)
+from dashboard.report_readouts import (_constraints_section, _money_section, _pinned_section,
+                                       _sensitivity_section, constraint_points)
 from dashboard.viewmodel import build_view_model, restrict_view_model
 
 __all__ = [
@@ -63,6 +60,9 @@ __all__ = [
     "build_report",
     "constraint_points",
     "csv_exports",
+    "friendly",
+    "percent",
+    "readout",
     "report_view",
     "safe_cell",
     "view_rows",
@@ -70,13 +70,6 @@ __all__ = [
 
 CSV_NAMES = ("hull", "envelope", "operating_ranges")
 """Names (without ``.csv``) of the files :func:`csv_exports` returns."""
-
-REPORT_MAX_POINTS = 400
-"""Each ROC curve is thinned to at most this many points in the report's figures."""
-
-CHOSEN_COLOR = "#d62728"
-FIGURE_SIZE = (530, 560)
-"""Width and height of each figure in pixels (fixed: the report is also printed)."""
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -93,90 +86,6 @@ dl.meta dt{font-weight:600}dl.meta dd{margin:0}
 .chosen{font-size:1.05em;background:#fff7e6;border:1px solid #f0d9a8;padding:8px 12px}
 footer{margin-top:2em;color:#888;font-size:.85em}
 """
-
-
-# --- formatting -----------------------------------------------------------------------------------
-#
-# The readouts are written as the Explore page writes them (assets/explore.js: fmtNum, friendly,
-# percent), so the report and the screen show the same text for the same view.
-
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
-
-
-def _num(value: float | None, digits: int = 4) -> str:
-    if value is None:
-        return "–"
-    value = float(value)
-    if math.isnan(value):
-        return "–"
-    if math.isinf(value):
-        return "∞" if value > 0 else "−∞"
-    return f"{value:.{digits}g}"
-
-
-def _threshold(value: float | None) -> str:
-    """A threshold that never reads as another one (``0.499996`` is not ``0.5``)."""
-    return threshold_text(value)
-
-
-def readout(value: float | None, sig: int = 4) -> str:
-    """A number as the Explore page's readouts show it: at least ``sig`` significant digits,
-    fixed point from 1e-4 to 1e15, else an exponent (``0.09091``, ``10.00``, ``1.000e-6``)."""
-    if value is None or math.isnan(value):
-        return "–"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    if value == 0:
-        return f"{0:.{sig - 1}f}"
-    magnitude = abs(value)
-    if 1e-4 <= magnitude < 1e15:
-        decimals = min(max(sig - 1 - math.floor(math.log10(magnitude)), 0), 100)
-        return f"{value:.{decimals}f}"
-    # JavaScript's toExponential: no "+0" padding of the exponent ("1.000e-6", "1.000e+20").
-    return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.{sig - 1}e}")
-
-
-def friendly(value: float | None) -> str:
-    """A count or sum for sentences: 3 significant digits with thousands separators."""
-    if value is None or not math.isfinite(value):
-        return "–"
-    if value != 0 and abs(value) < 0.001:
-        return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.2e}")
-    rounded = float(f"{value:.3g}")
-    return f"{int(rounded):,}" if rounded.is_integer() else f"{rounded:,}"
-
-
-def percent(fraction: float) -> str:
-    value = 100 * fraction
-    return (f"{value:.0f}" if abs(value) >= 10 else f"{value:.1f}") + "%"
-
-
-def _with_unit(text: str, unit: str) -> str:
-    return f"{text} {unit}" if unit else text
-
-
-def _vertex_name(name: str) -> str:
-    return {ALL_NEGATIVE: "flag nothing", ALL_POSITIVE: "flag everything"}.get(name, name)
-
-
-def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, name_cols: int = 1,
-           css_class: str = "") -> str:
-    """An HTML table; cells must already be escaped HTML. The first ``name_cols`` are left-aligned."""
-    head = "".join(f'<th class="name">{h}</th>' if i < name_cols else f"<th>{h}</th>"
-                   for i, h in enumerate(headers))
-    body = "".join(
-        "<tr>" + "".join(f'<td class="name">{c}</td>' if i < name_cols else f"<td>{c}</td>"
-                         for i, c in enumerate(row)) + "</tr>"
-        for row in rows)
-    cls = f' class="{css_class}"' if css_class else ""
-    return f"<table{cls}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _meta(items: Iterable[tuple[str, str]], css_class: str = "meta") -> str:
-    """A definition list; keys and values must already be escaped HTML."""
-    return (f'<dl class="{css_class}">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
-            + "</dl>")
 
 
 # --- figures --------------------------------------------------------------------------------------
@@ -207,11 +116,6 @@ def _report_figures(dataset: Dataset, analysis: Analysis, name: str,
     for fig in (roc, cost):
         fig.update_layout(autosize=False, width=FIGURE_SIZE[0], height=FIGURE_SIZE[1])
     return roc, cost
-
-
-def _figure_html(fig: go.Figure, first: bool, div_id: str) -> str:
-    return pio.to_html(fig, include_plotlyjs=bool(first), full_html=False, div_id=div_id,
-                       config={"displaylogo": False})
 
 
 def _bands_list(bands: Any) -> list[CostBand]:
@@ -282,458 +186,6 @@ def _view_section(view: View, prevalence: float, dashboard_url: str | None) -> s
             'from it.</p>'
             + _meta(((_e(k), _e(v)) for k, v in view_rows(view, prevalence)), "meta view")
             + link + "</section>")
-
-
-# --- the Explore page's readouts ------------------------------------------------------------------
-
-def _money_section(analysis: Analysis, view: View) -> str:
-    """Expected cost per case and per period, the saving against the trivial classifiers and
-    the expected counts per period: the Explore page's readouts for this view."""
-    op = analysis.operating_point
-    cond, v = op.condition, op.vertex
-    unit = view.unit.strip()
-    volume = view.volume if view.volume > 0 else None   # as the page: no volume, no period
-    per_case = op.expected_cost
-    trivial_chosen = v.classifier in (ALL_NEGATIVE, ALL_POSITIVE)
-    trivial_label = "flagging nothing" if cond.pc <= cond.one_minus_pc else "flagging everything"
-    saving = ("0% (a trivial choice is best)" if trivial_chosen
-              else f"{percent(cond.saving_vs_trivial(op.normalized_cost))} less than "
-                   f"{trivial_label}")
-    rows = [
-        ("expected cost per case", "expected-cost", _with_unit(readout(per_case), unit)),
-        (f"cost per period ({friendly(volume) if volume else '–'} cases)", "period-cost",
-         "–" if volume is None else _with_unit(readout(per_case * volume), unit)),
-        ("saving vs the best trivial choice", "saving-trivial", saving),
-    ]
-    parts = ['<section id="money"><h2>What it costs</h2>', '<table class="money"><tbody>']
-    parts += [f'<tr><th class="name">{_e(label)}</th><td id="{key}">{_e(text)}</td></tr>'
-              for label, key, text in rows]
-    parts.append("</tbody></table>")
-    if volume is None:
-        counts = ("–",) * 4
-    else:
-        counts = tuple(friendly(x) for x in cond.expected_counts(v.fpr, v.tpr, volume))
-    tp, fn, fp, tn = counts
-    parts.append("<h3>Expected counts per period</h3>" + (
-        '<table class="confusion"><thead><tr><th class="name"></th>'
-        "<th>flagged (predicted +)</th><th>not flagged (predicted −)</th></tr></thead><tbody>"
-        f'<tr><th class="name">positive cases</th><td id="cm-tp" title="TP">{tp}</td>'
-        f'<td id="cm-fn" title="FN (missed)">{fn}</td></tr>'
-        f'<tr><th class="name">negative cases</th><td id="cm-fp" title="FP (false alarms)">'
-        f'{fp}</td><td id="cm-tn" title="TN">{tn}</td></tr></tbody></table>'))
-    money = friendly(per_case if volume is None else per_case * volume) + (
-        f" {unit}" if unit else "")
-    per = "per case" if volume is None else f"per {friendly(volume)} cases"
-    parts.append(f'<p id="sentence">{_e(_sentence(v, money, per, saving, trivial_label))}</p>')
-    parts.append("</section>")
-    return "".join(parts)
-
-
-def _sentence(v: Any, money: str, per: str, saving: str, trivial_label: str) -> str:
-    if v.classifier == ALL_NEGATIVE:
-        return (f"At these costs no classifier beats flagging nothing: {money} {per}, all of it "
-                "missed positives.")
-    if v.classifier == ALL_POSITIVE:
-        return f"At these costs, flag everything: {money} {per}, all of it false alarms."
-    return (f"At these costs, use {v.classifier} with threshold {_threshold(v.threshold)}: "
-            f"{money} {per}, {saving}.")
-
-
-def _point_ranges(view: View, cond: OperatingCondition) -> tuple[tuple[float, float], ...]:
-    """The sensitivity ranges of p(+), C(−|+), C(+|−); one left unset is the point value."""
-    return (view.sens_p or (cond.p_pos,) * 2, view.sens_fn or (cond.cost_fn,) * 2,
-            view.sens_fp or (cond.cost_fp,) * 2)
-
-
-def _sensitivity_section(analysis: Analysis, view: View) -> str:
-    if view.sens_p is None and view.sens_fn is None and view.sens_fp is None:
-        return ""
-    cond = analysis.operating_point.condition
-    p, fn, fp = _point_ranges(view, cond)
-    result = sensitivity(analysis.hull, p, fn, fp)
-    ranges = [("p(+)", p, view.sens_p), ("C(−|+)", fn, view.sens_fn),
-              ("C(+|−)", fp, view.sens_fp)]
-    items = [(label, f"{_num(lo)} to {_num(hi)}" if given else f"{_num(lo)} (fixed)")
-             for label, (lo, hi), given in ranges]
-    hull = analysis.hull
-    rows = [[_e(_vertex_name(hull.classifier[i])), _e(_threshold(hull.threshold[i])),
-             _num(hull.fpr[i]), _num(hull.tpr[i])] for i in result.vertices]
-    return ('<section id="sensitivity"><h2>Sensitivity</h2>'
-            + _meta([*((_e(k), _e(val)) for k, val in items),
-                     ("PC(+) range", (f'<span id="sensitivity-pc">{readout(result.pc_range[0])}'
-                                      f" to {readout(result.pc_range[1])}</span>"))])
-            + '<p id="sensitivity-readout">'
-            + _e(f"Over these ranges PC(+) runs from {readout(result.pc_range[0])} to "
-                 f"{readout(result.pc_range[1])}; optimal somewhere in them: "
-                 + ", ".join(_vertex_name(n) for n in result.classifiers) + ".")
-            + "</p>"
-            + _table(["optimal hull vertex", "threshold", "FPR", "TPR"], rows,
-                     css_class="sensitivity")
-            + "</section>")
-
-
-def _describe_mixed(point: MixedOperatingPoint) -> str:
-    """A constrained operating point in words, as the page says it."""
-    def one(name: str, threshold: float) -> str:
-        return _vertex_name(name) + ("" if not math.isfinite(threshold)
-                                     else f" (score ≥ {_threshold(threshold)})")
-
-    if point.left == point.right or point.weight == 0:
-        return one(point.left_classifier, point.left_threshold)
-    return (f"mix {one(point.right_classifier, point.right_threshold)} with probability "
-            f"{readout(point.weight, 3)} and {one(point.left_classifier, point.left_threshold)} "
-            "otherwise")
-
-
-def constraint_points(analysis: Analysis, view: View
-                      ) -> list[tuple[str, str, MixedOperatingPoint | None, str]]:
-    """(key, label, point or None, message) of each constraint the view sets: Neyman-Pearson
-    (``max_fpr``) and capacity (``capacity`` with the volume and p(+)), over the hull of the
-    ticked classifiers, as the Explore page asks the core for them."""
-    hull, cond = analysis.hull, analysis.operating_point.condition
-    out: list[tuple[str, str, MixedOperatingPoint | None, str]] = []
-    if view.max_fpr is not None:
-        label = f"Neyman–Pearson (FPR ≤ {readout(view.max_fpr, 3)})"
-        try:
-            out.append(("np", label, neyman_pearson(hull, view.max_fpr), ""))
-        except CostdashError as exc:
-            out.append(("np", label, None, str(exc)))
-    if view.capacity is not None:
-        label = f"Capacity (at most {friendly(view.capacity)} flagged)"
-        if not view.volume > 0:
-            out.append(("capacity", label, None,
-                        "set a positive volume (cases per period) to use a capacity"))
-        else:
-            n_pos = cond.p_pos * view.volume
-            try:
-                point = workforce(hull, n_pos=n_pos, n_neg=(1.0 - cond.p_pos) * view.volume,
-                                  capacity=view.capacity)
-                out.append(("capacity", label, point, ""))
-            except CostdashError as exc:
-                out.append(("capacity", label, None, str(exc)))
-    return out
-
-
-def _constraints_section(analysis: Analysis, view: View) -> str:
-    points = constraint_points(analysis, view)
-    if not points:
-        return ""
-    op = analysis.operating_point
-    cond, best = op.condition, op.expected_cost
-    unit = view.unit.strip()
-    volume = view.volume if view.volume > 0 else None
-    parts = ['<section id="constraints"><h2>Constraints</h2>']
-    for key, label, point, message in points:
-        if point is None:
-            parts.append(f'<p class="constraint" id="constraint-{key}">{_e(label)}: '
-                         f"{_e(message)}</p>")
-            continue
-        cost = cond.expected_cost(cond.normalized_cost(point.fpr, point.tpr))
-        extra = cost - best
-        extra_text = (_with_unit(readout(extra), unit) + " per case" if volume is None
-                      else _with_unit(readout(extra * volume), unit) + " per period")
-        share = f" ({percent(extra / best)})" if best > 0 else ""
-        parts.append(f'<p class="constraint" id="constraint-{key}">' + _e(
-            f"{label}: {_describe_mixed(point)} (FPR {readout(point.fpr, 3)}, TPR "
-            f"{readout(point.tpr, 3)}); obeying it costs {extra_text} more than the best "
-            f"choice{share}.") + "</p>")
-    parts.append("</section>")
-    return "".join(parts)
-
-
-def _pc_interval(interval: tuple[float, float] | None, never: str) -> str:
-    if interval is None:
-        return never
-    lo, hi = interval
-    return f"only at {readout(lo)} (inside a hull edge)" if lo == hi else \
-        f"{readout(lo)} to {readout(hi)}"
-
-
-def _pinned_section(analysis: Analysis, view: View) -> str:
-    """The view's pinned thresholds at its conditions, as the Explore page's pin cards show them
-    (core: :mod:`costdash.pinned`); pins of unticked classifiers are already out of the view."""
-    if not view.pins:
-        return ""
-    op = analysis.operating_point
-    cond, best = op.condition, op.vertex
-    unit = view.unit.strip()
-    volume = view.volume if view.volume > 0 else None
-
-    def money(x: float) -> str:
-        return _with_unit(readout(x), unit)
-
-    counts_rows, money_rows = [], []
-    for name, threshold in view.pins:
-        try:
-            pin = pin_threshold(analysis.classifier(name).roc, threshold)
-        except (KeyError, CostdashError) as exc:
-            message = str(exc) if isinstance(exc, CostdashError) else f"no classifier {name}"
-            counts_rows.append([_e(name), _e(_threshold(threshold)), _e(message)]
-                               + [""] * 10)
-            continue
-        m = point_metrics(cond, pin.fpr, pin.tpr, best=(best.fpr, best.tpr),
-                          volume=volume or 1.0)
-        counts = ["–"] * 4 if volume is None else [friendly(x) for x in (m.tp, m.fn, m.fp, m.tn)]
-        head = [_e(name), _e(_threshold(threshold))]
-        counts_rows.append(head + [readout(pin.fpr), readout(pin.tpr), *counts]
-                           + [readout(x) if math.isfinite(x) else "–"
-                              for x in (m.precision, m.recall, m.specificity, m.npv, m.f1)])
-        money_rows.append(head + [
-            _e(money(m.expected_cost)),
-            "–" if volume is None else _e(money(m.period_cost)),
-            _e(money(m.regret) + " per case" if volume is None else money(m.period_regret)),
-            percent(m.regret_share) if math.isfinite(m.regret_share) else "–",
-            _e(_pc_interval(pin.optimal_pc, "never (under its ROC hull)")),
-            _e(_pc_interval(pin.beats_trivial_pc, "nowhere")),
-            f"TP {pin.tp}, FN {pin.fn}, FP {pin.fp}, TN {pin.tn}"])
-    per = "per period" if volume is None else f"per period ({friendly(volume)} cases)"
-    return ('<section id="pinned"><h2>Pinned thresholds</h2>'
-            "<p>Thresholds in use (a case is flagged when its score ≥ the threshold), at this "
-            "view's conditions; the regret is what each costs more than the chosen operating "
-            "point. Precision and NPV are at the view's p(+).</p>"
-            + _table(["classifier", "threshold (score ≥)", "FPR", "TPR", f"TP {per}", "FN",
-                      "FP", "TN", "precision", "recall", "specificity", "NPV", "F1"],
-                     counts_rows, name_cols=2, css_class="pinned")
-            + _table(["classifier", "threshold (score ≥)", "cost per case", "cost per period",
-                      "regret per period", "regret share",
-                      "optimal for its classifier at PC(+)", "beats both trivial at PC(+)",
-                      "test set"], money_rows, name_cols=2, css_class="pinned-money")
-            + "</section>")
-
-
-# --- curves (the Curves page) ----------------------------------------------------------------------
-
-CURVES_HIST_BINS = 40
-CURVES_REL_BINS = 10
-
-
-def _thinned(roc: RocCurve) -> RocCurve:
-    idx = thin_indices(roc.size, REPORT_MAX_POINTS)
-    return RocCurve(name=roc.name, tp=roc.tp[idx], fp=roc.fp[idx], threshold=roc.threshold[idx],
-                    n_pos=roc.n_pos, n_neg=roc.n_neg)
-
-
-def _curves_section(dataset: Dataset, analysis: Analysis, view: View) -> str:
-    """The Curves page for this view: precision–recall (with the hull mapped into PR space and
-    iso-F1 lines), gains and lift with the capacity, the score distributions of one classifier
-    and the reliability diagram, with the chosen and pinned thresholds and their readouts
-    (core: :mod:`costdash.curves`)."""
-    op = analysis.operating_point
-    cond, v = op.condition, op.vertex
-    selected = [c.name for c in analysis.classifiers]
-    index = {n: i for i, n in enumerate(dataset.names)}
-    # At the data's prevalence precision is the test set's own TP / (TP + FP), as on the page.
-    prior_arg = None if view.p_pos in (None, dataset.prevalence) else cond.p_pos
-    rocs = [_thinned(c.roc) for c in analysis.classifiers]
-    prs = [pr_curve(r, p_pos=prior_arg) for r in rocs]
-    prior = prs[0].prior
-    marks = [Mark("current choice", v.classifier, v.threshold, v.fpr, v.tpr)]
-    for k, (name, threshold) in enumerate(view.pins or ()):
-        try:
-            pin = pin_threshold(analysis.classifier(name).roc, threshold)
-        except (KeyError, CostdashError):
-            continue                      # said in the pinned-thresholds section
-        marks.append(Mark(f"pin {k + 1}", name, threshold, pin.fpr, pin.tpr, slot=k))
-    capacity_share = capacity_point = None
-    if view.capacity is not None and view.volume > 0:
-        try:
-            on_gains = capacity_on_gains(analysis.hull, p_pos=cond.p_pos, volume=view.volume,
-                                         capacity=view.capacity)
-            capacity_share, capacity_point = on_gains.share, (on_gains.flagged, on_gains.caught)
-        except CostdashError:
-            pass                          # said in the constraints section
-    pr = pr_figure(prs, index, hull=pr_hull(analysis.hull, n_pos=dataset.n_pos,
-                                             n_neg=dataset.n_neg, p_pos=prior_arg, per_edge=32),
-                   iso=iso_f1(), marks=marks)
-    gains = gains_figure([gains_curve(r, p_pos=prior_arg) for r in rocs], index,
-                         capacity_share=capacity_share, capacity_point=capacity_point,
-                         marks=marks)
-    shown = (view.model if view.model in selected
-             else v.classifier if v.classifier in selected else selected[0])
-    scored = {c.name: c for c in dataset.scored}
-    if shown in scored:
-        c = scored[shown]
-        hist = histogram_figure(score_histograms(c.y_true, c.score, bins=CURVES_HIST_BINS,
-                                                 weight=c.count, name=shown), marks=marks)
-    else:
-        hist = histogram_figure(None, message=f"{shown} was given as confusion matrices: no "
-                                              "scores to show.")
-    rels, refused = [], {}
-    for name in selected:
-        c = dataset.classifier(name)
-        if isinstance(c, CountedClassifier):
-            refused[name] = "given as confusion matrices"
-            continue
-        try:
-            rels.append(reliability(c.y_true, c.score, bins=CURVES_REL_BINS, weight=c.count,
-                                    name=name))
-        except CostdashError as exc:
-            refused[name] = str(exc)
-    rel = reliability_figure(rels, index, refused=refused)
-    for fig in (pr, gains, hist, rel):
-        fig.update_layout(autosize=False, width=FIGURE_SIZE[0], height=FIGURE_SIZE[1])
-    at = ("on the test set's counts" if prior_arg is None
-          else f"at p(+) = {readout(prior)}")
-    volume = view.volume if view.volume > 0 else 0.0
-    rows = []
-    for m in marks:
-        p = curve_point(m.fpr, m.tpr, prior=prior)
-        rows.append([_e(m.label), _e(_vertex_name(m.classifier)), _e(_threshold(
-            None if math.isnan(m.threshold) else m.threshold))]
-            + [readout(x) if math.isfinite(x) else "–" for x in (p.recall, p.precision, p.f1)]
-            + [percent(p.flagged), friendly(p.flagged * volume),
-               readout(p.lift) if math.isfinite(p.lift) else "–"])
-    brier = [[_e(r.name), readout(r.brier)] for r in rels] + \
-        [[_e(n), _e(why)] for n, why in refused.items()]
-    capacity = ("" if capacity_point is None else
-                f"<p>Within the capacity ({percent(capacity_share)} of cases) the hull catches "
-                f"at most {percent(capacity_point[1])} of positives.</p>")
-    return ('<section id="curves"><h2>Precision–recall, gains, scores and calibration</h2>'
-            f"<p>Where the chosen and pinned thresholds land on the curves people expect. "
-            f"Precision is {_e(at)}; between two ROC hull vertices the dashed curve mixes the "
-            "two (true and false positives move together linearly, so precision is not a "
-            "straight line in PR space). The score distributions are "
-            f"{_e(shown)}'s.</p>"
-            + _table(["", "classifier", "threshold (score ≥)", "recall", "precision", "F1",
-                      "flagged", "flagged per period", "lift"], rows, name_cols=3,
-                     css_class="curves")
-            + capacity
-            + _table(["classifier", "Brier score"], brier, css_class="brier")
-            + '<div class="figs">'
-            + "".join(f'<div class="fig">{_figure_html(fig, False, f"curves-{key}-figure")}'
-                      "</div>" for key, fig in (("pr", pr), ("gains", gains), ("hist", hist),
-                                                ("rel", rel)))
-            + "</div></section>")
-
-
-# --- beyond the envelope (the Threshold choice page) ----------------------------------------------
-
-CHOICE_MAX_POINTS = 2000
-"""Each threshold-choice curve is thinned to at most this many points (as on the page)."""
-
-
-def _choice_section(dataset: Dataset, view: View) -> str:
-    """The Threshold choice page for this view: what each way of choosing thresholds costs
-    (curves, expected losses, named gaps, H-measure and Brier score by AUC), decision curves
-    with the view's pₜ, and the robust choices over its sensitivity box
-    (:func:`costdash.choice_summary.choice_summary_of_view`)."""
-    from costdash.choice_summary import choice_summary_of_view
-    from dashboard.figures.choice import decision_curve_figure, threshold_choice_figure
-
-    summary = choice_summary_of_view(dataset, view, max_points=CHOICE_MAX_POINTS)
-    index = {n: i for i, n in enumerate(dataset.names)}
-    robust = summary["robust"]
-    cond = summary["conditions"]
-    cost = threshold_choice_figure(summary["classifiers"], index, pc_now=cond["pc"],
-                                   box_pc=None if robust is None else robust["pc_range"])
-    cost.update_layout(autosize=False, width=2 * FIGURE_SIZE[0] + 16)
-    dca = decision_curve_figure(summary["decision_curves"], index)
-    dca.update_layout(autosize=False, width=2 * FIGURE_SIZE[0] + 16, height=FIGURE_SIZE[1])
-    beta = summary["beta"]
-    averaged = ("PC(+) uniform on [0, 1]" if beta == [1.0, 1.0]
-                else f"PC(+) ~ Beta({beta[0]:g}, {beta[1]:g})")
-    rows, notes = [], []
-    for c in summary["classifiers"]:
-        tc, gaps = c["threshold_choice"], c["threshold_choice_gaps"]
-        fixed = tc["fixed"] or {}
-        where = {"pin": " (pinned)", "conditions": " (best now)"}.get(c["fixed_from"], "")
-        rows.append([_e(c["name"]), _num(c["auc"]), _num(c["h_measure"]),
-                     _num(c["brier_score"])]
-                    + [_num((tc[m] or {}).get("expected_loss")) for m in
-                       ("optimal", "score_driven", "rate_driven", "fixed")]
-                    + [_e(("–" if fixed.get("threshold") is None
-                           else f"score ≥ {number_text(fixed['threshold'])}") + where)]
-                    + [_num(gaps[g]) for g in ("calibration_loss", "rate_loss", "fixed_loss")])
-        if gaps["score_driven_refused"]:
-            notes.append(f"<p>{_e(c['name'])}: {_e(gaps['score_driven_refused'])}</p>")
-    dc = summary["decision_curves"]
-    cur = dc["current"]
-    dca_rows = [[_e(name), _num(value)] for name, value in cur["net_benefit"].items()]
-    dca_rows += [["treat all", _num(cur["treat_all"])], ["treat none", "0"]]
-    for name, why in (dc.get("refused") or {}).items():
-        notes.append(f"<p>{_e(name)} (decision curve): {_e(why)}</p>")
-    unit = summary["unit"]
-
-    def money(x: float) -> str:
-        return _with_unit(f"{x:,.2f}", unit)
-
-    if robust is None:
-        robust_html = f"<p>{_e(summary['robust_refused'])}.</p>"
-    else:
-        mm, by, sw, box = (robust["minimax_regret"], robust["bayes"], robust["switching"],
-                           robust["box"])
-        wc = mm["worst_condition"]
-
-        def pick(p: dict) -> str:
-            return _e(_vertex_name(p["classifier"]) if p["threshold"] is None
-                      else f"{p['classifier']} at score ≥ {number_text(p['threshold'])}")
-
-        def rng(lo_hi: list[float]) -> str:
-            lo, hi = lo_hi
-            return _num(lo) if lo == hi else f"{_num(lo)} to {_num(hi)}"
-
-        robust_html = (
-            _meta([("p(+)", rng(box["p_pos"])), ("C(−|+)", rng(box["cost_fn"])),
-                   ("C(+|−)", rng(box["cost_fp"])),
-                   ("Cases per period", friendly(robust["volume"]))])
-            + _table(["choice", "classifier and threshold", "worst-case regret per period",
-                      "expected cost per period"],
-                     [["minimax regret", pick(mm), money(mm["max_regret"]), "–"],
-                      ["Bayes (uniform over the box)", pick(by), money(by["max_regret"]),
-                       money(by["expected_cost"])]], name_cols=2, css_class="robust")
-            + f"<p>The minimax choice's worst case is at p(+) = {_num(wc['p_pos'])}, "
-              f"C(−|+) = {_num(wc['cost_fn'])}, C(+|−) = {_num(wc['cost_fp'])} (PC(+) "
-              f"{_num(wc['pc'])}). "
-            + (f"<b>Switching by condition is worth it</b>: no fixed choice keeps the "
-               f"worst-case regret within {money(sw['tolerance'])}; the policy table below saves "
-               f"{money(sw['expected_saving'])} per period on average over the Bayes choice.</p>"
-               if sw["worth_it"] else
-               "<b>One fixed choice is enough</b>: it is optimal everywhere in the box.</p>")
-            + _table(["from PC(+)", "to PC(+)", "use", "threshold"],
-                     [[_num(p["pc_lo"]), _num(p["pc_hi"]), _e(_vertex_name(p["classifier"])),
-                       _e(_threshold(p["threshold"]))] for p in robust["policy"]],
-                     css_class="policy"))
-    return ('<section id="threshold-choice"><h2>Beyond the envelope: threshold choice, decision '
-            "curves, robust choices</h2>"
-            "<p>The envelope (optimal) is the cost of the best threshold chosen with hindsight; "
-            "score-driven thresholds read the scores as probabilities (the Brier curve), "
-            "rate-driven ones flag the share of cases the conditions call for, and a fixed "
-            "threshold (the view's pin, else the classifier's best at these conditions) keeps one "
-            f"cost line. Expected losses are mean normalized costs with {_e(averaged)}; the gaps "
-            "to optimal are the calibration, rate and fixed losses.</p>"
-            + _table(["classifier", "AUC", "H-measure", "Brier score", "optimal", "score-driven",
-                      "rate-driven", "fixed", "fixed threshold", "calibration loss",
-                      "rate loss", "fixed loss"], rows, css_class="threshold-choice")
-            + "".join(notes)
-            + f'<div class="fig">{_figure_html(cost, False, "choice-cost-figure")}</div>'
-            + f"<h3>Decision curves</h3><p>A threshold probability is a cost ratio: "
-              f"pₜ = C(+|−)/(C(−|+) + C(+|−)) = {_num(cur['pt'])} for these costs "
-              f"(C(+|−)/C(−|+) = pₜ/(1 − pₜ)); at the test set's prevalence "
-              f"{_num(dc['prevalence'])} it is PC(+) = {_num(cur['pc_at_prevalence'])}. Net "
-              "benefit per case at pₜ:</p>"
-            + _table(["strategy", "net benefit"], dca_rows, css_class="net-benefit")
-            + f'<div class="fig">{_figure_html(dca, False, "choice-dca-figure")}</div>'
-            + "<h3>Choices that hold up over the sensitivity box</h3>" + robust_html
-            + _beta_choices_html(summary.get("robust_pc"))
-            + "</section>")
-
-
-def _beta_choices_html(rp: dict | None) -> str:
-    """The robust choices under the view's Beta over PC(+), in normalized cost."""
-    if rp is None:
-        return ""
-
-    def pick(p: dict) -> str:
-        return _e(_vertex_name(p["classifier"]) if p["threshold"] is None
-                  else f"{p['classifier']} at score ≥ {number_text(p['threshold'])}")
-
-    a, b = rp["beta"]
-    lo, hi = rp["pc_range"]
-    return (f'<p class="beta-choices">With PC(+) ~ Beta({a:g}, {b:g}): the least expected '
-            f"normalized cost is {pick(rp['bayes'])} ({_num(rp['bayes']['expected_cost'])}); "
-            f"over its central 95% (PC(+) {_num(lo)} to {_num(hi)}) the smallest worst-case "
-            f"normalized regret is {pick(rp['minimax_regret'])} "
-            f"({_num(rp['minimax_regret']['max_regret'])}).</p>")
 
 
 # --- the report -----------------------------------------------------------------------------------

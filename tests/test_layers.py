@@ -120,7 +120,9 @@ DASHBOARD_LAYERS = (
     ("dashboard.pages", "dashboard.shell", "dashboard.components", "dashboard.viewstate",
      "dashboard.ids", "dashboard.api", "dashboard.uploads", "dashboard.limits",
      "dashboard.manage",
-     "dashboard.responses", "dashboard.report", "dashboard.openapi", "dashboard.commands"),
+     "dashboard.responses", "dashboard.report", "dashboard.report_format",
+     "dashboard.report_readouts", "dashboard.report_curves", "dashboard.report_choice",
+     "dashboard.openapi", "dashboard.commands"),
     ("dashboard.factory", "dashboard.worker"),
     ("dashboard",),
 )

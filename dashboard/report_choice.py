@@ -1,0 +1,141 @@
+"""The report's Threshold choice section ("Beyond the envelope"): the Threshold choice page for
+one view -- what each way of choosing thresholds costs, decision curves with the view's pₜ, and
+the robust choices over its sensitivity box and under its Beta over PC(+)
+(:func:`costdash.choice_summary.choice_summary_of_view`).
+
+A part of :func:`dashboard.report.build_report`.
+"""
+
+from __future__ import annotations
+
+from costdash.dataset import Dataset
+from costdash.view import View, number_text
+from dashboard.report_format import (FIGURE_SIZE, _e, _figure_html, _meta, _num, _table, _threshold,
+                                     _vertex_name, _with_unit, friendly)
+
+CHOICE_MAX_POINTS = 2000
+"""Each threshold-choice curve is thinned to at most this many points (as on the page)."""
+
+
+def _choice_section(dataset: Dataset, view: View) -> str:
+    """The Threshold choice page for this view: what each way of choosing thresholds costs
+    (curves, expected losses, named gaps, H-measure and Brier score by AUC), decision curves
+    with the view's pₜ, and the robust choices over its sensitivity box
+    (:func:`costdash.choice_summary.choice_summary_of_view`)."""
+    from costdash.choice_summary import choice_summary_of_view
+    from dashboard.figures.choice import decision_curve_figure, threshold_choice_figure
+
+    summary = choice_summary_of_view(dataset, view, max_points=CHOICE_MAX_POINTS)
+    index = {n: i for i, n in enumerate(dataset.names)}
+    robust = summary["robust"]
+    cond = summary["conditions"]
+    cost = threshold_choice_figure(summary["classifiers"], index, pc_now=cond["pc"],
+                                   box_pc=None if robust is None else robust["pc_range"])
+    cost.update_layout(autosize=False, width=2 * FIGURE_SIZE[0] + 16)
+    dca = decision_curve_figure(summary["decision_curves"], index)
+    dca.update_layout(autosize=False, width=2 * FIGURE_SIZE[0] + 16, height=FIGURE_SIZE[1])
+    beta = summary["beta"]
+    averaged = ("PC(+) uniform on [0, 1]" if beta == [1.0, 1.0]
+                else f"PC(+) ~ Beta({beta[0]:g}, {beta[1]:g})")
+    rows, notes = [], []
+    for c in summary["classifiers"]:
+        tc, gaps = c["threshold_choice"], c["threshold_choice_gaps"]
+        fixed = tc["fixed"] or {}
+        where = {"pin": " (pinned)", "conditions": " (best now)"}.get(c["fixed_from"], "")
+        rows.append([_e(c["name"]), _num(c["auc"]), _num(c["h_measure"]),
+                     _num(c["brier_score"])]
+                    + [_num((tc[m] or {}).get("expected_loss")) for m in
+                       ("optimal", "score_driven", "rate_driven", "fixed")]
+                    + [_e(("–" if fixed.get("threshold") is None
+                           else f"score ≥ {number_text(fixed['threshold'])}") + where)]
+                    + [_num(gaps[g]) for g in ("calibration_loss", "rate_loss", "fixed_loss")])
+        if gaps["score_driven_refused"]:
+            notes.append(f"<p>{_e(c['name'])}: {_e(gaps['score_driven_refused'])}</p>")
+    dc = summary["decision_curves"]
+    cur = dc["current"]
+    dca_rows = [[_e(name), _num(value)] for name, value in cur["net_benefit"].items()]
+    dca_rows += [["treat all", _num(cur["treat_all"])], ["treat none", "0"]]
+    for name, why in (dc.get("refused") or {}).items():
+        notes.append(f"<p>{_e(name)} (decision curve): {_e(why)}</p>")
+    unit = summary["unit"]
+
+    def money(x: float) -> str:
+        return _with_unit(f"{x:,.2f}", unit)
+
+    if robust is None:
+        robust_html = f"<p>{_e(summary['robust_refused'])}.</p>"
+    else:
+        mm, by, sw, box = (robust["minimax_regret"], robust["bayes"], robust["switching"],
+                           robust["box"])
+        wc = mm["worst_condition"]
+
+        def pick(p: dict) -> str:
+            return _e(_vertex_name(p["classifier"]) if p["threshold"] is None
+                      else f"{p['classifier']} at score ≥ {number_text(p['threshold'])}")
+
+        def rng(lo_hi: list[float]) -> str:
+            lo, hi = lo_hi
+            return _num(lo) if lo == hi else f"{_num(lo)} to {_num(hi)}"
+
+        robust_html = (
+            _meta([("p(+)", rng(box["p_pos"])), ("C(−|+)", rng(box["cost_fn"])),
+                   ("C(+|−)", rng(box["cost_fp"])),
+                   ("Cases per period", friendly(robust["volume"]))])
+            + _table(["choice", "classifier and threshold", "worst-case regret per period",
+                      "expected cost per period"],
+                     [["minimax regret", pick(mm), money(mm["max_regret"]), "–"],
+                      ["Bayes (uniform over the box)", pick(by), money(by["max_regret"]),
+                       money(by["expected_cost"])]], name_cols=2, css_class="robust")
+            + f"<p>The minimax choice's worst case is at p(+) = {_num(wc['p_pos'])}, "
+              f"C(−|+) = {_num(wc['cost_fn'])}, C(+|−) = {_num(wc['cost_fp'])} (PC(+) "
+              f"{_num(wc['pc'])}). "
+            + (f"<b>Switching by condition is worth it</b>: no fixed choice keeps the "
+               f"worst-case regret within {money(sw['tolerance'])}; the policy table below saves "
+               f"{money(sw['expected_saving'])} per period on average over the Bayes choice.</p>"
+               if sw["worth_it"] else
+               "<b>One fixed choice is enough</b>: it is optimal everywhere in the box.</p>")
+            + _table(["from PC(+)", "to PC(+)", "use", "threshold"],
+                     [[_num(p["pc_lo"]), _num(p["pc_hi"]), _e(_vertex_name(p["classifier"])),
+                       _e(_threshold(p["threshold"]))] for p in robust["policy"]],
+                     css_class="policy"))
+    return ('<section id="threshold-choice"><h2>Beyond the envelope: threshold choice, decision '
+            "curves, robust choices</h2>"
+            "<p>The envelope (optimal) is the cost of the best threshold chosen with hindsight; "
+            "score-driven thresholds read the scores as probabilities (the Brier curve), "
+            "rate-driven ones flag the share of cases the conditions call for, and a fixed "
+            "threshold (the view's pin, else the classifier's best at these conditions) keeps one "
+            f"cost line. Expected losses are mean normalized costs with {_e(averaged)}; the gaps "
+            "to optimal are the calibration, rate and fixed losses.</p>"
+            + _table(["classifier", "AUC", "H-measure", "Brier score", "optimal", "score-driven",
+                      "rate-driven", "fixed", "fixed threshold", "calibration loss",
+                      "rate loss", "fixed loss"], rows, css_class="threshold-choice")
+            + "".join(notes)
+            + f'<div class="fig">{_figure_html(cost, False, "choice-cost-figure")}</div>'
+            + f"<h3>Decision curves</h3><p>A threshold probability is a cost ratio: "
+              f"pₜ = C(+|−)/(C(−|+) + C(+|−)) = {_num(cur['pt'])} for these costs "
+              f"(C(+|−)/C(−|+) = pₜ/(1 − pₜ)); at the test set's prevalence "
+              f"{_num(dc['prevalence'])} it is PC(+) = {_num(cur['pc_at_prevalence'])}. Net "
+              "benefit per case at pₜ:</p>"
+            + _table(["strategy", "net benefit"], dca_rows, css_class="net-benefit")
+            + f'<div class="fig">{_figure_html(dca, False, "choice-dca-figure")}</div>'
+            + "<h3>Choices that hold up over the sensitivity box</h3>" + robust_html
+            + _beta_choices_html(summary.get("robust_pc"))
+            + "</section>")
+
+
+def _beta_choices_html(rp: dict | None) -> str:
+    """The robust choices under the view's Beta over PC(+), in normalized cost."""
+    if rp is None:
+        return ""
+
+    def pick(p: dict) -> str:
+        return _e(_vertex_name(p["classifier"]) if p["threshold"] is None
+                  else f"{p['classifier']} at score ≥ {number_text(p['threshold'])}")
+
+    a, b = rp["beta"]
+    lo, hi = rp["pc_range"]
+    return (f'<p class="beta-choices">With PC(+) ~ Beta({a:g}, {b:g}): the least expected '
+            f"normalized cost is {pick(rp['bayes'])} ({_num(rp['bayes']['expected_cost'])}); "
+            f"over its central 95% (PC(+) {_num(lo)} to {_num(hi)}) the smallest worst-case "
+            f"normalized regret is {pick(rp['minimax_regret'])} "
+            f"({_num(rp['minimax_regret']['max_regret'])}).</p>")

@@ -1,0 +1,126 @@
+"""The report's Curves section: the Curves page for one view (precision-recall with the hull in
+PR space and iso-F1 lines, gains and lift with the capacity, one classifier's score
+distributions, the reliability diagram), with the chosen and pinned thresholds and their
+readouts (core: :mod:`costdash.curves`).
+
+A part of :func:`dashboard.report.build_report`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from costdash.analysis import Analysis
+from costdash.curves import (capacity_on_gains, curve_point, gains_curve, iso_f1, pr_curve, pr_hull,
+                             reliability, score_histograms)
+from costdash.dataset import CountedClassifier, Dataset
+from costdash.errors import CostdashError
+from costdash.pinned import pin_threshold
+from costdash.roc import RocCurve, thin_indices
+from costdash.view import View
+from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_figure,
+                                      reliability_figure)
+from dashboard.report_format import (FIGURE_SIZE, REPORT_MAX_POINTS, _e, _figure_html, _table,
+                                     _threshold, _vertex_name, friendly, percent, readout)
+
+CURVES_HIST_BINS = 40
+CURVES_REL_BINS = 10
+
+
+def _thinned(roc: RocCurve) -> RocCurve:
+    idx = thin_indices(roc.size, REPORT_MAX_POINTS)
+    return RocCurve(name=roc.name, tp=roc.tp[idx], fp=roc.fp[idx], threshold=roc.threshold[idx],
+                    n_pos=roc.n_pos, n_neg=roc.n_neg)
+
+
+def _curves_section(dataset: Dataset, analysis: Analysis, view: View) -> str:
+    """The Curves page for this view: precision–recall (with the hull mapped into PR space and
+    iso-F1 lines), gains and lift with the capacity, the score distributions of one classifier
+    and the reliability diagram, with the chosen and pinned thresholds and their readouts
+    (core: :mod:`costdash.curves`)."""
+    op = analysis.operating_point
+    cond, v = op.condition, op.vertex
+    selected = [c.name for c in analysis.classifiers]
+    index = {n: i for i, n in enumerate(dataset.names)}
+    # At the data's prevalence precision is the test set's own TP / (TP + FP), as on the page.
+    prior_arg = None if view.p_pos in (None, dataset.prevalence) else cond.p_pos
+    rocs = [_thinned(c.roc) for c in analysis.classifiers]
+    prs = [pr_curve(r, p_pos=prior_arg) for r in rocs]
+    prior = prs[0].prior
+    marks = [Mark("current choice", v.classifier, v.threshold, v.fpr, v.tpr)]
+    for k, (name, threshold) in enumerate(view.pins or ()):
+        try:
+            pin = pin_threshold(analysis.classifier(name).roc, threshold)
+        except (KeyError, CostdashError):
+            continue                      # said in the pinned-thresholds section
+        marks.append(Mark(f"pin {k + 1}", name, threshold, pin.fpr, pin.tpr, slot=k))
+    capacity_share = capacity_point = None
+    if view.capacity is not None and view.volume > 0:
+        try:
+            on_gains = capacity_on_gains(analysis.hull, p_pos=cond.p_pos, volume=view.volume,
+                                         capacity=view.capacity)
+            capacity_share, capacity_point = on_gains.share, (on_gains.flagged, on_gains.caught)
+        except CostdashError:
+            pass                          # said in the constraints section
+    pr = pr_figure(prs, index, hull=pr_hull(analysis.hull, n_pos=dataset.n_pos,
+                                             n_neg=dataset.n_neg, p_pos=prior_arg, per_edge=32),
+                   iso=iso_f1(), marks=marks)
+    gains = gains_figure([gains_curve(r, p_pos=prior_arg) for r in rocs], index,
+                         capacity_share=capacity_share, capacity_point=capacity_point,
+                         marks=marks)
+    shown = (view.model if view.model in selected
+             else v.classifier if v.classifier in selected else selected[0])
+    scored = {c.name: c for c in dataset.scored}
+    if shown in scored:
+        c = scored[shown]
+        hist = histogram_figure(score_histograms(c.y_true, c.score, bins=CURVES_HIST_BINS,
+                                                 weight=c.count, name=shown), marks=marks)
+    else:
+        hist = histogram_figure(None, message=f"{shown} was given as confusion matrices: no "
+                                              "scores to show.")
+    rels, refused = [], {}
+    for name in selected:
+        c = dataset.classifier(name)
+        if isinstance(c, CountedClassifier):
+            refused[name] = "given as confusion matrices"
+            continue
+        try:
+            rels.append(reliability(c.y_true, c.score, bins=CURVES_REL_BINS, weight=c.count,
+                                    name=name))
+        except CostdashError as exc:
+            refused[name] = str(exc)
+    rel = reliability_figure(rels, index, refused=refused)
+    for fig in (pr, gains, hist, rel):
+        fig.update_layout(autosize=False, width=FIGURE_SIZE[0], height=FIGURE_SIZE[1])
+    at = ("on the test set's counts" if prior_arg is None
+          else f"at p(+) = {readout(prior)}")
+    volume = view.volume if view.volume > 0 else 0.0
+    rows = []
+    for m in marks:
+        p = curve_point(m.fpr, m.tpr, prior=prior)
+        rows.append([_e(m.label), _e(_vertex_name(m.classifier)), _e(_threshold(
+            None if math.isnan(m.threshold) else m.threshold))]
+            + [readout(x) if math.isfinite(x) else "–" for x in (p.recall, p.precision, p.f1)]
+            + [percent(p.flagged), friendly(p.flagged * volume),
+               readout(p.lift) if math.isfinite(p.lift) else "–"])
+    brier = [[_e(r.name), readout(r.brier)] for r in rels] + \
+        [[_e(n), _e(why)] for n, why in refused.items()]
+    capacity = ("" if capacity_point is None else
+                f"<p>Within the capacity ({percent(capacity_share)} of cases) the hull catches "
+                f"at most {percent(capacity_point[1])} of positives.</p>")
+    return ('<section id="curves"><h2>Precision–recall, gains, scores and calibration</h2>'
+            f"<p>Where the chosen and pinned thresholds land on the curves people expect. "
+            f"Precision is {_e(at)}; between two ROC hull vertices the dashed curve mixes the "
+            "two (true and false positives move together linearly, so precision is not a "
+            "straight line in PR space). The score distributions are "
+            f"{_e(shown)}'s.</p>"
+            + _table(["", "classifier", "threshold (score ≥)", "recall", "precision", "F1",
+                      "flagged", "flagged per period", "lift"], rows, name_cols=3,
+                     css_class="curves")
+            + capacity
+            + _table(["classifier", "Brier score"], brier, css_class="brier")
+            + '<div class="figs">'
+            + "".join(f'<div class="fig">{_figure_html(fig, False, f"curves-{key}-figure")}'
+                      "</div>" for key, fig in (("pr", pr), ("gains", gains), ("hist", hist),
+                                                ("rel", rel)))
+            + "</div></section>")

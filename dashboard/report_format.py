@@ -1,0 +1,113 @@
+"""The report's text and HTML pieces: numbers written as the Explore page writes them
+(``assets/explore.js``: fmtNum, friendly, percent), so the report and the screen show the same
+text for the same view; escaped HTML tables and definition lists; a figure as an inline ``<div>``
+and the fixed size of every figure (the report is also printed).
+
+Used by :mod:`dashboard.report` and its section modules (:mod:`dashboard.report_readouts`,
+:mod:`dashboard.report_curves`, :mod:`dashboard.report_choice`); ``readout``, ``friendly`` and
+``percent`` are re-exported by :mod:`dashboard.report`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from html import escape
+
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from costdash.analysis import threshold_text
+from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE
+
+REPORT_MAX_POINTS = 400
+"""Each ROC curve is thinned to at most this many points in the report's figures."""
+
+CHOSEN_COLOR = "#d62728"
+FIGURE_SIZE = (530, 560)
+"""Width and height of each figure in pixels (fixed: the report is also printed)."""
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    if value is None:
+        return "–"
+    value = float(value)
+    if math.isnan(value):
+        return "–"
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    return f"{value:.{digits}g}"
+
+
+def _threshold(value: float | None) -> str:
+    """A threshold that never reads as another one (``0.499996`` is not ``0.5``)."""
+    return threshold_text(value)
+
+
+def readout(value: float | None, sig: int = 4) -> str:
+    """A number as the Explore page's readouts show it: at least ``sig`` significant digits,
+    fixed point from 1e-4 to 1e15, else an exponent (``0.09091``, ``10.00``, ``1.000e-6``)."""
+    if value is None or math.isnan(value):
+        return "–"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == 0:
+        return f"{0:.{sig - 1}f}"
+    magnitude = abs(value)
+    if 1e-4 <= magnitude < 1e15:
+        decimals = min(max(sig - 1 - math.floor(math.log10(magnitude)), 0), 100)
+        return f"{value:.{decimals}f}"
+    # JavaScript's toExponential: no "+0" padding of the exponent ("1.000e-6", "1.000e+20").
+    return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.{sig - 1}e}")
+
+
+def friendly(value: float | None) -> str:
+    """A count or sum for sentences: 3 significant digits with thousands separators."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    if value != 0 and abs(value) < 0.001:
+        return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.2e}")
+    rounded = float(f"{value:.3g}")
+    return f"{int(rounded):,}" if rounded.is_integer() else f"{rounded:,}"
+
+
+def percent(fraction: float) -> str:
+    value = 100 * fraction
+    return (f"{value:.0f}" if abs(value) >= 10 else f"{value:.1f}") + "%"
+
+
+def _with_unit(text: str, unit: str) -> str:
+    return f"{text} {unit}" if unit else text
+
+
+def _vertex_name(name: str) -> str:
+    return {ALL_NEGATIVE: "flag nothing", ALL_POSITIVE: "flag everything"}.get(name, name)
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, name_cols: int = 1,
+           css_class: str = "") -> str:
+    """An HTML table; cells must already be escaped HTML. The first ``name_cols`` are left-aligned."""
+    head = "".join(f'<th class="name">{h}</th>' if i < name_cols else f"<th>{h}</th>"
+                   for i, h in enumerate(headers))
+    body = "".join(
+        "<tr>" + "".join(f'<td class="name">{c}</td>' if i < name_cols else f"<td>{c}</td>"
+                         for i, c in enumerate(row)) + "</tr>"
+        for row in rows)
+    cls = f' class="{css_class}"' if css_class else ""
+    return f"<table{cls}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _meta(items: Iterable[tuple[str, str]], css_class: str = "meta") -> str:
+    """A definition list; keys and values must already be escaped HTML."""
+    return (f'<dl class="{css_class}">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
+            + "</dl>")
+
+
+def _figure_html(fig: go.Figure, first: bool, div_id: str) -> str:
+    return pio.to_html(fig, include_plotlyjs=bool(first), full_html=False, div_id=div_id,
+                       config={"displaylogo": False})
