@@ -21,7 +21,7 @@
     const M = () => window.costdashMath;
     const NU = () => dc.no_update;
 
-    // --- slider scales (mirror of dashboard/pages/explore.py p_to_slider, cost_to_slider) ------
+    // --- slider scales (mirror of dashboard/explore_layout.py p_to_slider, cost_to_slider) ----------
     const P_RANGE = [-6, 6];
     const COST_RANGE = [-3, 6];
     const clamp = (x, lo, hi) => Math.min(Math.max(x, lo), hi);

@@ -5,8 +5,9 @@ Layers, imports going one way only (README, "Layout of the code"; tests/test_lay
     costdash (core numpy)  ->  figures
     config, storage (records, tables, sqlstore), labelfiles, cachebackend, bandcache, jobs,
     viewmodel
-        ->  sharing, services  ->  pages, shell, components (ids)  |  api, manage, responses,
-            report (report_format, report_readouts, report_curves, report_choice)
+        ->  sharing, services  ->  pages (explore_layout), shell, components (ids)  |  api,
+            manage, responses, report (report_format, report_readouts, report_curves,
+            report_choice)
         ->  factory.create_app, worker  ->  app.py
 
 ``assets/`` (top level) holds the browser side: ``costmath.js`` (client mirror of the core's

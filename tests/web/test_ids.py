@@ -29,6 +29,7 @@ NOT_IDS = {
 """Kebab-case strings of the scripts that are not element ids of the pages."""
 
 CONVERTED = ("dashboard/shell.py", "dashboard/viewstate.py", "dashboard/pages/explore.py",
+             "dashboard/explore_layout.py",
              "dashboard/pages/compare.py", "dashboard/pages/confidence.py",
              "dashboard/pages/folds.py", "dashboard/pages/multiclass.py")
 """Modules whose element ids all come from :mod:`dashboard.ids`."""
