@@ -16,13 +16,13 @@ ID_VALUES = {v for k, v in vars(ids).items() if k.isupper() and isinstance(v, st
 
 NOT_IDS = {
     # attributes the scripts set
-    "aria-busy", "aria-label", "aria-valuenow", "aria-valuetext", "aria-disabled",
+    "aria-busy", "aria-label", "aria-valuenow", "aria-valuetext", "aria-disabled", "aria-hidden",
     # plotly shapes and trace names drawn or looked up by explore.js
     "all-negative", "all-positive", "capacity-limit", "capacity-line", "chosen-line",
     "iso-performance", "np-limit", "np-line", "hull-vertices", "np-single", "capacity-single",
     # CSS classes, and elements the scripts create themselves
     "costdash-focus", "costdash-hl", "costdash-keep", "costdash-models-style",
-    "dash-input-element", "upload-file",
+    "dash-input-element", "upload-file", "ranges-pc-line",
     # the plotly mode-bar button plot-export.js adds
     "costdash-download-svg",
 }
