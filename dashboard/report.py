@@ -45,7 +45,9 @@ from costdash.conditions import OperatingCondition
 from costdash.dataset import Dataset
 from costdash.view import VIEW_FIELDS, View, ViewField
 from dashboard.figures.bands import band_figure
+from dashboard.figures.axes import fpr_floor, log_fpr, log_odds
 from dashboard.figures.cost import cost_figure
+from dashboard.figures.ranges import ranges_figure
 from dashboard.figures.roc import roc_figure
 from dashboard.report_choice import _choice_section
 from dashboard.report_curves import _curves_section
@@ -91,31 +93,41 @@ footer{margin-top:2em;color:#888;font-size:.85em}
 # --- figures --------------------------------------------------------------------------------------
 
 def _report_figures(dataset: Dataset, analysis: Analysis, name: str,
-                    view: View) -> tuple[go.Figure, go.Figure]:
-    """The dashboard's ROC and cost figures of the ticked classifiers, as Explore draws them,
-    with the chosen operating point drawn in."""
+                    view: View) -> tuple[go.Figure, go.Figure, go.Figure]:
+    """The dashboard's ROC and cost figures and operating-ranges strip chart of the ticked
+    classifiers, as Explore draws them under the view's axes and "hull classifiers only", with
+    the chosen operating point drawn in."""
     model = build_view_model(dataset, dataset_id="report", name=name,
                              max_points=REPORT_MAX_POINTS)
     selected = [c.name for c in analysis.classifiers]
     if selected != [c["name"] for c in model["classifiers"]]:
         # The overall hull of the ticked classifiers, from the same packed hulls as the page's.
         model = restrict_view_model(model, selected)
-    roc, cost = roc_figure(model), cost_figure(model, lines=view.lines)
+    floor = fpr_floor(dataset.n_neg)
+    roc = roc_figure(model, log_fpr_scale=view.log_fpr, hull_only=view.hull_only)
+    cost = cost_figure(model, lines=view.lines, log_pc_scale=view.log_pc,
+                       hull_only=view.hull_only)
+    ranges = ranges_figure(model, log_pc_scale=view.log_pc)
     op = analysis.operating_point
     v, cond = op.vertex, op.condition
+    # On log axes the figures draw transformed coordinates; so does the chosen point.
+    fpr_x = log_fpr(np.array([v.fpr]), floor) if view.log_fpr else np.array([v.fpr])
+    pc_x = log_odds(np.array([cond.pc])) if view.log_pc else np.array([cond.pc])
     roc.add_trace(go.Scatter(
-        x=np.array([v.fpr]), y=np.array([v.tpr]), mode="markers", name="chosen operating point",
+        x=fpr_x, y=np.array([v.tpr]), mode="markers", name="chosen operating point",
         uid="chosen", marker={"size": 13, "color": CHOSEN_COLOR, "symbol": "star"},
         hovertemplate="chosen<br>FPR %{x:.4f}<br>TPR %{y:.4f}<extra></extra>"))
     cost.add_trace(go.Scatter(
-        x=np.array([cond.pc]), y=np.array([op.normalized_cost]), mode="markers",
+        x=pc_x, y=np.array([op.normalized_cost]), mode="markers",
         name="chosen operating point", uid="chosen",
         marker={"size": 13, "color": CHOSEN_COLOR, "symbol": "star"},
         hovertemplate="chosen<br>PC(+) %{x:.4f}<br>cost %{y:.4f}<extra></extra>"))
-    cost.add_vline(x=cond.pc, line={"color": CHOSEN_COLOR, "width": 1, "dash": "dot"})
+    for fig in (cost, ranges):
+        fig.add_vline(x=float(pc_x[0]), line={"color": CHOSEN_COLOR, "width": 1, "dash": "dot"})
     for fig in (roc, cost):
         fig.update_layout(autosize=False, width=FIGURE_SIZE[0], height=FIGURE_SIZE[1])
-    return roc, cost
+    ranges.update_layout(autosize=False, width=2 * FIGURE_SIZE[0])
+    return roc, cost, ranges
 
 
 def _bands_list(bands: Any) -> list[CostBand]:
@@ -284,11 +296,14 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
     parts.append(_constraints_section(analysis, view))
     parts.append(_pinned_section(analysis, view))
 
-    roc, cost = _report_figures(dataset, analysis, name, view)
+    roc, cost, ranges = _report_figures(dataset, analysis, name, view)
     parts.append('<section id="figures"><h2>ROC space and cost space</h2><div class="figs">'
                  f'<div class="fig">{_figure_html(roc, True, "roc-figure")}</div>'
                  f'<div class="fig">{_figure_html(cost, False, "cost-figure")}</div>'
-                 "</div></section>")
+                 f'</div><div class="fig">{_figure_html(ranges, False, "ranges-figure")}</div>'
+                 "<p>Operating ranges: where each classifier on the lower envelope is the best "
+                 "choice (thick) and where it beats both trivial choices (thin).</p>"
+                 "</section>")
 
     rows = []
     for c in analysis.classifiers:

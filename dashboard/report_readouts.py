@@ -12,7 +12,9 @@ from typing import Any
 
 from costdash.analysis import Analysis
 from costdash.conditions import OperatingCondition
-from costdash.criteria import MixedOperatingPoint, neyman_pearson, sensitivity, workforce
+from costdash.criteria import (MixedOperatingPoint, SingleThreshold, neyman_pearson, sensitivity,
+                               single_threshold_neyman_pearson, single_threshold_workforce,
+                               workforce)
 from costdash.errors import CostdashError
 from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE
 from costdash.pinned import pin_threshold, point_metrics
@@ -174,8 +176,34 @@ def _constraints_section(analysis: Analysis, view: View) -> str:
             f"{label}: {_describe_mixed(point)} (FPR {readout(point.fpr, 3)}, TPR "
             f"{readout(point.tpr, 3)}); obeying it costs {extra_text} more than the best "
             f"choice{share}.") + "</p>")
+        single = _single_threshold(analysis, view, key)
+        if single is not None:
+            single_cost = cond.expected_cost(cond.normalized_cost(single.fpr, single.tpr))
+            gain = single_cost - cost
+            gain_text = (_with_unit(readout(gain), unit) + " per case" if volume is None
+                         else _with_unit(readout(gain * volume), unit) + " per period")
+            where = ("flag nothing" if single.threshold != single.threshold
+                     else f"{single.classifier} at score ≥ {readout(single.threshold)}")
+            parts.append(f'<p class="constraint single" id="constraint-{key}-single">' + _e(
+                f"Without coin flips, the best single threshold: {where} (FPR "
+                f"{readout(single.fpr, 3)}, TPR {readout(single.tpr, 3)}); the mix above gains "
+                f"TPR {readout(point.tpr - single.tpr, 3)} and saves {gain_text}.") + "</p>")
     parts.append("</section>")
     return "".join(parts)
+
+
+def _single_threshold(analysis: Analysis, view: View, key: str) -> SingleThreshold | None:
+    """The best single threshold under the constraint ``key`` (the Explore page's readout)."""
+    rocs = [c.roc for c in analysis.classifiers]
+    cond = analysis.operating_point.condition
+    try:
+        if key == "np":
+            return single_threshold_neyman_pearson(rocs, view.max_fpr)
+        return single_threshold_workforce(rocs, n_pos=cond.p_pos * view.volume,
+                                          n_neg=(1.0 - cond.p_pos) * view.volume,
+                                          capacity=view.capacity)
+    except CostdashError:
+        return None
 
 
 def _pc_interval(interval: tuple[float, float] | None, never: str) -> str:

@@ -381,3 +381,33 @@ def test_cli_report_volume_unit_and_view(predictions_csv, tmp_path, capsys):
     assert main(["report", str(predictions_csv), "-o", str(out), "--view", "models=beta",
                  "--band", "alpha"]) == 2
     assert "not among the view's classifiers" in capsys.readouterr().err
+
+
+def test_the_report_draws_the_views_axes_strip_chart_and_single_thresholds(breast_cancer_csv):
+    """Issue 10 item 8: what Explore shows for many classifiers and rare events (log axes,
+    hull classifiers only, the operating-ranges strip chart) and the best single threshold
+    beside each constraint's mix are in the report too."""
+    import re
+
+    from costdash.criteria import single_threshold_neyman_pearson
+    from costdash.io import load_predictions
+    from costdash.view import View
+    from dashboard.report import build_report
+
+    data = load_predictions(breast_cancer_csv)
+    view = View.parse({"p_pos": "0.05", "cost_fn": "10", "log_fpr": "1", "log_pc": "1",
+                       "hull_only": "1", "max_fpr": "0.1", "volume": "1000"})
+    html = build_report(data, view=view, name="bc.csv")
+    assert 'id="ranges-figure"' in html and "Operating ranges: where each classifier" in html
+    single = single_threshold_neyman_pearson([c.roc for c in _rocs(data)], 0.1)
+    text = re.search(r'id="constraint-np-single">([^<]*)<', html).group(1)
+    assert f"{single.classifier} at score" in text and "the mix above gains TPR" in text
+    plain = build_report(data, view=View.parse({"p_pos": "0.05", "cost_fn": "10"}), name="bc.csv")
+    # The view's axes: log-odds PC(+) in cost space and the strip chart only when asked.
+    assert "PC(+), log odds" in html and "PC(+), log odds" not in plain
+
+
+def _rocs(data):
+    from costdash.analysis import analyze
+
+    return analyze(data).classifiers
