@@ -180,14 +180,16 @@ def _constraints_section(analysis: Analysis, view: View) -> str:
         if single is not None:
             single_cost = cond.expected_cost(cond.normalized_cost(single.fpr, single.tpr))
             gain = single_cost - cost
-            gain_text = (_with_unit(readout(gain), unit) + " per case" if volume is None
-                         else _with_unit(readout(gain * volume), unit) + " per period")
+            money = abs(gain) if volume is None else abs(gain) * volume
+            gain_text = ("saves " if gain >= 0 else "costs ") + _with_unit(readout(money), unit) \
+                + (" per case" if volume is None else " per period") \
+                + ("" if gain >= 0 else " more at these costs")
             where = ("flag nothing" if single.threshold != single.threshold
                      else f"{single.classifier} at score ≥ {readout(single.threshold)}")
             parts.append(f'<p class="constraint single" id="constraint-{key}-single">' + _e(
                 f"Without coin flips, the best single threshold: {where} (FPR "
                 f"{readout(single.fpr, 3)}, TPR {readout(single.tpr, 3)}); the mix above gains "
-                f"TPR {readout(point.tpr - single.tpr, 3)} and saves {gain_text}.") + "</p>")
+                f"TPR {readout(point.tpr - single.tpr, 3)} and {gain_text}.") + "</p>")
     parts.append("</section>")
     return "".join(parts)
 
