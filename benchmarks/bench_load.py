@@ -375,7 +375,17 @@ def capture_viewer(base: str, share: str, timeout: float = 120.0) -> list[Captur
     """Open ``/s/<share>`` in headless Chromium and record the requests the page makes that a
     browser does not cache (static scripts and styles are left out): the page, ``_dash-layout``,
     ``_dash-dependencies`` and every callback POST, until both plots are drawn and the network
-    is idle."""
+    is idle.
+
+    Runs in a thread of its own: Playwright's sync API refuses a thread whose asyncio loop is
+    running, which is the test session's once pytest-playwright has started a browser."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(_capture_viewer_in_this_thread, base, share, timeout).result()
+
+
+def _capture_viewer_in_this_thread(base: str, share: str, timeout: float) -> list[Captured]:
     from playwright.sync_api import sync_playwright
 
     seen: list[Captured] = []
