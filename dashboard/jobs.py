@@ -30,7 +30,9 @@ Celery worker's entry module is :mod:`dashboard.worker`.
 
 from __future__ import annotations
 
+import os
 import secrets
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -96,29 +98,75 @@ READ_ONLY_JOB = ("A read-only link computes bands only at the settings its owner
                  "for this band.")
 
 
+SLOT_LIFETIME = 60.0
+"""Seconds a job slot lives without being renewed: a job renews it every third of that while
+it runs, so the slot of a job killed on another host frees within a minute."""
+
+
+def _process_gone(pid: int) -> bool:
+    """Whether process ``pid`` of this host has ended (a zombie has: it only waits to be
+    reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except FileNotFoundError:
+        return True
+    except OSError:  # no /proc (not Linux): ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+
+def _holder_gone(value: Any) -> bool:
+    """Whether a slot's holder (``host:pid:token``) is a process of this host that has ended."""
+    host, _, rest = str(value).partition(":")
+    pid = rest.partition(":")[0]
+    return host == socket.gethostname() and pid.isdigit() and _process_gone(int(pid))
+
+
 @contextmanager
 def dataset_job_slot(cache: Any, data_id: str, limit: int) -> Iterator[bool]:
     """Hold one of ``limit`` slots for a job on one data set while the job runs; yields
     whether a slot was free.
 
     A slot is a cache key added only if absent (Redis ``SET NX``; the file cache checks, then
-    writes), with the job time limit as its lifetime, so a job killed without cleaning up
-    frees its slot within the limit. With the cache down nothing can be counted or kept:
-    the job runs, and reports that its band could not be kept.
+    writes) naming its holder (host, process, token). The holder renews it while it runs; a
+    job killed mid-way (kill -9, out of memory) cannot give it back, so a slot whose holder is
+    an ended process of this host is taken over at once, and one of another host expires
+    within :data:`SLOT_LIFETIME`. With the cache down nothing can be counted or kept: the job
+    runs, and reports that its band could not be kept.
     """
-    token = secrets.token_hex(8)
+    token = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(8)}"
     held = None
     unreachable = True
     for i in range(limit):
         key = f"jobslot:{data_id}:{i}"
-        if cache.add(key, token, timeout=JOB_TIME_LIMIT):
+        if cache.add(key, token, timeout=SLOT_LIFETIME):
             held = key
             break
-        if cache.get(key) is not None:
+        holder = cache.get(key)
+        if holder is not None:
             unreachable = False
+            if _holder_gone(holder):
+                cache.set(key, token, timeout=SLOT_LIFETIME)
+                held = key
+                break
+    stop = threading.Event()
+    if held is not None:
+        def renew() -> None:
+            while not stop.wait(SLOT_LIFETIME / 3):
+                if cache.get(held) == token:
+                    cache.set(held, token, timeout=SLOT_LIFETIME)
+
+        threading.Thread(target=renew, name="costdash-job-slot", daemon=True).start()
     try:
         yield held is not None or unreachable
     finally:
+        stop.set()
         if held is not None and cache.get(held) == token:
             cache.delete(held)
 

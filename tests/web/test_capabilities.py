@@ -237,3 +237,36 @@ def test_label_files_are_kept_under_handles_and_swept(tmp_path):
     os.utime(files.path(first), (old, old))
     assert files.sweep(30) == 1 and not files.exists(first) and files.exists(second)
     assert files.sweep(0) == 0
+
+
+def test_a_killed_jobs_slot_does_not_block_the_data_set(services):
+    """A job killed mid-way (kill -9, out of memory) cannot give its slot back: the next job
+    takes over a slot whose holder is an ended process of this host (a fault test killed two
+    job processes and the data set refused jobs for the slots' whole lifetime)."""
+    import multiprocessing
+    import os
+    import signal
+
+    from dashboard.jobs import SLOT_LIFETIME, dataset_job_slot
+
+    cache, handle = services.views.cache, "d" * 32
+    ready = multiprocessing.get_context("fork").Event()
+
+    def hold_and_hang() -> None:
+        with dataset_job_slot(cache, handle, 1) as free:
+            assert free
+            ready.set()
+            signal.pause()
+
+    child = multiprocessing.get_context("fork").Process(target=hold_and_hang)
+    child.start()
+    try:
+        assert ready.wait(30)
+        with dataset_job_slot(cache, handle, 1) as free:
+            assert not free  # a live holder keeps its slot
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.join()
+    with dataset_job_slot(cache, handle, 1) as free:
+        assert free  # its holder is gone: taken over at once, not after SLOT_LIFETIME
+    assert SLOT_LIFETIME <= 120
