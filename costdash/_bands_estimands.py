@@ -1,7 +1,15 @@
 """What each band of :mod:`costdash.bands` is a band for, in words (its ``estimand``).
 
 Every band measures test-set sampling variability of fixed models, never retrained; each
-text says of which quantity, and whether the band is calibrated for it."""
+text says of which quantity, and whether the band is calibrated for it. The short label of a
+band (:func:`band_label`) is here too."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from costdash.bands import CostBand, DifferenceBand
 
 _FIXED_MODEL = ("Test-set sampling variability of this fixed model only (it is never retrained: "
                 "nothing about the learning algorithm).")
@@ -54,3 +62,27 @@ _FIXED_MODELS = ("Test-set sampling variability of these fixed models only (neve
 
 def _estimand(text: str, pooled: bool = False, *, pair: bool = False) -> str:
     return f"{text} {_FIXED_MODELS if pair else _FIXED_MODEL}" + (_POOLED if pooled else "")
+
+
+def _pct(level: float) -> str:
+    text = f"{100.0 * level:.3f}".rstrip("0").rstrip(".")
+    return text + "%"
+
+
+def band_label(band: CostBand | DifferenceBand) -> str:
+    """The ``label`` of a band: its level only when it is calibrated."""
+    selected = ""
+    if band.selection == "split":
+        selected = ", thresholds selected on a stratified half and banded on the other half"
+    elif band.selection == "validation":
+        selected = ", thresholds selected on the validation rows"
+    if not band.calibrated:
+        what = ("resampling spread of the re-tuned envelope" if band.kind in ("curve", "envelope")
+                else "percentile bootstrap spread")
+        return f"{what} ({band.replicates:,} replicates; no confidence level){selected}"
+    scope = "whole curve" if band.simultaneous else "pointwise"
+    name = {"wilson-mover": "Wilson–MOVER", "clopper-pearson": "Clopper–Pearson rectangle",
+            "newcombe-mover": "Newcombe rectangle" if band.simultaneous else "Newcombe–MOVER",
+            "double-bootstrap": "double-bootstrap calibrated (approximate)"}.get(band.method,
+                                                                                band.method)
+    return f"{_pct(band.level)} {name} band ({scope}){selected}"

@@ -11,9 +11,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from costdash._resampling import RngLike, as_generator, check_level, check_replicates
-from costdash._selection import paired_tables, select_thresholds, stratified_half
+from costdash._selection import (
+    paired_tables,
+    select_thresholds,
+    stratified_half,
+    stratified_half_counts,
+    thresholds_of_roc,
+)
 from costdash.dataset import CountedClassifier, ScoredClassifier
 from costdash.errors import ParameterError
+from costdash.roc import roc_from_score_counts
 
 MAX_REPLICATES = 10_000
 """Largest number of bootstrap replicates accepted."""
@@ -124,6 +131,31 @@ def _closed_form_method(method: str | None, simultaneous: bool, where: str) -> s
         raise ParameterError("simultaneous=True needs the closed-form method (the default); the "
                              "percentile bootstrap band is pointwise")
     return method
+
+
+def _selected_method(method: str | None, simultaneous: bool) -> str:
+    chosen = _closed_form_method(method, simultaneous, "select=")
+    if chosen == "percentile":
+        raise ParameterError("method='percentile' is not available with select=: the held-out "
+                             "cost of selected thresholds is banded in closed form "
+                             "('wilson-mover', or 'clopper-pearson' for the whole curve)")
+    return chosen
+
+
+def _check_envelope_method(method: str | None, simultaneous: bool, *, pair: bool) -> None:
+    """Refuse what a re-tuned envelope (or the difference of two) cannot give."""
+    if pair:
+        if method not in (None, "percentile") or simultaneous:
+            raise ParameterError(
+                "the difference of two re-tuned envelopes has only the (uncalibrated) percentile "
+                "spread; for a calibrated band and significant ranges give fixed thresholds "
+                "(threshold=) or select thresholds on other rows (select='split' or validation "
+                "rows)")
+    elif method in ("wilson-mover", "clopper-pearson") or simultaneous:
+        raise ParameterError(
+            "a closed-form or simultaneous band needs a fixed threshold (threshold=) or thresholds "
+            "selected on other rows (select='split' or validation rows); the whole envelope "
+            "offers 'percentile' (an uncalibrated spread) or 'double-bootstrap'")
 
 
 def _check_inner(inner_replicates: object) -> int:
@@ -245,6 +277,22 @@ def _selected_thresholds(select: object, y: NDArray[np.bool_], scores: tuple[NDA
     return how, thresholds, y, scores
 
 
+def _selected_counts(select: object, y: NDArray[np.bool_], s: NDArray[np.float64],
+                     count: NDArray[np.int64], rng: np.random.Generator, what: str,
+                     pc: NDArray[np.float64]
+                     ) -> tuple[str, NDArray[np.float64], NDArray[np.int64]]:
+    """:func:`_selected_thresholds` of a classifier known by counts per (score, label) cell:
+    ``(how, thresholds, held-out counts)``; the split's half is drawn from the counts."""
+    if isinstance(select, str) and select == "split":
+        chosen = stratified_half_counts(y, count, rng, what)
+        thresholds = thresholds_of_roc(roc_from_score_counts(
+            s, np.where(y, chosen, 0), np.where(y, 0, chosen)), pc)
+        return "split", thresholds, count - chosen
+    _, _, validation = _selection_rows(select, y, 1, rng, what)
+    assert validation is not None
+    return "validation", select_thresholds(validation[0], validation[1], pc), count
+
+
 def _paired_input(c: object, default: str, what: str
                   ) -> tuple[str, NDArray[np.bool_], NDArray[np.float64]]:
     if isinstance(c, ScoredClassifier) and c.count is not None:
@@ -264,6 +312,18 @@ def _paired_input(c: object, default: str, what: str
             "both classifiers' scores on the same examples (resampled jointly)")
     raise ParameterError(f"{what} must be a ScoredClassifier or a (y_true, score) pair; "
                          f"got {type(c).__name__}")
+
+
+def _same_rows(name_a: str, y_a: NDArray[np.bool_], name_b: str, y_b: NDArray[np.bool_]) -> None:
+    """Refuse two classifiers of a difference band that are not scored on the same examples."""
+    if y_a.size != y_b.size:
+        raise ParameterError(f"{name_a!r} and {name_b!r} are not scored on the same examples: "
+                             f"{y_a.size} and {y_b.size} rows")
+    if not np.array_equal(y_a, y_b):
+        bad = np.flatnonzero(y_a != y_b)
+        raise ParameterError(f"{name_a!r} and {name_b!r} are not scored on the same examples: "
+                             f"their true labels differ at {bad.size} rows (first: row "
+                             f"{int(bad[0])})")
 
 
 def _pair_thresholds(threshold: object) -> tuple[float, float] | None:

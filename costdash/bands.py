@@ -82,6 +82,7 @@ from costdash._bands_estimands import (
     ESTIMAND_SELECTED_SPLIT,
     ESTIMAND_SELECTED_VALIDATION,
     _estimand,
+    band_label,
 )
 from costdash._bands_inputs import (
     DEFAULT_INNER_REPLICATES,
@@ -89,6 +90,7 @@ from costdash._bands_inputs import (
     METHODS,
     MIN_CALIBRATED_REPLICATES,
     _calibrated_replicates,
+    _check_envelope_method,
     _check_inner,
     _check_replicates,
     _check_size,
@@ -96,9 +98,11 @@ from costdash._bands_inputs import (
     _has_folds,
     _paired_input,
     _pick_counted_row,
+    _same_rows,
     _scores,
+    _selected_counts,
+    _selected_method,
     _selected_thresholds,
-    _selection_rows,
     _single_matrix,
     _tables,
     band_iv,
@@ -106,15 +110,10 @@ from costdash._bands_inputs import (
 from costdash._resampling import RngLike, order_statistic_ranks
 from costdash._resampling import check_level as _check_level
 from costdash._resampling import readonly as _readonly
-from costdash._selection import (
-    flagged_counts,
-    select_thresholds,
-    stratified_half_counts,
-    thresholds_of_roc,
-)
+from costdash._selection import flagged_counts
 from costdash.dataset import CountedClassifier, ScoredClassifier
 from costdash.errors import ParameterError
-from costdash.roc import RocCurve, roc_from_score_counts
+from costdash.roc import RocCurve
 
 __all__ = [
     "MAX_REPLICATES",
@@ -143,11 +142,6 @@ def confidence_ranks(level: float, replicates: int) -> tuple[int, int]:
     the 51st and 950th values.
     """
     return order_statistic_ranks(_check_level(level), _check_replicates(replicates))
-
-
-def _pct(level: float) -> str:
-    text = f"{100.0 * level:.3f}".rstrip("0").rstrip(".")
-    return text + "%"
 
 
 # --------------------------------------------------------------------------------------------
@@ -273,7 +267,7 @@ class CostBand:
     @property
     def label(self) -> str:
         """A short human description: the level only for a calibrated band."""
-        return _band_label(self)
+        return band_label(self)
 
     @property
     def width(self) -> NDArray[np.float64]:
@@ -294,24 +288,6 @@ class CostBand:
         """Whether ``low <= values <= high`` at each grid PC(+) (``values`` broadcast to (G,))."""
         v = np.asarray(values, dtype=np.float64)
         return (self.low <= v) & (v <= self.high)
-
-
-def _band_label(band: CostBand | DifferenceBand) -> str:
-    selected = ""
-    if band.selection == "split":
-        selected = ", thresholds selected on a stratified half and banded on the other half"
-    elif band.selection == "validation":
-        selected = ", thresholds selected on the validation rows"
-    if not band.calibrated:
-        what = ("resampling spread of the re-tuned envelope" if band.kind in ("curve", "envelope")
-                else "percentile bootstrap spread")
-        return f"{what} ({band.replicates:,} replicates; no confidence level){selected}"
-    scope = "whole curve" if band.simultaneous else "pointwise"
-    name = {"wilson-mover": "Wilson–MOVER", "clopper-pearson": "Clopper–Pearson rectangle",
-            "newcombe-mover": "Newcombe rectangle" if band.simultaneous else "Newcombe–MOVER",
-            "double-bootstrap": "double-bootstrap calibrated (approximate)"}.get(band.method,
-                                                                                band.method)
-    return f"{_pct(band.level)} {name} band ({scope}){selected}"
 
 
 @dataclass(frozen=True)
@@ -440,7 +416,7 @@ class DifferenceBand:
     @property
     def label(self) -> str:
         """A short human description: the level only for a calibrated band."""
-        return _band_label(self)
+        return band_label(self)
 
     @property
     def significance_note(self) -> str:
@@ -451,8 +427,6 @@ class DifferenceBand:
     def width(self) -> NDArray[np.float64]:
         """``high - low`` at each PC(+)."""
         return self.high - self.low
-
-
 
 
 def _line(name: str, tp: int, fp: int, fn: int, tn: int, *, threshold: float | None,
@@ -475,25 +449,27 @@ def _line(name: str, tp: int, fp: int, fn: int, tn: int, *, threshold: float | N
     n_pos, n_neg = tp + fn, fp + tn
     errors = np.empty((2, pc.size), dtype=np.int64)
     errors[0], errors[1] = fn, fp
-    low, high = _line_edges(pc, errors, n_pos, n_neg, level, simultaneous, None)
-    cost = (fn / n_pos) * pc + (fp / n_neg) * (1.0 - pc)
+    return _closed_form_band(name, errors, n_pos, n_neg, None, kind="line", method=chosen,
+                             simultaneous=simultaneous, level=level, pc=pc, progress=progress,
+                             threshold=threshold, fpr=fp / n_neg, tpr=tp / n_pos,
+                             estimand=_estimand(ESTIMAND_LINE, pooled))
+
+
+def _closed_form_band(name: str, errors: NDArray[np.int64], n_pos: int, n_neg: int,
+                      thresholds: NDArray[np.float64] | None, *, kind: str, method: str,
+                      simultaneous: bool, level: float, pc: NDArray[np.float64],
+                      progress: ProgressCallback | None, **fields: object) -> CostBand:
+    """The calibrated band of (FN, FP) counts at each PC(+): a fixed line or held-out thresholds."""
+    low, high = _line_edges(pc, errors, n_pos, n_neg, level, simultaneous, thresholds)
+    cost = (errors[0] / n_pos) * pc + (errors[1] / n_neg) * (1.0 - pc)
     if progress is not None:
         progress(1, 1)
     return CostBand(name=name, level=level, replicates=0, pc=_readonly(pc), cost=_readonly(cost),
                     low=_readonly(low), high=_readonly(high),
-                    curves=_readonly(np.empty((0, pc.size))), kind="line", threshold=threshold,
-                    fpr=fp / n_neg, tpr=tp / n_pos, n_pos=n_pos, n_neg=n_neg, method=chosen,
-                    calibrated=True, estimand=_estimand(ESTIMAND_LINE, pooled),
-                    simultaneous=simultaneous, error_counts=_readonly(errors))
-
-
-def _selected_method(method: str | None, simultaneous: bool) -> str:
-    chosen = _closed_form_method(method, simultaneous, "select=")
-    if chosen == "percentile":
-        raise ParameterError("method='percentile' is not available with select=: the held-out "
-                             "cost of selected thresholds is banded in closed form "
-                             "('wilson-mover', or 'clopper-pearson' for the whole curve)")
-    return chosen
+                    curves=_readonly(np.empty((0, pc.size))), kind=kind, n_pos=n_pos,
+                    n_neg=n_neg, method=method, calibrated=True, simultaneous=simultaneous,
+                    thresholds=None if thresholds is None else _readonly(thresholds),
+                    error_counts=_readonly(errors), **fields)
 
 
 def _held_out_band(label: str, y: NDArray[np.bool_], s: NDArray[np.float64],
@@ -511,16 +487,9 @@ def _held_out_band(label: str, y: NDArray[np.bool_], s: NDArray[np.float64],
         tp = flagged_counts(s[y], thresholds, count[y])
         fp = flagged_counts(s[~y], thresholds, count[~y])
     errors = np.stack((n_pos - tp, fp)).astype(np.int64)
-    low, high = _line_edges(pc, errors, n_pos, n_neg, level, simultaneous, thresholds)
-    cost = (errors[0] / n_pos) * pc + (errors[1] / n_neg) * (1.0 - pc)
-    if progress is not None:
-        progress(1, 1)
-    return CostBand(name=label, level=level, replicates=0, pc=_readonly(pc),
-                    cost=_readonly(cost), low=_readonly(low), high=_readonly(high),
-                    curves=_readonly(np.empty((0, pc.size))), kind="selected", n_pos=n_pos,
-                    n_neg=n_neg, method=method, calibrated=True, estimand=estimand,
-                    simultaneous=simultaneous, thresholds=_readonly(thresholds),
-                    selection=selection, error_counts=_readonly(errors))
+    return _closed_form_band(label, errors, n_pos, n_neg, thresholds, kind="selected",
+                             method=method, simultaneous=simultaneous, level=level, pc=pc,
+                             progress=progress, estimand=estimand, selection=selection)
 
 
 def _selected_band(label: str, y: NDArray[np.bool_], s: NDArray[np.float64], select: object, *,
@@ -539,11 +508,7 @@ def _envelope_band(sb: _Superbins, *, method: str | None, simultaneous: bool, po
                    level: float, replicates: int, inner_replicates: int,
                    rng: np.random.Generator, pc: NDArray[np.float64],
                    progress: ProgressCallback | None, max_batch_elements: int) -> CostBand:
-    if method in ("wilson-mover", "clopper-pearson") or simultaneous:
-        raise ParameterError(
-            "a closed-form or simultaneous band needs a fixed threshold (threshold=) or thresholds "
-            "selected on other rows (select='split' or validation rows); the whole envelope "
-            "offers 'percentile' (an uncalibrated spread) or 'double-bootstrap'")
+    _check_envelope_method(method, simultaneous, pair=False)
     _check_size(replicates, pc)
     cost = _full_data_envelope(sb, pc)
     if method == "double-bootstrap":
@@ -745,23 +710,12 @@ def _score_count_band(classifier: ScoredClassifier, label: str, *, threshold: fl
     if select is None:
         return _envelope_band(_superbins_of_score_counts(label, classifier), **envelope)
     chosen = _selected_method(line["method"], line["simultaneous"])
-    pc = line["pc"]
-    if isinstance(select, str) and select == "split":
-        chosen_count = stratified_half_counts(y, count, line["rng"], label)
-        thresholds = thresholds_of_roc(roc_from_score_counts(
-            s, np.where(y, chosen_count, 0), np.where(y, 0, chosen_count)), pc)
-        held_out = count - chosen_count
-        estimand = ESTIMAND_SELECTED_SPLIT
-    else:
-        _, _, validation = _selection_rows(select, y, 1, line["rng"], label)
-        assert validation is not None
-        thresholds = select_thresholds(validation[0], validation[1], pc)
-        held_out = count
-        estimand = ESTIMAND_SELECTED_VALIDATION
+    how, thresholds, held_out = _selected_counts(select, y, s, count, line["rng"], label,
+                                                 line["pc"])
+    estimand = ESTIMAND_SELECTED_SPLIT if how == "split" else ESTIMAND_SELECTED_VALIDATION
     return _held_out_band(label, y, s, held_out, thresholds, method=chosen,
-                          simultaneous=line["simultaneous"], level=line["level"], pc=pc,
-                          estimand=_estimand(estimand, line["pooled"]),
-                          selection="split" if select == "split" else "validation",
+                          simultaneous=line["simultaneous"], level=line["level"], pc=line["pc"],
+                          estimand=_estimand(estimand, line["pooled"]), selection=how,
                           progress=line["progress"])
 
 
@@ -826,24 +780,12 @@ def difference_band(a: ScoredClassifier | tuple[ArrayLike, ArrayLike],
         method = "wilson-mover"   # the simultaneous rectangle of the paired differences
     name_a, y_a, s_a = _paired_input(a, "a", "a")
     name_b, y_b, s_b = _paired_input(b, "b", "b")
-    if y_a.size != y_b.size:
-        raise ParameterError(f"{name_a!r} and {name_b!r} are not scored on the same examples: "
-                             f"{y_a.size} and {y_b.size} rows")
-    if not np.array_equal(y_a, y_b):
-        bad = np.flatnonzero(y_a != y_b)
-        raise ParameterError(f"{name_a!r} and {name_b!r} are not scored on the same examples: "
-                             f"their true labels differ at {bad.size} rows (first: row "
-                             f"{int(bad[0])})")
+    _same_rows(name_a, y_a, name_b, y_b)
     pooled = _has_folds(a) or _has_folds(b)
     common = {"a": name_a, "b": name_b, "level": level, "pc": _readonly(pc)}
 
     if pair is None and select is None:
-        if method not in (None, "percentile") or simultaneous:
-            raise ParameterError(
-                "the difference of two re-tuned envelopes has only the (uncalibrated) percentile "
-                "spread; for a calibrated band and significant ranges give fixed thresholds "
-                "(threshold=) or select thresholds on other rows (select='split' or validation "
-                "rows)")
+        _check_envelope_method(method, simultaneous, pair=True)
         _check_size(replicates, pc)
         sa = _superbins_of_scores(name_a, y_a, s_a, with_rows=True)
         sb = _superbins_of_scores(name_b, y_a, s_b, with_rows=True)
