@@ -21,6 +21,7 @@ import errno
 import json
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, Flask, current_app, jsonify, request
@@ -34,25 +35,10 @@ from costdash.errors import CostdashError
 from costdash.view import View
 from dashboard.bandcache import BandCache, cost_band_key
 from dashboard.services import Services
-from dashboard.sharing import (
-    VIEW_KEYS,
-    AnalysisNotFound,
-    NotAuthorized,
-    analysis_summary,
-    iso,
-    clean_name,
-    expiry_from_days,
-    saved_view,
-)
-from dashboard.storage import (
-    AnalysisRecord,
-    DatasetNotFound,
-    DatasetRecord,
-    LoaderOptions,
-    StorageFull,
-    StorageUnavailable,
-    valid_id,
-)
+from dashboard.sharing import (VIEW_KEYS, AnalysisNotFound, NotAuthorized, analysis_summary,
+                               clean_name, expiry_from_days, iso, saved_view)
+from dashboard.storage import (AnalysisRecord, DatasetNotFound, DatasetRecord, LoaderOptions,
+                               StorageFull, StorageUnavailable, valid_id)
 from dashboard.uploads import UPLOAD_PREFIX, HashingFile, UploadRequest, sweep_upload_files
 
 __all__ = ["UPLOAD_PREFIX", "HashingFile", "UploadRequest", "api", "install_api",
@@ -439,51 +425,57 @@ def _download_name(record_name: str, suffix: str) -> str:
     return f"{stem or 'costdash'}-{suffix}"
 
 
+def _attachment(response, record_name: str, suffix: str):
+    """``response``, saved by the browser as ``<data set>-<suffix>``."""
+    response.headers["Content-Disposition"] = (
+        f'attachment; filename="{_download_name(record_name, suffix)}"')
+    return response
+
+
+def _of_view(dataset_id: str, work: Callable[[Any, Any, View], Any], export: str | None = None):
+    """``((record, work(record, dataset, view)), None)``: a stored data set under the query's view,
+    or ``(None, error reply)``: 404 for an unknown data set or ``export`` name, 400 for a bad
+    view value or a ticked classifier the data lacks (a :class:`CostdashError` of ``work``)."""
+    stored = _stored(dataset_id)
+    if stored is None:
+        return None, _error(f"no data set with id '{dataset_id}'", 404)
+    if export is not None:
+        from dashboard.report import CSV_NAMES
+        if export not in CSV_NAMES:
+            return None, _error(f"no export named '{export}.csv'; exports: "
+                                + ", ".join(f"{n}.csv" for n in CSV_NAMES), 404)
+    record, dataset = stored
+    try:
+        result = work(record, dataset, query_view(dataset_id))
+    except StorageUnavailable:
+        raise
+    except CostdashError as exc:
+        return None, _error(str(exc), 400)
+    return (record, result), None
+
+
 @api.get("/datasets/<dataset_id>/report.html")
 def dataset_report(dataset_id: str):
     from dashboard.report import build_report
 
-    stored = _stored(dataset_id)
-    if stored is None:
-        return _error(f"no data set with id '{dataset_id}'", 404)
-    record, dataset = stored
-    try:
-        view = query_view(dataset_id)
+    def report(record, dataset, view: View) -> str:
         bands = computed_bands(dataset_id, dataset, view)
-        html = build_report(dataset, view=view, name=record.name, bands=bands or None,
+        return build_report(dataset, view=view, name=record.name, bands=bands or None,
                             dashboard_url=request.url_root)
-    except StorageUnavailable:
-        raise
-    except CostdashError as exc:  # a bad value, or a ticked classifier the data lacks
-        return _error(str(exc), 400)
-    response = current_app.response_class(html, mimetype="text/html")
-    response.headers["Content-Disposition"] = (
-        f'attachment; filename="{_download_name(record.name, "report.html")}"')
+
+    found, error = _of_view(dataset_id, report)
+    if error is not None:
+        return error
+    record, html = found
+    response = _attachment(current_app.response_class(html, mimetype="text/html"), record.name,
+                           "report.html")
     response.headers["X-Content-Type-Options"] = "nosniff"
     return response
 
 
-def _analysis_of_view(dataset_id: str, export: str | None = None):
-    """``((record, analysis), None)``: a stored data set analysed under the query's view
-    (only its ticked classifiers, as on the page), or ``(None, error reply)``: 404 for an
-    unknown data set or ``export`` name, 400 for a bad view value."""
-    from dashboard.report import CSV_NAMES
-
-    stored = _stored(dataset_id)
-    if stored is None:
-        return None, _error(f"no data set with id '{dataset_id}'", 404)
-    if export is not None and export not in CSV_NAMES:
-        return None, _error(f"no export named '{export}.csv'; exports: "
-                            + ", ".join(f"{n}.csv" for n in CSV_NAMES), 404)
-    record, dataset = stored
-    try:
-        view = query_view(dataset_id)
-        analysis = analyze(dataset, view.condition(dataset.prevalence), models=view.models)
-    except StorageUnavailable:
-        raise
-    except CostdashError as exc:  # a bad value, or a ticked classifier the data lacks
-        return None, _error(str(exc), 400)
-    return (record, analysis), None
+def _analysis(record, dataset, view: View):
+    """The data set analysed under the view (only its ticked classifiers, as on the page)."""
+    return analyze(dataset, view.condition(dataset.prevalence), models=view.models)
 
 
 @api.get("/datasets/<dataset_id>/<name>.csv")
@@ -492,28 +484,23 @@ def dataset_csv(dataset_id: str, name: str):
     conditions do not change it, but a bad one is still refused."""
     from dashboard.report import csv_exports
 
-    found, error = _analysis_of_view(dataset_id, export=name)
+    found, error = _of_view(dataset_id, _analysis, export=name)
     if error is not None:
         return error
     record, analysis = found
     text = csv_exports(analysis)[f"{name}.csv"]
-    response = current_app.response_class(text, mimetype="text/csv")
-    response.headers["Content-Disposition"] = (
-        f'attachment; filename="{_download_name(record.name, name + ".csv")}"')
-    return response
+    return _attachment(current_app.response_class(text, mimetype="text/csv"), record.name,
+                       name + ".csv")
 
 
 @api.get("/datasets/<dataset_id>/decision.json")
 def dataset_decision(dataset_id: str):
     """The decision to deploy for the view in the query (``costdash decide --json``)."""
-    found, error = _analysis_of_view(dataset_id)
+    found, error = _of_view(dataset_id, _analysis)
     if error is not None:
         return error
     record, analysis = found
-    response = jsonify(decision_to_dict(decide(analysis)))
-    response.headers["Content-Disposition"] = (
-        f'attachment; filename="{_download_name(record.name, "decision.json")}"')
-    return response
+    return _attachment(jsonify(decision_to_dict(decide(analysis))), record.name, "decision.json")
 
 
 CHOICE_MAX_POINTS = 4000
@@ -528,21 +515,12 @@ def dataset_choice(dataset_id: str):
     --json`` adds), decision curves, and the robust choices over the view's sensitivity box."""
     from costdash.choice_summary import choice_summary_of_view
 
-    stored = _stored(dataset_id)
-    if stored is None:
-        return _error(f"no data set with id '{dataset_id}'", 404)
-    record, dataset = stored
-    try:
-        view = query_view(dataset_id)
-        summary = choice_summary_of_view(dataset, view, max_points=CHOICE_MAX_POINTS)
-    except StorageUnavailable:
-        raise
-    except CostdashError as exc:  # a bad value, or a ticked classifier the data lacks
-        return _error(str(exc), 400)
-    response = jsonify(summary)
-    response.headers["Content-Disposition"] = (
-        f'attachment; filename="{_download_name(record.name, "choice.json")}"')
-    return response
+    found, error = _of_view(dataset_id, lambda record, dataset, view: choice_summary_of_view(
+        dataset, view, max_points=CHOICE_MAX_POINTS))
+    if error is not None:
+        return error
+    record, summary = found
+    return _attachment(jsonify(summary), record.name, "choice.json")
 
 
 def healthz():

@@ -16,9 +16,9 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from dash import Input, Output, dcc, html, no_update, set_props
+from dash import Dash, Input, Output, dcc, html, no_update, set_props
 from dash.exceptions import BackgroundCallbackError
 
 from costdash.band_choice import BandChoice, default_method, method_options
@@ -34,11 +34,12 @@ from dashboard.storage import DatasetNotFound, valid_id
 from dashboard.viewmodel import hull_from_entry
 
 __all__ = ["CACHE_DOWN", "GRID", "JOB_ERROR_PREFIX", "NO_DATA", "UNSET_WHEN_IMPLIED_JS",
-           "Resolved", "as_float", "as_int", "background_options", "band_settings", "check_fields",
+           "Reply", "Resolved", "as_float", "as_int", "background_options", "band_settings", "check_fields",
            "condition_field", "conditions_pc", "dataset_line", "default_model", "envelope_of", "fmt_range",
-           "job_controls", "job_error_handler", "job_error_text", "method_controls", "method_note",
-           "method_state", "no_data", "number_box", "open_demo", "press_run", "prevalence_of",
-           "progress_reporter", "resolve", "run_disabled", "warn"]
+           "follow_implied", "job_controls", "job_error_handler", "job_error_text", "method_controls",
+           "method_note", "method_outputs", "method_state", "no_data", "number_box", "open_demo",
+           "press_run", "prevalence_of", "progress_reporter", "register_run_gate", "resolve",
+           "run_disabled", "warn"]
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +144,38 @@ def warn(messages: str | Sequence[str]) -> html.Span:
     return html.Span(text, className="warn")
 
 
+class Reply:
+    """What one callback sends back: an attribute per output, each ``no_update`` until set.
+
+    A page's handler fills in what it knows and its callback returns :meth:`as_tuple`.
+    Subclasses name their outputs in ``OUTPUTS``, in the order of the callback's ``Output``s; a
+    name stands twice where one value fills two outputs (the options of both dropdowns of a
+    pair). One list instead of a field per output and a tuple that repeats them, which drifted
+    apart as easily as they were written.
+    """
+
+    OUTPUTS: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, **values: Any) -> None:
+        unknown = set(values).difference(self.OUTPUTS)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no output {sorted(unknown)[0]!r}")
+        for name in self.OUTPUTS:
+            setattr(self, name, values.get(name, no_update))
+
+    def as_tuple(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.OUTPUTS)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.as_tuple() == other.as_tuple()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclasses it replaces
+
+    def __repr__(self) -> str:
+        names = dict.fromkeys(self.OUTPUTS)
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in names)})"
+
+
 # --- the data set ---------------------------------------------------------------------------------
 
 def no_data(message: str = NO_DATA) -> list:
@@ -245,6 +278,14 @@ UNSET_WHEN_IMPLIED_JS = """function (value, implied) {
 """Clientside mapping of a box to the value the view records: none while the box shows the value
 the view implies (the PC(+) or the p(+) of Explore's conditions), so the view keeps following
 them; the typed value otherwise. Inputs: the box's value, the implied value (a store)."""
+
+
+def follow_implied(app: Dash, view_id: str, value_id: str, implied_id: str) -> None:
+    """Register :data:`UNSET_WHEN_IMPLIED_JS`: the store ``view_id`` holds what the view records
+    of the control ``value_id`` (its ``value``), given the implied value in the store
+    ``implied_id``."""
+    app.clientside_callback(UNSET_WHEN_IMPLIED_JS, Output(view_id, "data"),
+                            Input(value_id, "value"), Input(implied_id, "data"))
 
 
 # --- job controls ---------------------------------------------------------------------------------
@@ -404,6 +445,16 @@ def method_state(choice: BandChoice) -> MethodState:
         default=default_method(fixed=choice.fixed, difference=choice.difference))
 
 
+def method_outputs(prefix: str) -> list[Output]:
+    """The outputs of a page's method control callback, in the order of
+    :meth:`MethodState.as_tuple` (the ids of :func:`method_controls` and :func:`job_controls`)."""
+    return [Output(f"{prefix}-method", "options"), Output(f"{prefix}-method", "value"),
+            Output(f"{prefix}-simultaneous", "options"),
+            Output(f"{prefix}-method-note", "children"),
+            Output(f"{prefix}-replicates", "disabled"), Output(f"{prefix}-run", "children"),
+            Output(f"{prefix}-method-default", "data")]
+
+
 def press_run(choice: BandChoice, replicates: int | None, what: str = "the band") -> str:
     """The status line before a band is computed: which button, and what it computes."""
     if choice.closed_form:
@@ -418,6 +469,18 @@ def run_disabled(job_class: str | None, problems: Sequence[str]) -> Any:
     if job_class and "running" in job_class.split():
         return no_update
     return bool(problems)
+
+
+def register_run_gate(app: Dash, prefix: str, inputs: Sequence[Input],
+                      problems: Callable[..., Sequence[str]]) -> None:
+    """Register the callback that disables ``{prefix}-run`` (:func:`run_disabled`):
+    ``problems(*values)`` lists what is wrong with the values of ``inputs`` (the page's band
+    settings); the job's class, ``{prefix}-job``, is the callback's last input."""
+    @app.callback(Output(f"{prefix}-run", "disabled"), *inputs,
+                  Input(f"{prefix}-job", "className"))
+    def _gate(*values: Any) -> Any:
+        *settings, job_class = values
+        return run_disabled(job_class, problems(*settings))
 
 
 def progress_reporter(set_progress: Callable[[tuple], None] | None

@@ -98,7 +98,7 @@ READ_ONLY_JOB = ("A read-only link computes bands only at the settings its owner
                  "for this band.")
 
 
-SLOT_LIFETIME = 60.0
+SLOT_LIFETIME = 60
 """Seconds a job slot lives without being renewed: a job renews it every third of that while
 it runs, so the slot of a job killed on another host frees within a minute."""
 

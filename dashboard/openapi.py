@@ -532,6 +532,12 @@ _UPLOAD_ERRORS = {
 }
 
 
+def _export_responses(ok: dict[str, Any], bad_view: dict[str, Any] = _BAD_VIEW,
+                      not_found: str = "No data set with this id.") -> dict[str, Any]:
+    """The replies of an export of a data set under the view in the query."""
+    return {"200": ok, "400": bad_view, "404": _error(not_found), "503": STORAGE_DOWN}
+
+
 def _multipart(schema_name: str, description: str) -> dict[str, Any]:
     return {"required": True, "description": description,
             "content": {MULTIPART: {"schema": _ref(schema_name), "encoding": _FILE_ENCODING}}}
@@ -579,12 +585,9 @@ PATHS: dict[str, Any] = {
                            "constraints, bands with their settings, every setting, and a link "
                            "back to the view.",
             "parameters": [_DATASET_ID, *_VIEW_QUERY, *_BAND_QUERY],
-            "responses": {
-                "200": {"description": "The report, as an attachment.",
-                        "content": {"text/html": {"schema": {"type": "string"}}}},
-                "400": _BAD_VIEW,
-                "404": _error("No data set with this id."), "503": STORAGE_DOWN,
-            },
+            "responses": _export_responses(
+                {"description": "The report, as an attachment.",
+                 "content": {"text/html": {"schema": {"type": "string"}}}}),
         },
     },
     "/api/v1/datasets/{dataset_id}/{name}.csv": {
@@ -598,13 +601,10 @@ PATHS: dict[str, Any] = {
             "parameters": [_DATASET_ID,
                            _path_parameter("name", "Which table.", enum=list(CSV_NAMES)),
                            *_VIEW_QUERY],
-            "responses": {
-                "200": {"description": "The table, as an attachment.",
-                        "content": {"text/csv": {"schema": {"type": "string"}}}},
-                "400": _BAD_VIEW,
-                "404": _error("No data set with this id, or no table of this name."),
-                "503": STORAGE_DOWN,
-            },
+            "responses": _export_responses(
+                {"description": "The table, as an attachment.",
+                 "content": {"text/csv": {"schema": {"type": "string"}}}},
+                not_found="No data set with this id, or no table of this name."),
         },
     },
     "/api/v1/datasets/{dataset_id}/decision.json": {
@@ -616,11 +616,8 @@ PATHS: dict[str, Any] = {
                            "threshold is positive), the PC(+) and p(+) intervals over which it "
                            "stays optimal, and the policy table of the whole PC(+) axis.",
             "parameters": [_DATASET_ID, *_VIEW_QUERY],
-            "responses": {
-                "200": _json_reply("The decision, as an attachment.", _ref("DecisionResult")),
-                "400": _BAD_VIEW,
-                "404": _error("No data set with this id."), "503": STORAGE_DOWN,
-            },
+            "responses": _export_responses(
+                _json_reply("The decision, as an attachment.", _ref("DecisionResult"))),
         },
     },
     "/api/v1/datasets/{dataset_id}/choice.json": {
@@ -640,13 +637,11 @@ PATHS: dict[str, Any] = {
                            "in money per period. Curves are thinned to at most 4000 points "
                            "(the losses stay exact).",
             "parameters": [_DATASET_ID, *_VIEW_QUERY],
-            "responses": {
-                "200": _json_reply("The numbers, as an attachment.", _ref("ChoiceResult")),
-                "400": _error("A view value that is not a number or out of its bounds, a "
-                              "calibration other than platt or isotonic, or ticked classifiers "
-                              "the data set does not have."),
-                "404": _error("No data set with this id."), "503": STORAGE_DOWN,
-            },
+            "responses": _export_responses(
+                _json_reply("The numbers, as an attachment.", _ref("ChoiceResult")),
+                bad_view=_error("A view value that is not a number or out of its bounds, a "
+                                "calibration other than platt or isotonic, or ticked "
+                                "classifiers the data set does not have.")),
         },
     },
     "/api/v1/analyses": {

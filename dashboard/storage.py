@@ -24,20 +24,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dashboard.records import (
-    AnalysisRecord,
-    AnalysisStore,
-    DatasetNotFound,
-    DatasetRecord,
-    DatasetStore,
-    LoaderOptions,
-    StorageFull,
-    StorageUnavailable,
-    Store,
-    dataset_id,
-    new_handle,
-    valid_id,
-)
+from dashboard.records import (AnalysisRecord, AnalysisStore, DatasetNotFound, DatasetRecord,
+                               DatasetStore, LoaderOptions, StorageFull, StorageUnavailable, Store,
+                               dataset_id, new_handle, valid_id)
 from dashboard.sqlstore import SqlStore
 from dashboard.tables import dataset_from_tables, dataset_to_tables
 

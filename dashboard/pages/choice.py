@@ -33,15 +33,15 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from dash import Dash, Input, Output, dcc, html, no_update
+from dash import Dash, Input, Output, dcc, html
 
 from costdash.errors import CostdashError
 from costdash.view import View, number_text
 from dashboard import ids
-from dashboard.components import check_fields, number_box, warn
+from dashboard.components import Reply, check_fields, number_box, warn
 from dashboard.figures.choice import decision_curve_figure, threshold_choice_figure
 from dashboard.figures.common import graph_config
 from dashboard.services import Services
@@ -418,23 +418,9 @@ def robust_panel(summary: dict[str, Any]) -> list:
     ]
 
 
-@dataclass
-class ChoiceOutputs:
-    cost: Any = no_update
-    table: Any = no_update
-    refused: Any = no_update
-    dca: Any = no_update
-    dca_note: Any = no_update
-    robust: Any = no_update
-    conditions: Any = no_update
-    data_id: Any = no_update
-    info: Any = no_update
-    error: Any = no_update
-    message: Any = no_update
-
-    def as_tuple(self) -> tuple:
-        return (self.cost, self.table, self.refused, self.dca, self.dca_note, self.robust,
-                self.conditions, self.data_id, self.info, self.error, self.message)
+class ChoiceOutputs(Reply):
+    OUTPUTS = ("cost", "table", "refused", "dca", "dca_note", "robust", "conditions", "data_id",
+               "info", "error", "message")
 
 
 def _empty(message: str = "", error: str = "") -> ChoiceOutputs:

@@ -32,10 +32,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from dash import Dash, Input, Output, State, callback_context, dcc, html, no_update
+from dash import Dash, Input, Output, State, callback_context, dcc, html
 
 from costdash.band_choice import BandChoice, band_choice
 from costdash.bands import DifferenceBand, difference_band
@@ -46,10 +45,10 @@ from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
 from dashboard import ids
 from dashboard.bandcache import BandCache, difference_band_key
 from dashboard.components import band_settings as job_settings
-from dashboard.components import (GRID, NO_DATA, UNSET_WHEN_IMPLIED_JS, background_options,
-                                  dataset_line, envelope_of, fmt_range,
-                                  job_controls, job_gate, method_controls, method_state, press_run,
-                                  progress_reporter, resolve, run_disabled, warn)
+from dashboard.components import (GRID, NO_DATA, Reply, background_options, dataset_line,
+                                  envelope_of, fmt_range, follow_implied, job_controls, job_gate,
+                                  method_controls, method_outputs, method_state, press_run,
+                                  progress_reporter, register_run_gate, resolve, warn)
 from dashboard.figures.bands import band_figure
 from dashboard.figures.common import graph_config
 from dashboard.figures.compare import difference_figure, envelopes_figure
@@ -187,20 +186,8 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
 
 # --- server-side handlers (plain functions; the callbacks below only wire them) --------------------
 
-@dataclass
-class Loaded:
-    options: Any = no_update
-    a: Any = no_update
-    b: Any = no_update
-    data: Any = no_update
-    data_id: Any = no_update
-    info: Any = no_update
-    error: Any = no_update
-    current: Any = no_update
-
-    def as_tuple(self) -> tuple:
-        return (self.options, self.options, self.a, self.b, self.data, self.data_id, self.info,
-                self.error, self.current)
+class Loaded(Reply):
+    OUTPUTS = ("options", "options", "a", "b", "data", "data_id", "info", "error", "current")
 
 
 def best_pair(view: dict[str, Any]) -> tuple[str, str]:
@@ -387,18 +374,8 @@ def significant_text(band: DifferenceBand) -> list:
     return [html.P(head, className="muted"), *lines]
 
 
-@dataclass
-class Rendered:
-    envelopes: Any = no_update
-    difference: Any = no_update
-    crossovers: Any = no_update
-    better: Any = no_update
-    significant: Any = no_update
-    status: Any = no_update
-
-    def as_tuple(self) -> tuple:
-        return (self.envelopes, self.difference, self.crossovers, self.better,
-                self.significant, self.status)
+class Rendered(Reply):
+    OUTPUTS = ("envelopes", "difference", "crossovers", "better", "significant", "status")
 
 
 def _blank(message: Any) -> Rendered:
@@ -494,21 +471,15 @@ def register_callbacks(app: Dash, services: Services) -> None:
                                   progress_reporter(set_progress), method=method,
                                   simultaneous=simultaneous)
 
-    @app.callback(
-        Output(ids.COMPARE_METHOD, "options"), Output(ids.COMPARE_METHOD, "value"),
-        Output(ids.COMPARE_SIMULTANEOUS, "options"), Output(ids.COMPARE_METHOD_NOTE, "children"),
-        Output(ids.COMPARE_REPLICATES, "disabled"), Output(ids.COMPARE_RUN, "children"),
-        Output(ids.COMPARE_METHOD_DEFAULT, "data"),
-        Input(ids.COMPARE_METHOD, "value"), Input(ids.COMPARE_SIMULTANEOUS, "value"))
+    @app.callback(*method_outputs("compare"),
+                  Input(ids.COMPARE_METHOD, "value"), Input(ids.COMPARE_SIMULTANEOUS, "value"))
     def _method(method, simultaneous):
         return method_state(choice_of(method, simultaneous)).as_tuple()
 
-    @app.callback(
-        Output(ids.COMPARE_RUN, "disabled"),
-        Input(ids.COMPARE_REPLICATES, "value"), Input(ids.COMPARE_LEVEL, "value"),
-        Input(ids.COMPARE_METHOD, "value"), Input(ids.COMPARE_JOB, "className"))
-    def _gate(replicates, level, method, job_class):
-        return run_disabled(job_class, band_settings(replicates, level, method)[1])
+    register_run_gate(
+        app, "compare", [Input(ids.COMPARE_REPLICATES, "value"), Input(ids.COMPARE_LEVEL, "value"),
+                         Input(ids.COMPARE_METHOD, "value")],
+        lambda replicates, level, method: band_settings(replicates, level, method)[1])
 
     @app.callback(
         Output(ids.COMPARE_ENVELOPES, "figure"), Output(ids.COMPARE_DIFFERENCE, "figure"),
@@ -523,9 +494,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
         return render(services, data, a, b, replicates, level, seed, done, method,
                       simultaneous).as_tuple()
 
-    app.clientside_callback(
-        UNSET_WHEN_IMPLIED_JS, Output(ids.COMPARE_METHOD_VIEW, "data"),
-        Input(ids.COMPARE_METHOD, "value"), Input(ids.COMPARE_METHOD_DEFAULT, "data"))
+    follow_implied(app, ids.COMPARE_METHOD_VIEW, ids.COMPARE_METHOD, ids.COMPARE_METHOD_DEFAULT)
     app.clientside_callback(
         record_view_js(VIEW_FIELDS), Output(ids.COMPARE_URL, "data"),
         Input(ids.COMPARE_DATA_ID, "data"), Input(ids.COMPARE_A, "value"),

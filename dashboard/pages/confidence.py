@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from dash import Dash, Input, Output, State, callback_context, dcc, html, no_update
@@ -48,12 +47,12 @@ from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
 from dashboard import ids
 from dashboard.bandcache import BandCache, cost_band_key
 from dashboard.components import band_settings as job_settings
-from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, UNSET_WHEN_IMPLIED_JS,
-                                  background_options, check_fields, conditions_pc, dataset_line,
-                                  default_model, envelope_of, job_controls, job_gate,
-                                  method_controls,
-                                  method_state, number_box, prevalence_of, press_run,
-                                  progress_reporter, resolve, run_disabled, warn)
+from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, Reply, background_options,
+                                  check_fields, conditions_pc, dataset_line, default_model,
+                                  envelope_of, follow_implied, job_controls, job_gate,
+                                  method_controls, method_outputs, method_state, number_box,
+                                  prevalence_of, press_run, progress_reporter, register_run_gate,
+                                  resolve, warn)
 from dashboard.figures.bands import band_figure, band_name, picked_text
 from dashboard.figures.common import graph_config
 from dashboard.services import Services
@@ -226,21 +225,9 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
 
 # --- server-side handlers (plain functions; the callbacks below only wire them) --------------------
 
-@dataclass
-class Loaded:
-    options: Any = no_update
-    model: Any = no_update
-    data: Any = no_update
-    data_id: Any = no_update
-    info: Any = no_update
-    error: Any = no_update
-    current: Any = no_update
-    pc: Any = no_update
-    pc_implied: Any = no_update
-
-    def as_tuple(self) -> tuple:
-        return (self.options, self.model, self.data, self.data_id, self.info, self.error,
-                self.current, self.pc, self.pc_implied)
+class Loaded(Reply):
+    OUTPUTS = ("options", "model", "data", "data_id", "info", "error", "current", "pc",
+               "pc_implied")
 
 
 def _view_of(query: View | Mapping[str, Any] | None) -> View:
@@ -419,12 +406,8 @@ def band_summary(band: CostBand, pc: float | None) -> list:
     return parts
 
 
-@dataclass
-class Rendered:
-    figure: Any = no_update
-    summary: Any = no_update
-    status: Any = no_update
-    caveat: Any = no_update
+class Rendered(Reply):
+    OUTPUTS = ("figure", "summary", "status", "caveat")
 
 
 def render(services: Services, data: dict | None, model: str | None, threshold: Any,
@@ -522,25 +505,19 @@ def register_callbacks(app: Dash, services: Services) -> None:
                             simultaneous=simultaneous)
 
     @app.callback(
-        Output(ids.CONFIDENCE_METHOD, "options"), Output(ids.CONFIDENCE_METHOD, "value"),
-        Output(ids.CONFIDENCE_SIMULTANEOUS, "options"),
-        Output(ids.CONFIDENCE_METHOD_NOTE, "children"),
-        Output(ids.CONFIDENCE_REPLICATES, "disabled"), Output(ids.CONFIDENCE_RUN, "children"),
-        Output(ids.CONFIDENCE_METHOD_DEFAULT, "data"),
+        *method_outputs("confidence"),
         Input(ids.CONFIDENCE_DATA, "data"), Input(ids.CONFIDENCE_MODEL, "value"),
         Input(ids.CONFIDENCE_THRESHOLD, "value"), Input(ids.CONFIDENCE_METHOD, "value"),
         Input(ids.CONFIDENCE_SIMULTANEOUS, "value"))
     def _method(data, model, threshold, method, simultaneous):
         return method_control(services, data, model, threshold, method, simultaneous)
 
-    @app.callback(
-        Output(ids.CONFIDENCE_RUN, "disabled"),
-        Input(ids.CONFIDENCE_THRESHOLD, "value"), Input(ids.CONFIDENCE_REPLICATES, "value"),
-        Input(ids.CONFIDENCE_LEVEL, "value"), Input(ids.CONFIDENCE_PC, "value"),
-        Input(ids.CONFIDENCE_METHOD, "value"), Input(ids.CONFIDENCE_JOB, "className"))
-    def _gate(threshold, replicates, level, pc, method, job_class):
-        return run_disabled(job_class, band_settings(threshold, replicates, level, pc,
-                                                     method)[1])
+    register_run_gate(
+        app, "confidence",
+        [Input(ids.CONFIDENCE_THRESHOLD, "value"), Input(ids.CONFIDENCE_REPLICATES, "value"),
+         Input(ids.CONFIDENCE_LEVEL, "value"), Input(ids.CONFIDENCE_PC, "value"),
+         Input(ids.CONFIDENCE_METHOD, "value")],
+        lambda *settings: band_settings(*settings)[1])
 
     @app.callback(
         Output(ids.CONFIDENCE_GRAPH, "figure"), Output(ids.CONFIDENCE_SUMMARY, "children"),
@@ -552,16 +529,12 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Input(ids.CONFIDENCE_DONE, "data"), State(ids.CONFIDENCE_SEED, "data"))
     def _render(data, model, threshold, replicates, level, pc, method, simultaneous, done,
                 seed):
-        r = render(services, data, model, threshold, replicates, level, pc, seed, done, method,
-                   simultaneous)
-        return r.figure, r.summary, r.status, r.caveat
+        return render(services, data, model, threshold, replicates, level, pc, seed, done,
+                      method, simultaneous).as_tuple()
 
-    app.clientside_callback(
-        UNSET_WHEN_IMPLIED_JS, Output(ids.CONFIDENCE_PC_VIEW, "data"),
-        Input(ids.CONFIDENCE_PC, "value"), Input(ids.CONFIDENCE_PC_IMPLIED, "data"))
-    app.clientside_callback(
-        UNSET_WHEN_IMPLIED_JS, Output(ids.CONFIDENCE_METHOD_VIEW, "data"),
-        Input(ids.CONFIDENCE_METHOD, "value"), Input(ids.CONFIDENCE_METHOD_DEFAULT, "data"))
+    follow_implied(app, ids.CONFIDENCE_PC_VIEW, ids.CONFIDENCE_PC, ids.CONFIDENCE_PC_IMPLIED)
+    follow_implied(app, ids.CONFIDENCE_METHOD_VIEW, ids.CONFIDENCE_METHOD,
+                   ids.CONFIDENCE_METHOD_DEFAULT)
     app.clientside_callback(
         record_view_js(VIEW_FIELDS), Output(ids.CONFIDENCE_URL, "data"),
         Input(ids.CONFIDENCE_DATA_ID, "data"), Input(ids.CONFIDENCE_MODEL, "value"),

@@ -37,11 +37,11 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from dash import Dash, Input, Output, dcc, html, no_update
+from dash import Dash, Input, Output, dcc, html
 
 from costdash.conditions import default_condition
 from costdash.curves import (Reliability, ScoreHistograms, capacity_on_gains, curve_point,
@@ -53,8 +53,8 @@ from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE, optimal_vertex
 from costdash.pinned import pin_threshold
 from costdash.roc import RocCurve, roc_of
 from costdash.view import View, field_named
-from dashboard.components import (UNSET_WHEN_IMPLIED_JS, check_fields, condition_field,
-                                  default_model, number_box, warn)
+from dashboard.components import (Reply, check_fields, condition_field, default_model,
+                                  follow_implied, number_box, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_figure,
                                       reliability_figure)
@@ -326,28 +326,9 @@ def readout_table(rows: list[tuple[Mark, Any]], volume: float) -> html.Table:
     return html.Table(className="folds-table curves-table", children=[head, html.Tbody(body)])
 
 
-@dataclass
-class CurvesOutputs:
-    options: Any = no_update
-    model: Any = no_update
-    data_id: Any = no_update
-    p_pos: Any = no_update
-    p_implied: Any = no_update
-    pr: Any = no_update
-    gains: Any = no_update
-    hist: Any = no_update
-    rel: Any = no_update
-    choice: Any = no_update
-    table: Any = no_update
-    brier: Any = no_update
-    info: Any = no_update
-    error: Any = no_update
-    message: Any = no_update
-
-    def as_tuple(self) -> tuple:
-        return (self.options, self.model, self.data_id, self.p_pos, self.p_implied, self.pr,
-                self.gains, self.hist, self.rel, self.choice, self.table, self.brier,
-                self.info, self.error, self.message)
+class CurvesOutputs(Reply):
+    OUTPUTS = ("options", "model", "data_id", "p_pos", "p_implied", "pr", "gains", "hist", "rel",
+               "choice", "table", "brier", "info", "error", "message")
 
 
 def _empty(message: str = "", error: str = "") -> CurvesOutputs:
@@ -570,9 +551,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
     app.clientside_callback(
         HOVER_JS, Output("curves-hover", "data"),
         [Input(g, "hoverData") for g in GRAPHS], prevent_initial_call=True)
-    app.clientside_callback(
-        UNSET_WHEN_IMPLIED_JS, Output("curves-p-view", "data"),
-        Input("curves-p-pos", "value"), Input("curves-p-implied", "data"))
+    follow_implied(app, "curves-p-view", "curves-p-pos", "curves-p-implied")
     app.clientside_callback(
         record_view_js(VIEW_FIELDS), Output("curves-url", "data"),
         Input("curves-data-id", "data"), Input("curves-model", "value"),

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from dash import Dash, Input, Output, ctx, dcc, html, no_update
@@ -36,8 +35,8 @@ from costdash.errors import CostdashError
 from costdash.folds import FoldAverages, FoldSpread, dataset_fold_averages, fold_spread
 from costdash.view import View
 from dashboard import ids
-from dashboard.components import (UNSET_WHEN_IMPLIED_JS, check_fields, condition_field,
-                                  default_model, open_demo, warn)
+from dashboard.components import (Reply, check_fields, condition_field, default_model,
+                                  follow_implied, open_demo, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.folds import folds_cost_figure, folds_roc_figure
 from dashboard.services import Services
@@ -202,24 +201,9 @@ def spread_table(averages: FoldAverages, spread: FoldSpread,
     ])
 
 
-@dataclass
-class FoldsOutputs:
-    options: Any = no_update
-    model: Any = no_update
-    data_id: Any = no_update
-    p_pos: Any = no_update
-    p_implied: Any = no_update
-    cost: Any = no_update
-    roc: Any = no_update
-    spread: Any = no_update
-    info: Any = no_update
-    error: Any = no_update
-    message: Any = no_update
-    demos_hidden: Any = no_update
-
-    def as_tuple(self) -> tuple:
-        return (self.options, self.model, self.data_id, self.p_pos, self.p_implied, self.cost,
-                self.roc, self.spread, self.info, self.error, self.message, self.demos_hidden)
+class FoldsOutputs(Reply):
+    OUTPUTS = ("options", "model", "data_id", "p_pos", "p_implied", "cost", "roc", "spread",
+               "info", "error", "message", "demos_hidden")
 
 
 def _empty(message: str = "", error: str = "") -> FoldsOutputs:
@@ -328,9 +312,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
     def _view(ref, model, p_pos, cost_fn, cost_fp):
         return folds_view(services, ref, model, p_pos, cost_fn, cost_fp).as_tuple()
 
-    app.clientside_callback(
-        UNSET_WHEN_IMPLIED_JS, Output(ids.FOLDS_P_VIEW, "data"),
-        Input(ids.FOLDS_P_POS, "value"), Input(ids.FOLDS_P_IMPLIED, "data"))
+    follow_implied(app, ids.FOLDS_P_VIEW, ids.FOLDS_P_POS, ids.FOLDS_P_IMPLIED)
     app.clientside_callback(
         record_view_js(VIEW_FIELDS), Output(ids.FOLDS_URL, "data"),
         Input(ids.FOLDS_DATA_ID, "data"), Input(ids.FOLDS_MODEL, "value"),

@@ -49,6 +49,7 @@ from costdash.multiclass import (BcostResult, BdeltacostResult, LabelPredictions
 from dashboard import ids
 from dashboard.figures.common import graph_config
 from dashboard.figures.multiclass import bcost_figure, level_text
+from dashboard.components import Reply
 from dashboard.labelfiles import LabelFiles
 from dashboard.services import Services
 
@@ -355,25 +356,11 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
 
 # --- server-side handlers (plain functions; the callbacks below only wire them) ---------------
 
-@dataclass
-class InputOutputs:
+class InputOutputs(Reply):
     """What loading a label file, the demo or a cost matrix CSV changes."""
 
-    ref: Any = no_update
-    info: Any = no_update
-    columns: Any = no_update
-    rows: Any = no_update
-    pair_options: Any = no_update
-    a: Any = no_update
-    b: Any = no_update
-    error: Any = no_update
-    bcost: Any = no_update
-    delta: Any = no_update
-    figure: Any = no_update
-
-    def as_tuple(self) -> tuple:
-        return (self.ref, self.info, self.columns, self.rows, self.pair_options, self.pair_options,
-                self.a, self.b, self.error, self.bcost, self.delta, self.figure)
+    OUTPUTS = ("ref", "info", "columns", "rows", "pair_options", "pair_options", "a", "b",
+               "error", "bcost", "delta", "figure")
 
     def clear_results(self) -> None:
         self.bcost, self.delta, self.figure = "Press Run.", "–", bcost_figure(None)
