@@ -12,7 +12,11 @@ label column alone, and the labels are interpreted with the loader's rules (0/1,
 no/yes... or ``positive``); the second counts rows and positives per ``(model, score[, fold])``
 (in the wide layout, one aggregate per score column): its groups are the output's rows. Missing
 labels, scores or folds and non-finite scores are counted by those same passes (they form groups
-of their own) and refused.
+of their own) and refused. DuckDB counts a Parquet score column whose scores are decimals with
+a fixed number of places (most written scores are) by an integer key instead of the double
+itself, which its statistics let it count in an array rather than a hash table: the same
+groups and numbers, about three times faster for a million distinct scores
+(:meth:`_DuckDBReader.count_on_grid` says when it is trusted).
 
 ``round_digits`` rounds scores half up to that many decimals before grouping, which bounds the
 output (at most ``10**digits`` scores per unit of score range) at a stated cost: the rounded
@@ -25,7 +29,9 @@ can move inward by no more than that.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
+import math
 import os
 import tempfile
 import time
@@ -191,7 +197,7 @@ def aggregate(source: Any, *, engine: Literal["duckdb", "spark"] | None = None,
         # are then the output's rows; finding the labels costs next to nothing (see below).
         labels = _label_values(reader, plan)
         positive_values, positive_label = _positive_values(labels, plan, reader.name, positive)
-        grouped = reader.run(_counting_sql(plan, reader.quote, round_digits, positive_values))
+        grouped = _count(reader, plan, round_digits, positive_values)
     finally:
         reader.close()
     table, stats = _finish(grouped, plan, reader.name, round_digits)
@@ -317,6 +323,32 @@ def _labels_sql(plan: _Plan, quote: Any) -> str:
             f"GROUP BY {quote(plan.label)}")
 
 
+def _count(reader: _Reader, plan: _Plan, round_digits: int | None,
+           positive_values: Sequence[Any]) -> pd.DataFrame:
+    """The main pass: positives and rows per (model, score[, fold]), as :func:`_finish` reads.
+
+    Exact wide score columns that the reader can count on an integer grid
+    (:meth:`_DuckDBReader.count_on_grid`) are counted so; the others in one query.
+    """
+    if plan.layout == "long" or plan.fold is not None or round_digits is not None:
+        return reader.run(_counting_sql(plan, reader.quote, round_digits, positive_values))
+    parts, rest = [], []
+    for model in plan.models:
+        counted = reader.count_on_grid(model, plan.label, positive_values)
+        if counted is None:
+            rest.append(model)
+        else:
+            parts.append(counted)
+    if rest:
+        parts.append(reader.run(_counting_sql(dataclasses.replace(plan, models=tuple(rest)),
+                                              reader.quote, round_digits, positive_values)))
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+
+
+def _is_positive_sql(positive_values: Sequence[Any]) -> str:
+    return "label IN (" + ", ".join(_literal(v) for v in positive_values) + ")"
+
+
 def _counting_sql(plan: _Plan, quote: Any, round_digits: int | None,
                   positive_values: Sequence[Any]) -> str:
     """The main pass: positives and rows per (model, score[, fold]).
@@ -336,8 +368,7 @@ def _counting_sql(plan: _Plan, quote: Any, round_digits: int | None,
         score = f"FLOOR(exact * {scale} + 0.5) / {scale}"
         extra = ", MIN(exact) AS score_min, MAX(exact) AS score_max"
         bounds = ", score_min, score_max"
-    is_pos = "label IN (" + ", ".join(_literal(v) for v in positive_values) + ")"
-    counts = f"COUNT(*) FILTER (WHERE {is_pos}) AS n_pos, COUNT(*) AS n{extra}"
+    counts = f"COUNT(*) FILTER (WHERE {_is_positive_sql(positive_values)}) AS n_pos, COUNT(*) AS n{extra}"
     fold = ", fold" if plan.fold else ""
     if plan.layout == "long":
         return (f"SELECT model, {score} AS score{fold}, {counts} "
@@ -430,6 +461,11 @@ class _Reader:
     def run(self, sql: str) -> pd.DataFrame:
         raise NotImplementedError
 
+    def count_on_grid(self, column: str, label: str, positive_values: Sequence[Any]
+                      ) -> pd.DataFrame | None:
+        """One exact score column's counts by a faster route, or None: use the generic query."""
+        return None
+
     def close(self) -> None:
         pass
 
@@ -511,12 +547,71 @@ class _DuckDBReader(_Reader):
             raise InputFileError(f"{self.name}: cannot be aggregated ({_reason(exc)})",
                                  source=self.name) from None
 
+    def count_on_grid(self, column: str, label: str, positive_values: Sequence[Any]
+                      ) -> pd.DataFrame | None:
+        """Count one score column of Parquet files grouped by an integer key, when it fits.
+
+        DuckDB counts a million distinct doubles about three times slower than integers whose
+        range its statistics bound: those go into a "perfect hash", an array indexed by the
+        key. Most scores written to files have a few decimals, so the key is
+        ``round(score * 10**d)``, with ``d`` the fewest decimals that carry the first rows
+        exactly, and the column's range comes free from the Parquet statistics. The same pass
+        counts the rows whose score does not come back as ``key / 10**d``; only when there are
+        none is the key trusted (then distinct scores have distinct keys, and ``key / 10**d`` is
+        each score bit for bit), else None. None too for other inputs, for a range under
+        ``2**17`` keys (the generic hash is as fast there) or over ``2**22`` (the array would
+        not stay small), and for a NaN, whose key DuckDB refuses to make.
+        """
+        import duckdb
+
+        if self.con is None or self._kind != "parquet":
+            return None
+        score = f"CAST({self.quote(column)} AS DOUBLE)"
+        # fetchall, not fetchone: a result left unfinished blocks the connection (DuckDB 2).
+        low, high = self.con.execute(f"SELECT MIN({score}), MAX({score}) FROM src").fetchall()[0]
+        if low is None or not (math.isfinite(low) and math.isfinite(high)):
+            return None
+        first = self.con.execute(f"SELECT {score} AS s FROM src WHERE {score} IS NOT NULL "
+                                 f"LIMIT {_GRID_SAMPLE}").fetchnumpy()["s"]
+        first = np.asarray(first, dtype=np.float64)
+        decimals = next((d for d in range(_GRID_MAX_DECIMALS + 1)
+                         if np.array_equal(np.round(first * 10.0 ** d) / 10.0 ** d, first)), None)
+        if decimals is None:
+            return None
+        scale = repr(10.0 ** decimals)
+        keys = round(high * 10.0 ** decimals) - round(low * 10.0 ** decimals) + 1
+        bits = max(int(keys - 1).bit_length(), 1)
+        if not _GRID_BITS[0] <= bits <= _GRID_BITS[1]:
+            return None
+        sql = (f"SELECT {_literal(column)} AS model, CAST(k AS DOUBLE) / {scale} AS score, "
+               f"n_pos, n, off FROM (SELECT CAST(round(x * {scale}) AS BIGINT) AS k, "
+               f"COUNT(*) FILTER (WHERE {_is_positive_sql(positive_values)}) AS n_pos, "
+               f"COUNT(*) AS n, COUNT(*) FILTER (WHERE round(x * {scale}) / {scale} <> x) AS off "
+               f"FROM (SELECT {score} AS x, {self.quote(label)} AS label FROM src) AS r "
+               f"GROUP BY k) AS g")
+        default = self.con.execute("SELECT current_setting('perfect_ht_threshold')"
+                                   ).fetchall()[0][0]
+        try:
+            self.con.execute(f"SET perfect_ht_threshold = {bits}")
+            counted = self.con.sql(sql).to_arrow_table().to_pandas()
+        except duckdb.Error:
+            return None
+        finally:
+            self.con.execute(f"SET perfect_ht_threshold = {int(default)}")
+        if counted["off"].sum():
+            return None
+        return counted.drop(columns="off")
+
     def close(self) -> None:
         if self.con is not None:
             self.con.close()
         if self._temp is not None:
             self._temp.cleanup()
 
+
+_GRID_SAMPLE = 65536
+_GRID_MAX_DECIMALS = 9
+_GRID_BITS = (17, 22)
 
 _DUCKDB_NUMERIC = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
                    "USMALLINT", "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL"}
