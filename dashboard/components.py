@@ -32,14 +32,16 @@ from dashboard.jobs import (POLL_INTERVAL_MS, READ_ONLY_JOB, budget_message, bus
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound, valid_id
 from dashboard.viewmodel import hull_from_entry
+from dashboard.viewstate import problems_note
 
 __all__ = ["CACHE_DOWN", "GRID", "JOB_ERROR_PREFIX", "NO_DATA", "UNSET_WHEN_IMPLIED_JS",
-           "Reply", "Resolved", "as_float", "as_int", "background_options", "band_settings", "check_fields",
-           "condition_field", "conditions_pc", "dataset_line", "default_model", "envelope_of", "fmt_range",
-           "follow_implied", "job_controls", "job_error_handler", "job_error_text", "method_controls",
-           "method_note", "method_outputs", "method_state", "no_data", "number_box", "open_demo",
-           "press_run", "prevalence_of", "progress_reporter", "register_run_gate", "resolve",
-           "run_disabled", "warn"]
+           "Reply", "Resolved", "as_float", "as_int", "background_options", "band_page_head",
+           "band_settings", "check_fields", "condition_field", "conditions_pc", "dataset_line",
+           "default_model", "envelope_of", "fmt_range", "follow_implied", "job_controls",
+           "job_error_handler", "job_error_text", "method_controls", "method_note",
+           "method_outputs", "method_state", "no_data", "number_box", "open_demo", "press_run",
+           "prevalence_of", "progress_reporter", "register_run_gate", "resolve", "run_disabled",
+           "warn"]
 
 log = logging.getLogger(__name__)
 
@@ -327,6 +329,27 @@ def condition_field(name: str, id_: str, value: Any, *, extra: Sequence[Any] = (
         return html.Div(className="folds-field condition-field", children=[label, number])
     return html.Div(className="field condition-field", children=[
         html.Div(className="field-head", children=[label, number]), *extra])
+
+
+def band_page_head(prefix: str, view: View, problems: Sequence[str],
+                   stores: Sequence[dcc.Store] = ()) -> list:
+    """The top of a band page (Compare, Confidence): its stores (the view it opened with, the
+    data set, its id, ``stores`` of the page's own, the seed, the last job's reply and the view
+    it records) and the data bar (what the address got wrong, the data set line, errors)."""
+    return [
+        dcc.Store(id=f"{prefix}-query", data=view.to_json()),
+        dcc.Store(id=f"{prefix}-data"),
+        dcc.Store(id=f"{prefix}-data-id", data=view.data),
+        *stores,
+        dcc.Store(id=f"{prefix}-seed", data=view.seed),
+        dcc.Store(id=f"{prefix}-done"),
+        dcc.Store(id=f"{prefix}-url"),
+        html.Section(className="data-bar", children=[
+            problems_note(problems),
+            html.Div(id=f"{prefix}-dataset", className="dataset-info"),
+            html.Div(id=f"{prefix}-error", className="error", role="alert"),
+        ]),
+    ]
 
 
 def job_controls(prefix: str, replicates: int, level: float,

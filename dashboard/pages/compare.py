@@ -45,15 +45,16 @@ from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
 from dashboard import ids
 from dashboard.bandcache import BandCache, difference_band_key
 from dashboard.components import band_settings as job_settings
-from dashboard.components import (GRID, NO_DATA, Reply, background_options, dataset_line,
-                                  envelope_of, fmt_range, follow_implied, job_controls, job_gate,
-                                  method_controls, method_outputs, method_state, press_run,
-                                  progress_reporter, register_run_gate, resolve, warn)
+from dashboard.components import (GRID, NO_DATA, Reply, background_options, band_page_head,
+                                  dataset_line, envelope_of, fmt_range, follow_implied,
+                                  job_controls, job_gate, method_controls, method_outputs,
+                                  method_state, press_run, progress_reporter, register_run_gate,
+                                  resolve, warn)
 from dashboard.figures.bands import band_figure
 from dashboard.figures.common import graph_config
 from dashboard.figures.compare import difference_figure, envelopes_figure
 from dashboard.services import Services
-from dashboard.viewstate import page_view, problems_note, record_view_js
+from dashboard.viewstate import page_view, record_view_js
 
 HELP = [
     html.Summary("What am I looking at?"),
@@ -115,17 +116,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
     simultaneous = bool(getattr(view, "simultaneous", False))
     choice = choice_of(getattr(view, "method", None), simultaneous)
     return html.Div(className="bands-page compare", children=[
-        dcc.Store(id=ids.COMPARE_QUERY, data=view.to_json()),
-        dcc.Store(id=ids.COMPARE_DATA),
-        dcc.Store(id=ids.COMPARE_DATA_ID, data=view.data),
-        dcc.Store(id=ids.COMPARE_SEED, data=view.seed),
-        dcc.Store(id=ids.COMPARE_DONE),
-        dcc.Store(id=ids.COMPARE_URL),
-        html.Section(className="data-bar", children=[
-            problems_note(problems),
-            html.Div(id=ids.COMPARE_DATASET, className="dataset-info"),
-            html.Div(id=ids.COMPARE_ERROR, className="error", role="alert"),
-        ]),
+        *band_page_head("compare", view, problems),
         html.Div(className="page-grid", children=[
             html.Aside(className="controls", children=[
                 html.Section(className="panel", children=[

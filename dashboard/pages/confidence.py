@@ -48,7 +48,7 @@ from dashboard import ids
 from dashboard.bandcache import BandCache, cost_band_key
 from dashboard.components import band_settings as job_settings
 from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, Reply, background_options,
-                                  check_fields, conditions_pc, dataset_line, default_model,
+                                  band_page_head, check_fields, conditions_pc, dataset_line, default_model,
                                   envelope_of, follow_implied, job_controls, job_gate,
                                   method_controls, method_outputs, method_state, number_box,
                                   prevalence_of, press_run, progress_reporter, register_run_gate,
@@ -56,7 +56,7 @@ from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, Reply, background_o
 from dashboard.figures.bands import band_figure, band_name, picked_text
 from dashboard.figures.common import graph_config
 from dashboard.services import Services
-from dashboard.viewstate import page_view, problems_note, record_view_js
+from dashboard.viewstate import page_view, record_view_js
 
 __all__ = ["CACHE_DOWN", "band_summary", "choice_of", "compute_band", "layout", "load",
            "register_callbacks", "render"]
@@ -154,19 +154,9 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
     simultaneous = bool(getattr(view, "simultaneous", False))
     choice = choice_of(view.threshold, getattr(view, "method", None), simultaneous)
     return html.Div(className="bands-page confidence", children=[
-        dcc.Store(id=ids.CONFIDENCE_QUERY, data=view.to_json()),
-        dcc.Store(id=ids.CONFIDENCE_DATA),
-        dcc.Store(id=ids.CONFIDENCE_DATA_ID, data=view.data),
-        dcc.Store(id=ids.CONFIDENCE_PC_IMPLIED, data=implied),
-        dcc.Store(id=ids.CONFIDENCE_PC_VIEW),
-        dcc.Store(id=ids.CONFIDENCE_SEED, data=view.seed),
-        dcc.Store(id=ids.CONFIDENCE_DONE),
-        dcc.Store(id=ids.CONFIDENCE_URL),
-        html.Section(className="data-bar", children=[
-            problems_note(problems),
-            html.Div(id=ids.CONFIDENCE_DATASET, className="dataset-info"),
-            html.Div(id=ids.CONFIDENCE_ERROR, className="error", role="alert"),
-        ]),
+        *band_page_head("confidence", view, problems,
+                        stores=[dcc.Store(id=ids.CONFIDENCE_PC_IMPLIED, data=implied),
+                                dcc.Store(id=ids.CONFIDENCE_PC_VIEW)]),
         html.Div(className="page-grid", children=[
             html.Aside(className="controls", children=[
                 html.Section(className="panel", children=[
