@@ -458,8 +458,11 @@ class ScoreHistograms:
     share_negatives: NDArray[np.float64]
 
 
-def _labelled(y_true: ArrayLike, score: ArrayLike, weight: ArrayLike | None
-              ) -> tuple[NDArray[np.bool_], NDArray[np.float64], NDArray[np.int64]]:
+def _binned_iv(y_true: ArrayLike, score: ArrayLike, weight: ArrayLike | None, bins: int
+               ) -> tuple[NDArray[np.bool_], NDArray[np.float64], NDArray[np.int64]]:
+    """The argument checks of the binned diagrams (:func:`score_histograms`, :func:`reliability`)."""
+    if bins < 1:
+        raise ParameterError(f"`bins` must be at least 1, got {bins!r}")
     y = np.asarray(y_true, dtype=bool)
     s = np.asarray(score, dtype=np.float64)
     w = np.ones(y.size, np.int64) if weight is None else np.asarray(weight, dtype=np.int64)
@@ -499,9 +502,7 @@ def score_histograms(y_true: ArrayLike, score: ArrayLike, *, bins: int = 40,
     >>> h.edges.tolist(), h.positives.tolist(), h.negatives.tolist()
     ([0.0, 0.5, 1.0], [0, 2], [2, 0])
     """
-    if bins < 1:
-        raise ParameterError(f"`bins` must be at least 1, got {bins!r}")
-    y, s, w = _labelled(y_true, score, weight)
+    y, s, w = _binned_iv(y_true, score, weight, bins)
     edges = np.histogram_bin_edges(s, bins=bins)
     pos = np.histogram(s[y], bins=edges, weights=w[y])[0].round().astype(np.int64)
     neg = np.histogram(s[~y], bins=edges, weights=w[~y])[0].round().astype(np.int64)
@@ -582,9 +583,7 @@ def reliability(y_true: ArrayLike, score: ArrayLike, *, bins: int = 10,
     >>> r.mean_score.tolist(), r.observed.tolist(), r.brier
     ([0.2, 0.75], [0.0, 1.0], 0.0675)
     """
-    if bins < 1:
-        raise ParameterError(f"`bins` must be at least 1, got {bins!r}")
-    y, s, w = _labelled(y_true, score, weight)
+    y, s, w = _binned_iv(y_true, score, weight, bins)
     lo, hi = float(s.min()), float(s.max())
     if lo < 0.0 or hi > 1.0:
         who = f"{name}'s scores" if name else "the scores"

@@ -15,7 +15,7 @@ import importlib
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -72,6 +72,21 @@ def finite_or_none(value: float | None) -> float | None:
         return None
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+def number_type(parse: Callable[[str], float], noun: str, rule: str,
+                accept: Callable[[float], bool]) -> Callable[[str], Any]:
+    """An argparse ``type=`` for a number: ``parse`` it (else "not {noun}") and ``accept`` it
+    (else "must be {rule}"), one rule per option, said in the option's error line."""
+    def convert(text: str) -> Any:
+        try:
+            value = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {noun}: {text!r}") from None
+        if not accept(value):
+            raise argparse.ArgumentTypeError(f"must be {rule}, not {text!r}")
+        return value
+    return convert
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,17 +13,10 @@ import argparse
 import dataclasses
 import sys
 
-from costdash.cli import print_json
+from costdash.cli import number_type, print_json
 
 
-def _digits(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 0 <= value <= 15:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 15, not {text!r}")
-    return value
+_digits = number_type(int, "a whole number", "from 0 to 15", lambda value: 0 <= value <= 15)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

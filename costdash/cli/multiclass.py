@@ -67,18 +67,22 @@ def _common(parser: argparse.ArgumentParser, laplace: float) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
+def _subcommand(subparsers: Any, name: str, help: str, description: str
+                ) -> argparse.ArgumentParser:
+    """A sub-command whose help ends with the matrix orientation and both input formats."""
+    return subparsers.add_parser(
+        name, help=help, description=_wrap(description + _ORIENTATION),
+        epilog=_MATRIX_FORMAT + "\n" + _PREDICTIONS_FORMAT,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def register(subparsers: Any) -> None:
     """Add the ``bcost`` and ``bdeltacost`` sub-commands to the ``costdash`` parser."""
-    p = subparsers.add_parser(
-        "bcost",
-        help="bootstrap confidence interval for a k-class classifier's average cost (BCOST)",
-        description=_wrap(
-            "BCOST (Margineantu & Dietterich 2000): a bootstrap confidence interval for "
-            "the expected cost per example of one k-class classifier, with the normal "
-            "(z) interval beside it. " + _ORIENTATION),
-        epilog=_MATRIX_FORMAT + "\n" + _PREDICTIONS_FORMAT,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = _subcommand(
+        subparsers, "bcost",
+        "bootstrap confidence interval for a k-class classifier's average cost (BCOST)",
+        "BCOST (Margineantu & Dietterich 2000): a bootstrap confidence interval for the expected "
+        "cost per example of one k-class classifier, with the normal (z) interval beside it. ")
     p.add_argument("predictions", nargs="?", metavar="PREDICTIONS",
                    help="predictions CSV (omit when --confusion is given)")
     p.add_argument("--model", metavar="NAME",
@@ -89,17 +93,12 @@ def register(subparsers: Any) -> None:
     _common(p, laplace=0.1)
     p.set_defaults(func=run_bcost)
 
-    d = subparsers.add_parser(
-        "bdeltacost",
-        help="bootstrap test of whether two k-class classifiers differ in average cost "
-             "(BDELTACOST)",
-        description=_wrap(
-            "BDELTACOST (Margineantu & Dietterich 2000): a bootstrap confidence interval "
-            "for cost(A) - cost(B) per example on the same test examples, and the test of "
-            "equal expected cost (rejected when the interval excludes 0). " + _ORIENTATION),
-        epilog=_MATRIX_FORMAT + "\n" + _PREDICTIONS_FORMAT,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    d = _subcommand(
+        subparsers, "bdeltacost",
+        "bootstrap test of whether two k-class classifiers differ in average cost (BDELTACOST)",
+        "BDELTACOST (Margineantu & Dietterich 2000): a bootstrap confidence interval for "
+        "cost(A) - cost(B) per example on the same test examples, and the test of equal expected "
+        "cost (rejected when the interval excludes 0). ")
     d.add_argument("predictions", metavar="PREDICTIONS", help="predictions CSV")
     d.add_argument("--a", required=True, metavar="NAME", help="first classifier (A)")
     d.add_argument("--b", required=True, metavar="NAME", help="second classifier (B)")

@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import costdash
-from costdash.cli import print_json
+from costdash.cli import number_type, print_json
 from costdash.cli.common import (
     add_condition_options,
     add_loader_options,
@@ -46,14 +46,8 @@ MB = 1024 * 1024
 LOADER_TEXT_OPTIONS = ("label_column", "model_column", "score_column", "fold_column", "positive")
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, not {text!r}")
-    return value
+_positive_float = number_type(float, "a number", "a positive number",
+                              lambda value: value > 0 and value != float("inf"))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
