@@ -460,7 +460,7 @@ class ScoreHistograms:
 
 def _binned_iv(y_true: ArrayLike, score: ArrayLike, weight: ArrayLike | None, bins: int
                ) -> tuple[NDArray[np.bool_], NDArray[np.float64], NDArray[np.int64]]:
-    """The argument checks of the binned diagrams (:func:`score_histograms`, :func:`reliability`)."""
+    """The argument checks of both binned diagrams (score histograms and reliability)."""
     if bins < 1:
         raise ParameterError(f"`bins` must be at least 1, got {bins!r}")
     y = np.asarray(y_true, dtype=bool)
