@@ -1,0 +1,349 @@
+/*
+ * explore-readouts.js -- render(): for one set of conditions, the Explore page's readouts
+ * (written straight into their elements), the per-classifier table, the sentence, and the moving
+ * parts of both figures (handed to explore-plots.js to draw). Called by the `explore` callback,
+ * a slider step and a typed value + Enter.
+ */
+(function () {
+    "use strict";
+
+    const E = window.costdashExplore;
+    const {M, NU, isNum, fmtNum, friendly, withUnit, thresholdText, percent, vertexName, esc} = E;
+    const {clipLine, clipLinear, COLORS, rocSlots, costSlots, placeRangesLine, drawLine,
+        geometry, place, pin} = E;
+    const {blankPins, fillPins} = E;
+    const {drawOverlay, zoomTo, whenPlotted} = E;
+
+    // --- readouts: written straight into their elements ---------------------------------------
+    //
+    // The readouts are plain text in elements the layout leaves empty (or holding a placeholder),
+    // written here rather than returned as Dash outputs: every output is a store dispatch that
+    // re-runs a selector for every component on the page, and component trees returned from a
+    // callback are re-mounted on every run (plotly/dash#3846, Dash 4.2 - 4.4.1), which together
+    // cost a few hundred ms per slider step with 20 classifiers. React never re-renders these
+    // elements (no callback outputs to them), so the text stays.
+
+    function paint(texts, htmls, shown) {
+        for (const [id, on] of Object.entries(shown || {})) {
+            const el = document.getElementById(id);
+            if (el && el.hidden === on) el.hidden = !on;
+        }
+        for (const [id, text] of Object.entries(texts)) {
+            const el = document.getElementById(id);
+            if (el && el.textContent !== text) el.textContent = text;
+        }
+        for (const [id, html] of Object.entries(htmls || {})) {
+            const el = document.getElementById(id);
+            if (el && el.__costdashHtml !== html) {
+                el.innerHTML = html;
+                el.__costdashHtml = html;
+            }
+        }
+    }
+
+    /** The per-classifier table: rows (name and swatch) once per view, then cell text only. */
+    function fillTable(view, cells, chosen) {
+        const body = document.getElementById("fixed-table-body");
+        if (!body) return;
+        const key = view.id + "|" + view.classifiers.map((cl) => cl.name).join("\u0000");
+        if (body.__costdashKey !== key) {
+            const swatch = {};
+            for (const st of view.styles || []) swatch[st.name] = st.swatch;
+            // The classifier's swatch (colour, dash, marker) as in the list, else its colour.
+            const look = (cl) => (swatch[cl.name]
+                ? "background:no-repeat center/contain url(&quot;data:image/svg+xml," +
+                  esc(encodeURIComponent(swatch[cl.name])) + "&quot;);width:2.2rem"
+                : "background-color:" + esc(cl.color));
+            body.innerHTML = view.classifiers.map((cl) => '<tr><td><span class="swatch" ' +
+                'style="' + look(cl) + '"></span>' + esc(cl.name) + "</td>" +
+                '<td class="num"></td>'.repeat(5) + "</tr>").join("");
+            body.__costdashKey = key;
+        }
+        view.classifiers.forEach((cl, r) => {
+            const row = body.rows[r];
+            if (!row) return;
+            const want = cl.name === chosen ? "chosen" : "";
+            if (row.className !== want) row.className = want;
+            cells[r].forEach((text, k) => {
+                const td = row.cells[k + 1];
+                if (td && td.textContent !== text) td.textContent = text;
+            });
+        });
+    }
+
+    const READOUT_IDS = ["pc-value", "slope-value", "chosen-classifier", "chosen-threshold",
+        "chosen-fpr", "chosen-tpr", "cm-tp", "cm-fn", "cm-fp", "cm-tn", "normalized-cost",
+        "expected-cost", "period-cost", "saving-trivial"];
+
+    function ownVertexText(hull, j) {
+        if (j === 0) return "flag nothing";
+        if (j === hull.fpr.length - 1) return "flag everything";
+        const t = hull.threshold[j];
+        return t === null ? "FPR " + fmtNum(hull.fpr[j], 3) + ", TPR " + fmtNum(hull.tpr[j], 3)
+            : "≥ " + thresholdText(t);
+    }
+
+    function describeMixed(pt) {
+        const one = (name, thr) => name + (thr === null ? "" : " (score ≥ " + thresholdText(thr) + ")");
+        if (pt.left === pt.right || pt.weight === 0) {
+            return one(vertexName(pt.left_classifier), pt.left_threshold);
+        }
+        return "mix " + one(vertexName(pt.right_classifier), pt.right_threshold) + " with probability " +
+            fmtNum(pt.weight, 3) + " and " + one(vertexName(pt.left_classifier), pt.left_threshold) +
+            " otherwise";
+    }
+
+    /** The messages of the conditions that are not valid, in the view schema's words, and the
+     * core's rule that an error must cost more than the matching correct decision. */
+    function invalidConditions(k) {
+        const V = window.costdashView;
+        const out = [];
+        const values = {p_pos: k.p, cost_fn: k.costFn, cost_fp: k.costFp, cost_tp: k.costTp,
+            cost_tn: k.costTn, volume: k.volume};
+        const optional = new Set(["volume", "cost_tp", "cost_tn"]);
+        for (const [name, value] of Object.entries(values)) {
+            const r = V.check(name, value);
+            if (r.error) out.push(r.error);
+            else if (r.value === null && !optional.has(name)) out.push(V.requirement(name) + ".");
+        }
+        if (out.length) return out;
+        // The view's rule across fields, in its words (costdash.view._priced_above_its_error).
+        const pairs = [[k.costFn, k.costTp, "C(−|+)", "C(+|+)"], [k.costFp, k.costTn, "C(+|−)",
+            "C(−|−)"]];
+        for (const [error, right, errorLabel, rightLabel] of pairs) {
+            const r = isNum(right) ? right : 0;
+            if (!(error - r > 0)) {
+                out.push(rightLabel + " must be below " + errorLabel + " (an error must cost " +
+                    "more than the correct decision, or every case would best be decided " +
+                    "wrongly); got " + rightLabel + " = " + r + ", " + errorLabel + " = " +
+                    error + ".");
+            }
+        }
+        return out;
+    }
+
+    function setStale(on) {
+        const el = document.querySelector(".explore .results");
+        if (el && el.classList.contains("stale") !== on) {
+            el.classList.toggle("stale", on);
+            el.setAttribute("aria-busy", on ? "true" : "false");
+        }
+    }
+
+    /** Readouts and the moving parts of both figures, for the current conditions. */
+    function render(k, viewChanged) {
+        const view = k.view, p = k.p, costFn = k.costFn, costFp = k.costFp, volume = k.volume,
+            sens = k.sens, cons = k.cons;
+        let unit = k.unit;
+        const texts = {}, htmls = {}, shown = {};
+        for (const id of READOUT_IDS) texts[id] = "–";
+        texts["conditions-error"] = "";
+        texts["roc-caption"] = "ROC space";
+        texts["cost-caption"] = "Cost space";
+        htmls["sensitivity-readout"] = "";
+        htmls["constraint-readout"] = "";
+        const pins = blankPins(k, texts, shown);
+        if (!view) {
+            texts.sentence = "Upload a predictions file or open a demo to start.";
+            paint(texts, htmls, shown);
+            return [NU(), NU()];
+        }
+        const math = M();
+        const problems = invalidConditions(k);
+        if (problems.length) {
+            // The readouts would be of other conditions than the boxes show: blank them and say
+            // why, rather than leave numbers that no longer answer the question.
+            texts["conditions-error"] = problems.join(" ");
+            texts.sentence = "Fix the value marked above to see the best choice.";
+            paint(texts, htmls, shown);
+            setStale(true);
+            return [NU(), NU()];
+        }
+        setStale(false);
+        unit = (unit || "").trim();
+        const vol = isNum(volume) && volume > 0 ? volume : null;
+        const c = math.conditions(p, costFn, costFp, k.costTp, k.costTn);
+        const hull = view.hull;
+        const i = math.optimalIndex(hull.log_edges, c.logSlope, view.tie_log_slope);
+        const f = hull.fpr[i], tp = hull.tpr[i], name = hull.classifier[i], thr = hull.threshold[i];
+        const ne = math.normalizedCost(c, f, tp);
+        const ec = math.expectedCost(c, ne);
+        const trivialNeg = c.pc <= c.oneMinusPc;   // the better trivial classifier
+        const saving = math.saving(c, ne);
+        const colorOf = {};
+        for (const cl of view.classifiers) colorOf[cl.name] = cl.color;
+        const color = colorOf[name] || "#1f2328";
+        const trivialChosen = i === 0 || i === hull.fpr.length - 1;
+
+        texts["pc-value"] = fmtNum(c.pc);
+        texts["slope-value"] = fmtNum(c.slope);
+        texts["chosen-classifier"] = name;
+        texts["chosen-threshold"] = thresholdText(thr);
+        texts["chosen-fpr"] = fmtNum(f);
+        texts["chosen-tpr"] = fmtNum(tp);
+        if (vol !== null) {
+            const counts = math.expectedCounts(c, f, tp, vol);
+            ["cm-tp", "cm-fn", "cm-fp", "cm-tn"].forEach((id, k) => {
+                texts[id] = friendly(counts[k]);
+            });
+        }
+        texts["normalized-cost"] = fmtNum(ne);
+        texts["expected-cost"] = withUnit(fmtNum(ec), unit);
+        texts["period-cost"] = vol === null ? "–" : withUnit(fmtNum(ec * vol), unit);
+        const trivialLabel = trivialNeg ? "flagging nothing" : "flagging everything";
+        texts["saving-trivial"] = trivialChosen ? "0% (a trivial choice is best)"
+            : percent(saving) + " less than " + trivialLabel;
+
+        // Each classifier: its own best threshold here vs the fixed threshold. The table's rows
+        // are built once per set of classifiers; a step only rewrites the cells' text.
+        const money = (x) => vol === null ? withUnit(fmtNum(x), unit) : withUnit(fmtNum(x * vol), unit);
+        const cells = [];
+        for (const cl of view.classifiers) {
+            const j = math.optimalIndex(cl.hull.log_edges, c.logSlope, view.tie_log_slope);
+            const ecOwn = math.expectedCost(c, math.normalizedCost(c, cl.hull.fpr[j], cl.hull.tpr[j]));
+            let fixed = ["–", "–", "–"];
+            if (cl.at_fixed) {
+                const extra = math.extraCost(c, cl.at_fixed.fpr, cl.at_fixed.tpr, cl.hull.fpr[j],
+                                             cl.hull.tpr[j]);
+                const ecFix = ecOwn + extra;
+                fixed = ["FPR " + fmtNum(cl.at_fixed.fpr, 3) + ", TPR " + fmtNum(cl.at_fixed.tpr, 3),
+                    money(ecFix), money(extra) + (ecOwn > 0 ? " (" + percent(extra / ecOwn) + ")" : "")];
+            }
+            cells.push([ownVertexText(cl.hull, j), money(ecOwn), ...fixed]);
+        }
+        fillTable(view, cells, name);
+
+        // The plain-language sentence.
+        const per = vol === null ? "per case" : "per " + friendly(vol) + " cases";
+        const moneyText = friendly(vol === null ? ec : ec * vol) + (unit ? " " + unit : "");
+        if (name === "all-negative") {
+            texts.sentence = "At these costs no classifier beats flagging nothing: " + moneyText +
+                " " + per + ", all of it missed positives.";
+        } else if (name === "all-positive") {
+            texts.sentence = "At these costs, flag everything: " + moneyText + " " + per +
+                ", all of it false alarms.";
+        } else {
+            const thrText = thr === null ? "" : " with threshold " + thresholdText(thr);
+            const cmp = saving < 0.0005 ? "about the same as " + trivialLabel
+                : percent(saving) + " less than " + trivialLabel;
+            texts.sentence = "At these costs, use " + name + thrText + ": " + moneyText + " " +
+                per + ", " + cmp + ".";
+        }
+
+        // The moving parts of both figures (fixed slots, see "shape slots").
+        const g = geometry(view, math);
+        const rocS = rocSlots(Boolean(g.ax.log_fpr)), costS = costSlots(Boolean(g.ax.log_pc));
+        const pcX = g.ax.log_pc ? math.logOddsOf(c) : c.pc;
+        const R = Object.fromEntries(rocS.map((x) => [x.name, x]));
+        const C = Object.fromEntries(costS.map((x) => [x.name, x]));
+        const seg = clipLine(f, tp, c.slope);
+        if (seg) drawLine(R["iso-performance"], g.rocSeg(seg[0], seg[1]));
+        const ring = color === "#1f2328" ? COLORS.iso : color;
+        pin(R.chosen, g.rx(f), tp, ring);
+        place(C.pc, [pcX, 0], [pcX, 1]);
+        placeRangesLine(pcX);
+        drawLine(C["chosen-line"], g.costSeg(f, tp, 0, 1));
+        C["chosen-line"].line.color = color;
+        pin(C.chosen, pcX, ne, ring);
+        texts["roc-caption"] = "ROC space: " + vertexName(name) +
+            (thr === null ? "" : " at score ≥ " + thresholdText(thr)) + " is best here";
+        texts["cost-caption"] = "Cost space: PC(+) = " + fmtNum(c.pc) + ", normalized cost " +
+            fmtNum(ne);
+
+        // Sensitivity: the hull segment and the PC(+) band covered by the ranges.
+        if (sens && sens.error) {
+            htmls["sensitivity-readout"] = esc(sens.error);
+        } else if (sens && sens.vertices) {
+            const vs = sens.vertices;
+            const x = (v) => g.rx(hull.fpr[v]), y = (v) => hull.tpr[v];
+            const vertex = (v) => [hull.fpr[v], hull.tpr[v]];
+            const along = [];
+            vs.slice(1).forEach((v, k) => along.push(...g.rocSeg(vertex(vs[k]), vertex(v))));
+            R.sensitivity.path = vs.length === 1
+                ? "M" + (x(vs[0]) - 0.008) + "," + y(vs[0]) + " L" + (x(vs[0]) + 0.008) + "," + y(vs[0])
+                : along.map((p, k) => (k ? "L" : "M") + p[0] + "," + p[1]).join(" ");
+            place(C.sensitivity, [g.cx(sens.pc_range[0]), 0], [g.cx(sens.pc_range[1]), 1]);
+            htmls["sensitivity-readout"] = esc("Over these ranges PC(+) runs from " +
+                fmtNum(sens.pc_range[0]) + " to " + fmtNum(sens.pc_range[1]) +
+                "; optimal somewhere in them: " + sens.classifiers.map(vertexName).join(", ") + ".");
+        }
+
+        // Constraints: Neyman-Pearson and capacity points, with the cost of obeying them.
+        const notes = [];
+        const addConstraint = (key, label, res) => {
+            if (!res) return;
+            if (res.error) {
+                notes.push(label + ": " + res.error);
+                return;
+            }
+            const neC = math.normalizedCost(c, res.fpr, res.tpr);
+            const extra = math.extraCost(c, res.fpr, res.tpr, f, tp);
+            pin(R[key], g.rx(res.fpr), res.tpr);
+            drawLine(C[key + "-line"], g.costSeg(res.fpr, res.tpr, 0, 1));
+            pin(C[key], pcX, neC);
+            if (key === "np") {
+                place(R["np-limit"], [g.rx(res.limit), 0], [g.rx(res.limit), 1]);
+            } else {
+                const segC = clipLinear(res.n_neg, res.n_pos, res.limit);
+                if (segC) drawLine(R["capacity-limit"], g.rocSeg(segC[0], segC[1]));
+            }
+            const costText = vol === null
+                ? withUnit(fmtNum(extra), unit) + " per case"
+                : withUnit(fmtNum(extra * vol), unit) + " per period";
+            notes.push(label + ": " + describeMixed(res) + " (FPR " + fmtNum(res.fpr, 3) + ", TPR " +
+                fmtNum(res.tpr, 3) + "); obeying it costs " + costText + " more than the best " +
+                "choice" + (ec > 0 ? " (" + percent(extra / ec) + ")" : "") + ".");
+            // Beside the mix, the best single threshold under the same constraint (no coin
+            // flips), once the server has it for this very constraint.
+            const one = k.single && k.single[key];
+            if (!one || one.limit !== res.limit ||
+                (key === "capacity" && one.n_pos !== res.n_pos)) return;
+            if (one.error) {
+                notes.push({single: key, text: "Without coin flips: " + one.error});
+                return;
+            }
+            pin(R[key + "-single"], g.rx(one.fpr), one.tpr);
+            pin(C[key + "-single"], pcX, math.normalizedCost(c, one.fpr, one.tpr));
+            const oneText = "Without coin flips, the best single threshold: " +
+                vertexName(one.classifier) + (one.threshold === null ? ""
+                : " at score ≥ " + thresholdText(one.threshold)) + " (FPR " + fmtNum(one.fpr, 3) +
+                ", TPR " + fmtNum(one.tpr, 3) + ")";
+            if (one.fpr === res.fpr && one.tpr === res.tpr) {
+                notes.push({single: key, text: oneText + ": the mix needs no coin flip here."});
+                return;
+            }
+            const gain = res.tpr - one.tpr;                 // what the mix catches more
+            const dCost = math.extraCost(c, res.fpr, res.tpr, one.fpr, one.tpr);
+            const caught = vol === null ? "" : " (" + friendly(gain * c.p * vol) +
+                " positives per period)";
+            const money = (x) => (vol === null ? withUnit(fmtNum(Math.abs(x)), unit) + " per case"
+                : withUnit(fmtNum(Math.abs(x) * vol), unit) + " per period");
+            notes.push({single: key, text: oneText + ". The mix gains TPR +" + fmtNum(gain, 3) +
+                caught + " and costs " + money(dCost) + (dCost <= 0 ? " less" : " more") +
+                " than this threshold."});
+        };
+        if (cons) {
+            addConstraint("np", "Neyman–Pearson (FPR ≤ " + fmtNum(cons.np && cons.np.limit, 3) + ")",
+                cons.np);
+            addConstraint("capacity", "Capacity (at most " + friendly(cons.capacity &&
+                cons.capacity.limit) + " flagged)", cons.capacity);
+        }
+        htmls["constraint-readout"] = notes.map((t) => (typeof t === "string"
+            ? "<p>" + esc(t) + "</p>"
+            : '<p class="single" data-constraint="' + t.single + '">' + esc(t.text) + "</p>"))
+            .join("");
+        fillPins(pins, c, {fpr: f, tpr: tp, name: name, threshold: thr}, vol, unit, colorOf,
+                 texts, R, C, g, pcX);
+        paint(texts, htmls, shown);
+
+        const drawn = [
+            drawOverlay("roc-graph", view, rocS, viewChanged),
+            drawOverlay("cost-graph", view, costS, viewChanged),
+        ];
+        zoomTo({view: view, f: f, tp: tp, pcX: pcX, ne: ne, trivial: math.trivialCost(c), g: g});
+        if (viewChanged) whenPlotted(view);
+        return drawn;
+    }
+
+    Object.assign(E, {render, invalidConditions});
+})();
