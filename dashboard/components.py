@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from dash import Dash, Input, Output, dcc, html, no_update, set_props
+from dash import Dash, Input, Output, State, dcc, html, no_update, set_props
 from dash.exceptions import BackgroundCallbackError
 
 from costdash.band_choice import BandChoice, default_method, method_options
@@ -26,6 +26,7 @@ from costdash.bands import confidence_ranks
 from costdash.costspace import LowerEnvelope, lower_envelope
 from costdash.errors import CostdashError, ParameterError
 from costdash.view import View, field_named
+from dashboard import ids
 from dashboard.bandcache import BAND_GRID
 from dashboard.jobs import (POLL_INTERVAL_MS, READ_ONLY_JOB, budget_message, busy_message,
                            dataset_job_slot, job_budget_left)
@@ -40,8 +41,8 @@ __all__ = ["CACHE_DOWN", "GRID", "JOB_ERROR_PREFIX", "NO_DATA", "UNSET_WHEN_IMPL
            "default_model", "envelope_of", "fmt_range", "follow_implied", "job_controls",
            "job_error_handler", "job_error_text", "method_controls", "method_note",
            "method_outputs", "method_state", "no_data", "number_box", "open_demo", "press_run",
-           "prevalence_of", "progress_reporter", "register_run_gate", "resolve", "run_disabled",
-           "warn"]
+           "prevalence_of", "progress_reporter", "register_band_load", "register_run_gate",
+           "resolve", "run_disabled", "warn"]
 
 log = logging.getLogger(__name__)
 
@@ -350,6 +351,21 @@ def band_page_head(prefix: str, view: View, problems: Sequence[str],
             html.Div(id=f"{prefix}-error", className="error", role="alert"),
         ]),
     ]
+
+
+def register_band_load(app: Dash, prefix: str, load: Callable[[Any, Any], Reply],
+                       pickers: Sequence[Output], extra: Sequence[Output] = ()) -> None:
+    """Register a band page's load callback: from the view it opened with (``{prefix}-query``)
+    and the data set last opened on any page, ``load(query, current)`` fills the ``pickers``
+    (the classifier dropdowns), the data set of :func:`band_page_head` (store, id, line,
+    error), the data set last opened, and ``extra``, in that order."""
+    @app.callback(*pickers, Output(f"{prefix}-data", "data"), Output(f"{prefix}-data-id", "data"),
+                  Output(f"{prefix}-dataset", "children"), Output(f"{prefix}-error", "children"),
+                  Output(ids.CURRENT_DATA, "data", allow_duplicate=True), *extra,
+                  Input(f"{prefix}-query", "data"), State(ids.CURRENT_DATA, "data"),
+                  prevent_initial_call="initial_duplicate")
+    def _load(query: Any, current: Any) -> tuple:
+        return load(query, current).as_tuple()
 
 
 def job_controls(prefix: str, replicates: int, level: float,

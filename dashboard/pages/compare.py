@@ -48,8 +48,8 @@ from dashboard.components import band_settings as job_settings
 from dashboard.components import (GRID, NO_DATA, Reply, background_options, band_page_head,
                                   dataset_line, envelope_of, fmt_range, follow_implied,
                                   job_controls, job_gate, method_controls, method_outputs,
-                                  method_state, press_run, progress_reporter, register_run_gate,
-                                  resolve, warn)
+                                  method_state, press_run, progress_reporter, register_band_load,
+                                  register_run_gate, resolve, warn)
 from dashboard.figures.bands import band_figure
 from dashboard.figures.common import graph_config
 from dashboard.figures.compare import difference_figure, envelopes_figure
@@ -438,16 +438,10 @@ VIEW_FIELDS = ["data", "a", "b", "level", "replicates", "method", "simultaneous"
 # --- callbacks -------------------------------------------------------------------------------------
 
 def register_callbacks(app: Dash, services: Services) -> None:
-    @app.callback(
-        Output(ids.COMPARE_A, "options"), Output(ids.COMPARE_B, "options"),
-        Output(ids.COMPARE_A, "value"), Output(ids.COMPARE_B, "value"),
-        Output(ids.COMPARE_DATA, "data"), Output(ids.COMPARE_DATA_ID, "data"),
-        Output(ids.COMPARE_DATASET, "children"), Output(ids.COMPARE_ERROR, "children"),
-        Output(ids.CURRENT_DATA, "data", allow_duplicate=True),
-        Input(ids.COMPARE_QUERY, "data"), State(ids.CURRENT_DATA, "data"),
-        prevent_initial_call="initial_duplicate")
-    def _load(query, current):
-        return load(services, query, current).as_tuple()
+    register_band_load(
+        app, "compare", lambda query, current: load(services, query, current),
+        pickers=[Output(ids.COMPARE_A, "options"), Output(ids.COMPARE_B, "options"),
+                 Output(ids.COMPARE_A, "value"), Output(ids.COMPARE_B, "value")])
 
     @app.callback(
         Output(ids.COMPARE_DONE, "data"),

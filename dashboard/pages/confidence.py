@@ -48,11 +48,11 @@ from dashboard import ids
 from dashboard.bandcache import BandCache, cost_band_key
 from dashboard.components import band_settings as job_settings
 from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, Reply, background_options,
-                                  band_page_head, check_fields, conditions_pc, dataset_line, default_model,
-                                  envelope_of, follow_implied, job_controls, job_gate,
-                                  method_controls, method_outputs, method_state, number_box,
-                                  prevalence_of, press_run, progress_reporter, register_run_gate,
-                                  resolve, warn)
+                                  band_page_head, check_fields, conditions_pc, dataset_line,
+                                  default_model, envelope_of, follow_implied, job_controls,
+                                  job_gate, method_controls, method_outputs, method_state,
+                                  number_box, prevalence_of, press_run, progress_reporter,
+                                  register_band_load, register_run_gate, resolve, warn)
 from dashboard.figures.bands import band_figure, band_name, picked_text
 from dashboard.figures.common import graph_config
 from dashboard.services import Services
@@ -468,16 +468,10 @@ def method_control(services: Services, data: dict | None, model: str | None, thr
 # --- callbacks -------------------------------------------------------------------------------------
 
 def register_callbacks(app: Dash, services: Services) -> None:
-    @app.callback(
-        Output(ids.CONFIDENCE_MODEL, "options"), Output(ids.CONFIDENCE_MODEL, "value"),
-        Output(ids.CONFIDENCE_DATA, "data"), Output(ids.CONFIDENCE_DATA_ID, "data"),
-        Output(ids.CONFIDENCE_DATASET, "children"), Output(ids.CONFIDENCE_ERROR, "children"),
-        Output(ids.CURRENT_DATA, "data", allow_duplicate=True),
-        Output(ids.CONFIDENCE_PC, "value"), Output(ids.CONFIDENCE_PC_IMPLIED, "data"),
-        Input(ids.CONFIDENCE_QUERY, "data"), State(ids.CURRENT_DATA, "data"),
-        prevent_initial_call="initial_duplicate")
-    def _load(query, current):
-        return load(services, query, current).as_tuple()
+    register_band_load(
+        app, "confidence", lambda query, current: load(services, query, current),
+        pickers=[Output(ids.CONFIDENCE_MODEL, "options"), Output(ids.CONFIDENCE_MODEL, "value")],
+        extra=[Output(ids.CONFIDENCE_PC, "value"), Output(ids.CONFIDENCE_PC_IMPLIED, "data")])
 
     @app.callback(
         Output(ids.CONFIDENCE_DONE, "data"),
