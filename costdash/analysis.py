@@ -21,7 +21,7 @@ from costdash.hull import (
     OptimalVertex,
     RocHull,
     classifier_hull,
-    convex_hull,
+    hull_of_hulls,
     optimal_vertex,
 )
 from costdash.roc import RocCurve, roc_of, thin_indices
@@ -147,7 +147,7 @@ def analyze(dataset: Dataset, condition: OperatingCondition | None = None, *,
         condition = default_condition(dataset.prevalence)
     dataset = select_classifiers(dataset, models)
     summaries = tuple(summarize_classifier(roc_of(c)) for c in (*dataset.scored, *dataset.counted))
-    hull = convex_hull([s.roc for s in summaries])
+    hull = hull_of_hulls([s.hull for s in summaries])
     return Analysis(dataset=dataset, classifiers=summaries, hull=hull,
                     envelope=lower_envelope(hull), operating_point=choose(hull, condition))
 

@@ -100,9 +100,40 @@ def _is_trivial(fp: int, tp: int, n_pos: int, n_neg: int) -> str | None:
     return None
 
 
+def _hull_candidates(fp: NDArray[np.integer], tp: NDArray[np.integer]) -> NDArray[np.int64] | None:
+    """Indices of the points of an ROC curve (integer counts, sorted by FP then TP) that may be
+    hull vertices, or None to consider them all.
+
+    A scored curve is a staircase of about as many points as examples, but only its upper-left
+    corners can be vertices, and finding them takes equality tests on the counts where the
+    hull's own pruning computes cross products in int64: a point directly below the next one
+    is not a vertex, nor is one level with the point before it and to its right, which lies
+    under the chord from that point to the last one (the last point, all positive, has the
+    most of both counts; checked). Removing points that are never vertices leaves the hull,
+    and which copy of a repeated vertex it names, as it was: repeated points are kept.
+    """
+    n = fp.size
+    if (n < 4 or not (np.issubdtype(fp.dtype, np.integer) and np.issubdtype(tp.dtype, np.integer))
+            or fp[-1] < fp.max() or tp[-1] < tp.max()):
+        return None
+    same_fp = fp[1:] == fp[:-1]
+    same_tp = tp[1:] == tp[:-1]
+    below_next = same_fp & (tp[1:] > tp[:-1])         # point i under point i + 1
+    right_of_previous = same_tp & (fp[1:] > fp[:-1])  # point i + 1 level with point i
+    drop = np.zeros(n, dtype=bool)
+    drop[:-1] = below_next
+    drop[1:] |= right_of_previous
+    drop[0] = drop[-1] = False
+    return np.flatnonzero(~drop)
+
+
 def classifier_hull(roc: RocCurve) -> RocHull:
     """The ROC convex hull of one classifier (exact integer geometry on its counts)."""
-    idx = upper_hull(roc.fp, roc.tp)
+    candidates = _hull_candidates(roc.fp, roc.tp)
+    if candidates is None:
+        idx = upper_hull(roc.fp, roc.tp)
+    else:
+        idx = candidates[upper_hull(roc.fp[candidates], roc.tp[candidates])]
     names = tuple(_is_trivial(int(roc.fp[i]), int(roc.tp[i]), roc.n_pos, roc.n_neg) or roc.name
                   for i in idx.tolist())
     threshold = roc.threshold[idx].copy()
@@ -139,6 +170,24 @@ def convex_hull(rocs: Sequence[RocCurve]) -> RocHull:
     Computed as the hull of the classifiers' own hulls, which contain every point that can be on it.
     """
     return _merge([classifier_hull(r) for r in rocs])
+
+
+def hull_of_hulls(hulls: Sequence[RocHull]) -> RocHull:
+    """The ROC convex hull of several classifiers from their own hulls.
+
+    Parameters
+    ----------
+    hulls : sequence of RocHull
+        Each classifier's :func:`classifier_hull`, in the classifiers' order (ties go to the
+        first).
+
+    Returns
+    -------
+    RocHull
+        Exactly :func:`convex_hull` of the classifiers' curves, without computing their hulls
+        again.
+    """
+    return _merge(hulls)
 
 
 def add_to_hull(hull: RocHull, roc: RocCurve) -> RocHull:
