@@ -335,10 +335,7 @@ def _read_csv(data: bytes, source: str) -> tuple[pd.DataFrame, list[str]]:
     decimal = ("," if sep != "," and _DECIMAL_COMMA.search(sample)
                and not re.search(r"\d\.\d", sample) else ".")
     try:
-        # An Arrow buffer over the bytes, not a BytesIO: pyarrow's threads then read the blocks
-        # in place instead of copying each through a Python call.
-        return pd.read_csv(pa.BufferReader(data), sep=sep, decimal=decimal,
-                           engine="pyarrow"), header
+        return pd.read_csv(io.BytesIO(data), sep=sep, decimal=decimal, engine="pyarrow"), header
     except (pa.ArrowException, ValueError):
         pass  # pyarrow rejects some inputs the C parser reads, and it cannot say which line
     try:
