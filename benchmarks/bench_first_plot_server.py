@@ -4,6 +4,7 @@ a test).
     .venv/bin/python benchmarks/bench_first_plot_server.py                      # 50 x 200,000
     .venv/bin/python benchmarks/bench_first_plot_server.py --against /tmp/base  # and another tree
     .venv/bin/python benchmarks/bench_first_plot_server.py --profile prof.txt   # and a cProfile
+    .venv/bin/python benchmarks/bench_first_plot_server.py --what-if-parquet    # see below
 
 The CSV is the one ``benchmarks/bench_dashboard.py`` uploads (its ``scores_table``: ``y_true``
 and ``--classifiers`` score columns of ``--rows`` rows, 6 decimals; 94 MB at 50 x 200,000), and
@@ -25,6 +26,11 @@ hit). The stages are timed inside that one request by wrapping the functions it 
 * pack view model: the rest of :func:`dashboard.viewmodel.build_view_model`;
 * JSON + cache: the rest of ``ViewModels.prime`` (its JSON text into the result cache);
 * view model read: ``ViewModels.full`` after the POST (what the page's callbacks start from).
+
+``--what-if-parquet`` adds a column: this tree with storage's Parquet written without
+dictionary encoding (``use_dictionary=False``, still zstd), patched in for the measurement only:
+what that change of ``dashboard/sqlstore.py`` would give (dictionary pages of float columns
+with as many distinct values as rows are built, then dropped, and make the file larger).
 
 Trees (and sizes) run alternately, ``--reps`` times each, so they see the same machine load;
 each stage's median is printed, with the ratio of the two trees and of the two sizes.
@@ -112,7 +118,18 @@ def _stages(s: dict[str, float], post: float, read: float) -> dict[str, float]:
             "POST total": post, "view model read": read}
 
 
-def measure(tree: Path, csv: Path, profile: Path | None) -> dict[str, dict[str, float]]:
+def _parquet_without_dictionary(table) -> bytes:
+    import io
+
+    import pyarrow.parquet as pq
+
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression="zstd", use_dictionary=False)
+    return sink.getvalue()
+
+
+def measure(tree: Path, csv: Path, profile: Path | None,
+            what_if: bool = False) -> dict[str, dict[str, float]]:
     """One upload of ``csv`` to an app of ``tree``; wall and CPU seconds per stage."""
     import dashboard.api
     import dashboard.services
@@ -135,6 +152,8 @@ def measure(tree: Path, csv: Path, profile: Path | None) -> dict[str, dict[str, 
         body, ctype = _multipart(warm)
         assert client.post("/api/v1/datasets", data=body, content_type=ctype).status_code == 200
 
+        if what_if:
+            dashboard.sqlstore._parquet_bytes = _parquet_without_dictionary
         timer = _Timer()
         timer.wrap(cio, "_read_source", "read bytes")
         timer.wrap(cio, "_read_table", "parse CSV")
@@ -179,16 +198,18 @@ def _worker(argv: list[str]) -> int:
     tree, csv = Path(argv[0]), Path(argv[1])
     profile = Path(argv[2]) if len(argv) > 2 and argv[2] else None
     sys.path.insert(0, str(tree))
-    print(json.dumps(measure(tree, csv, profile)))
+    print(json.dumps(measure(tree, csv, profile, what_if=argv[3:4] == ["what-if"])))
     return 0
 
 
 # --- the runs --------------------------------------------------------------------------------------
 
-def run_one(tree: Path, csv: Path, profile: Path | None = None) -> dict[str, dict[str, float]]:
+def run_one(tree: Path, csv: Path, profile: Path | None = None,
+            what_if: bool = False) -> dict[str, dict[str, float]]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", str(tree),
-                           str(csv), str(profile or "")], env=env, cwd=tree,
+                           str(csv), str(profile or ""), "what-if" if what_if else ""],
+                          env=env, cwd=tree,
                           capture_output=True, text=True, check=False)
     if proc.returncode:
         raise RuntimeError(f"measurement on {tree} failed:\n{proc.stderr[-3000:]}")
@@ -221,12 +242,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="another checkout measured alternately in the same run")
     parser.add_argument("--profile", type=Path,
                         help="write a cProfile (cumulative) of this tree's first big POST here")
+    parser.add_argument("--what-if-parquet", action="store_true",
+                        help="also this tree with storage's Parquet written without dictionary "
+                             "encoding (patched in for the measurement)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
 
     trees = {"this tree": REPO}
     if args.against:
         trees["against"] = args.against.resolve()
+    if args.what_if_parquet:
+        trees["what-if"] = REPO
     sizes = [args.classifiers] + ([args.baseline_classifiers] if args.baseline_classifiers
                                   else [])
     results: dict[str, dict[int, list[dict]]] = {label: {k: [] for k in sizes} for label in trees}
@@ -244,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                 for label, tree in trees.items():
                     profile = args.profile if (rep == 0 and k == sizes[0]
                                                and label == "this tree") else None
-                    r = run_one(tree, csvs[k], profile)
+                    r = run_one(tree, csvs[k], profile, what_if=label == "what-if")
                     results[label][k].append(r)
                     w, c = r["wall"], r["cpu"]
                     print(f"[rep {rep + 1}] {label}, {k} classifiers: POST "
