@@ -116,15 +116,21 @@ def _hull_candidates(fp: NDArray[np.integer], tp: NDArray[np.integer]) -> NDArra
     if (n < 4 or not (np.issubdtype(fp.dtype, np.integer) and np.issubdtype(tp.dtype, np.integer))
             or fp[-1] < fp.max() or tp[-1] < tp.max()):
         return None
-    same_fp = fp[1:] == fp[:-1]
-    same_tp = tp[1:] == tp[:-1]
-    below_next = same_fp & (tp[1:] > tp[:-1])         # point i under point i + 1
-    right_of_previous = same_tp & (fp[1:] > fp[:-1])  # point i + 1 level with point i
-    drop = np.zeros(n, dtype=bool)
-    drop[:-1] = below_next
-    drop[1:] |= right_of_previous
-    drop[0] = drop[-1] = False
-    return np.flatnonzero(~drop)
+    # In place, at most three masks of n bytes at a time: curves run to tens of millions of
+    # points, and the hull must stay within a small multiple of them.
+    keep = np.empty(n, dtype=bool)
+    below_next = keep[:-1]                        # point i under point i + 1
+    np.equal(fp[1:], fp[:-1], out=below_next)
+    step = np.greater(tp[1:], tp[:-1])
+    below_next &= step
+    right_of_previous = np.equal(tp[1:], tp[:-1], out=step)  # point i + 1 level with point i
+    right_of_previous &= np.greater(fp[1:], fp[:-1])
+    keep[-1] = False
+    keep[1:] |= right_of_previous
+    del step, right_of_previous
+    np.logical_not(keep, out=keep)
+    keep[0] = keep[-1] = True
+    return np.flatnonzero(keep)
 
 
 def classifier_hull(roc: RocCurve) -> RocHull:
