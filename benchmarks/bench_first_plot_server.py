@@ -34,8 +34,9 @@ what that change of ``dashboard/sqlstore.py`` would give (dictionary pages of fl
 with as many distinct values as rows are built, then dropped, and make the file larger).
 
 Trees (and sizes) run alternately, ``--reps`` times each, so they see the same machine load
-(the first place in each round rotates);
-each stage's median is printed, with the ratio of the two trees and of the two sizes.
+(the first place in each round rotates). Each stage's median wall time and CPU time (every
+thread of the process: less sensitive to other processes' load) is printed, with the ratio of
+this tree to ``--against`` at ``--classifiers`` and of the two sizes.
 """
 
 from __future__ import annotations
