@@ -65,12 +65,12 @@ def _load_scored(df: pd.DataFrame, rows: np.ndarray, source: str, layout: str,
                  fold_column: str | None, positive: str | None, models: Sequence[str] | None,
                  drop_missing: bool) -> Dataset:
     """The wide and long layouts: scores per example, one label column, optional folds."""
-    label = _find_column(df, label_column, LABEL_COLUMNS, "label", source)
-    fold = _find_column(df, fold_column, FOLD_COLUMNS, "fold", source, required=False)
+    label = _find_column(df.columns, label_column, LABEL_COLUMNS, "label", source)
+    fold = _find_column(df.columns, fold_column, FOLD_COLUMNS, "fold", source, required=False)
     model = wanted = None
     if layout == "long":
-        model = _find_column(df, model_column, MODEL_COLUMNS, "model", source)
-        score_cols = [_find_column(df, score_column, SCORE_COLUMNS, "score", source)]
+        model = _find_column(df.columns, model_column, MODEL_COLUMNS, "model", source)
+        score_cols = [_find_column(df.columns, score_column, SCORE_COLUMNS, "score", source)]
         df, rows, wanted = _keep_models(df, rows, model, models, source)
     else:
         candidates = [c for c in df.columns if c not in (label, fold)]
@@ -117,9 +117,9 @@ def _load_counts(df: pd.DataFrame, rows: np.ndarray, source: str, model_column: 
                  positive: str | None, models: Sequence[str] | None,
                  drop_missing: bool) -> Dataset:
     """The counts layout: one confusion matrix per row, several rows per model allowed."""
-    model = _find_column(df, model_column, MODEL_COLUMNS, "model", source)
-    count_cols = [_find_column(df, None, (c,), c, source) for c in COUNT_COLUMNS]
-    threshold = _find_column(df, None, THRESHOLD_COLUMNS, "threshold", source, required=False)
+    model = _find_column(df.columns, model_column, MODEL_COLUMNS, "model", source)
+    count_cols = [_find_column(df.columns, None, (c,), c, source) for c in COUNT_COLUMNS]
+    threshold = _find_column(df.columns, None, THRESHOLD_COLUMNS, "threshold", source, required=False)
     df, rows, wanted = _keep_models(df, rows, model, models, source)
     counts = {c: _numeric(df[c], c, rows, source, what="counts") for c in count_cols}
     # A threshold may be missing (NaN), unlike the model and the counts.
@@ -176,10 +176,10 @@ def _load_score_counts(df: pd.DataFrame, rows: np.ndarray, source: str,
                        fold_column: str | None, positive: str | None,
                        models: Sequence[str] | None, drop_missing: bool) -> Dataset:
     """The score-count layout: examples of each class per (model, score[, fold]) row."""
-    model = _find_column(df, model_column, MODEL_COLUMNS, "model", source)
-    score = _find_column(df, score_column, SCORE_COLUMNS, "score", source)
-    pos_col, neg_col = (_find_column(df, None, (c,), c, source) for c in SCORE_COUNT_COLUMNS)
-    fold = _find_column(df, fold_column, FOLD_COLUMNS, "fold", source, required=False)
+    model = _find_column(df.columns, model_column, MODEL_COLUMNS, "model", source)
+    score = _find_column(df.columns, score_column, SCORE_COLUMNS, "score", source)
+    pos_col, neg_col = (_find_column(df.columns, None, (c,), c, source) for c in SCORE_COUNT_COLUMNS)
+    fold = _find_column(df.columns, fold_column, FOLD_COLUMNS, "fold", source, required=False)
     df, rows, wanted = _keep_models(df, rows, model, models, source)
     numbers = {score: _numeric(df[score], score, rows, source),
                pos_col: _numeric(df[pos_col], pos_col, rows, source, what="counts"),
@@ -265,10 +265,11 @@ def _groups(codes: np.ndarray, names: list[str],
 
 # --- columns, values, labels --------------------------------------------------------------------
 
-def _find_column(df: pd.DataFrame, given: str | None, defaults: Sequence[str], role: str,
+def _find_column(names: Sequence[str], given: str | None, defaults: Sequence[str], role: str,
                  source: str, required: bool = True) -> str | None:
-    """The column named ``given`` (else the first of ``defaults``), case-insensitively."""
-    columns = list(df.columns)
+    """The column of ``names`` named ``given`` (else the first of ``defaults``),
+    case-insensitively."""
+    columns = list(names)
     by_lower: dict[str, str] = {}
     for c in columns:
         by_lower.setdefault(c.casefold(), c)

@@ -42,7 +42,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from costdash._io_layouts import _key, _positive_index
+from costdash._io_layouts import _find_column, _key, _positive_index
 from costdash._io_messages import _quoted
 from costdash.errors import InputFileError, ParameterError
 from costdash.io import (
@@ -235,26 +235,6 @@ class _Plan:
     models: tuple[str, ...]    # wide: score columns, in order; long: the names asked for
 
 
-def _find(columns: Sequence[str], given: str | None, defaults: Sequence[str], role: str,
-          source: str, required: bool = True) -> str | None:
-    by_lower: dict[str, str] = {}
-    for c in columns:
-        by_lower.setdefault(c.casefold(), c)
-    if given is not None:
-        if given.strip().casefold() in by_lower:
-            return by_lower[given.strip().casefold()]
-        raise ParameterError(f"{source}: there is no {role} column '{given}'; columns found: "
-                             f"{_quoted(columns)}")
-    for d in defaults:
-        if d in by_lower:
-            return by_lower[d]
-    if required:
-        raise InputFileError(f"{source}: no {role} column: expected one named "
-                             f"{', '.join(defaults)} (or name it with --{role}-column); columns "
-                             f"found: {_quoted(columns)}", source=source)
-    return None
-
-
 def _plan(columns: Sequence[str], numeric: set[str], source: str, label_column: str | None,
           model_column: str | None, score_column: str | None, fold_column: str | None,
           models: Sequence[str] | None) -> _Plan:
@@ -262,13 +242,13 @@ def _plan(columns: Sequence[str], numeric: set[str], source: str, label_column: 
     if {"n_pos", "n_neg"} <= lower or {"tp", "fp", "fn", "tn"} <= lower:
         raise InputFileError(f"{source}: is already counts (columns {_quoted(columns)}); "
                              "aggregate reads row-level predictions", source=source)
-    label = _find(columns, label_column, LABEL_COLUMNS, "label", source)
-    fold = _find(columns, fold_column, FOLD_COLUMNS, "fold", source, required=False)
+    label = _find_column(columns, label_column, LABEL_COLUMNS, "label", source)
+    fold = _find_column(columns, fold_column, FOLD_COLUMNS, "fold", source, required=False)
     long = (model_column is not None or score_column is not None
             or (lower & set(MODEL_COLUMNS) and lower & set(SCORE_COLUMNS)))
     if long:
-        model = _find(columns, model_column, MODEL_COLUMNS, "model", source)
-        score = _find(columns, score_column, SCORE_COLUMNS, "score", source)
+        model = _find_column(columns, model_column, MODEL_COLUMNS, "model", source)
+        score = _find_column(columns, score_column, SCORE_COLUMNS, "score", source)
         return _Plan("long", label, fold, model, score, tuple(str(m) for m in models or ()))
     candidates = [c for c in columns if c not in (label, fold)]
     scoreish = [c for c in candidates if c.casefold() not in ID_COLUMNS and c in numeric]
