@@ -7,23 +7,29 @@
     "use strict";
 
     const E = window.costdashExplore;
-    const {dc, M, NU, triggered, graphDiv} = E;
+    const {M, NU, triggered, graphDiv} = E;
     const {placeRangesLine} = E;
 
     // --- drawing the moving parts ----------------------------------------------------------------
     //
-    // The moving parts are layout shapes only. Sending them through the figure
-    // prop (a Patch) makes dcc.Graph call Plotly.react, which here re-plots every trace: 60-120 ms
-    // per figure with 20 classifiers on a 2-vCPU machine, measured. Plotly.relayout of just the
-    // shapes redraws the shapes layer in 1-8 ms (as long as the list keeps its structure, see
-    // "shape slots"). So, once a figure of the current view is on
-    // screen, its shapes are redrawn directly; the Patch is used only when a new figure arrives
-    // (then dcc.Graph plots figure and shapes together). dcc.Graph listens to plotly_relayout to
-    // copy layout edits into its figure prop, which would start the slow Plotly.react after all,
-    // so that one event is muted while we draw. After any re-plot by dcc.Graph (new figure,
-    // legend click) the latest shapes are put back.
+    // The moving parts are layout shapes only, drawn by Plotly.relayout of just the shapes: it
+    // redraws the shapes layer in 1-8 ms (as long as the list keeps its structure, see "shape
+    // slots"). They never go through the figure prop: a Patch makes dcc.Graph call Plotly.react,
+    // which here re-plots every trace (60-120 ms per figure with 20 classifiers on a 2-vCPU
+    // machine, measured), and for a new view that was a second full drawing of both figures
+    // right after their first (issue 11). So dcc.Graph draws a new figure without them, and they
+    // are put in as soon as it is on screen: on a graph already drawn once, by its plotly_react
+    // event (after any re-plot by dcc.Graph: new figure, legend click); on a graph's first
+    // drawing, by whenPlotted. dcc.Graph listens to plotly_relayout to copy layout edits into its
+    // figure prop, which would start the slow Plotly.react after all, so that one event is muted
+    // while we draw.
 
     const latest = {};
+
+    /** Whether `gd` shows a figure of `view` (a figure's uirevision is its data set). */
+    function plottedFor(gd, view) {
+        return Boolean(gd && gd._fullLayout && gd.layout && gd.layout.uirevision === view.id);
+    }
 
     function hook(gd, id) {
         if (gd.__costdashHooked) return;
@@ -35,8 +41,7 @@
             return emit.apply(this, arguments);
         };
         gd.on("plotly_react", () => {
-            const want = latest[id];
-            if (want && gd.layout && gd.layout.shapes !== want) quietRelayout(gd, want);
+            putLatest(gd, id);
             gd.__costdashZoom = null;            // a new figure: its own ranges
             if (zoomOn) applyZoom(false);
         });
@@ -48,34 +53,30 @@
         gd.on("plotly_unhover", () => focus(null));
     }
 
-    function quietRelayout(gd, want) {
+    function quietRelayout(gd, want, json) {
         gd.__costdashMute += 1;
+        gd.__costdashDrawn = json || JSON.stringify(want);
         return window.Plotly.relayout(gd, {shapes: want})
             .catch(() => undefined)
             .finally(() => { gd.__costdashMute -= 1; });
     }
 
-    const drawnJson = {};
+    /** The latest moving parts into a graph that does not show them (a figure just drawn). */
+    function putLatest(gd, id) {
+        const want = latest[id];
+        if (want && gd.layout && gd.layout.shapes !== want) quietRelayout(gd, want);
+    }
 
+    /** Draw `shapes` into a figure of `view` when one is on screen (a new view's figure may be
+     * one of the old view: the new one replaces it, and plotly_react puts these back); else
+     * keep them for whenPlotted. */
     function drawOverlay(id, view, shapes, viewChanged) {
         latest[id] = shapes;
         const gd = graphDiv(id);
-        const ready = gd && gd._fullLayout && window.Plotly && !viewChanged &&
-            gd.layout && gd.layout.uirevision === view.id;
-        if (gd) hook(gd, id);
+        if (!plottedFor(gd, view)) return;
+        hook(gd, id);
         const json = JSON.stringify(shapes);
-        if (ready) {
-            if (drawnJson[id] !== json || gd.__costdashDrawn !== json) {
-                drawnJson[id] = json;
-                gd.__costdashDrawn = json;
-                quietRelayout(gd, shapes);
-            }
-            return NU();
-        }
-        drawnJson[id] = json;
-        const patch = new dc.Patch();
-        patch.assign(["layout", "shapes"], shapes);
-        return patch.build();
+        if (viewChanged || gd.__costdashDrawn !== json) quietRelayout(gd, shapes, json);
     }
 
     // --- zoom to the region around the current choice -------------------------------------------
@@ -131,27 +132,34 @@
         }
     }
 
-    /** Once the three figures of a new view are plotted (they arrive through Dash, after this
-     * callback), hook them (hover, shapes) and zoom them when the zoom is on: the first drawing
-     * of a page may come before the graphs exist. */
-    let plottedTimer = null;
+    /** Once each figure of a new view is plotted (they arrive through Dash, after the `explore`
+     * callback; the first drawing of a page may come before the graphs exist), hook it (hover,
+     * shapes), put its moving parts in, and zoom it when the zoom is on. Checked once a frame,
+     * for at most PLOTTED_FRAMES frames shown (a hidden page shows none). */
+    const PLOTTED_FRAMES = 900;
+    let plottedFrame = null;
 
     function whenPlotted(view) {
-        if (plottedTimer !== null) clearTimeout(plottedTimer);
-        let tries = 0;
+        if (plottedFrame !== null) cancelAnimationFrame(plottedFrame);
+        const waiting = new Set(FOCUS_GRAPHS);
+        let frames = 0;
         const check = () => {
-            plottedTimer = null;
-            const gds = FOCUS_GRAPHS.map(graphDiv);
-            const ready = gds.every((gd) => gd && gd._fullLayout && gd.layout &&
-                                    gd.layout.uirevision === view.id);
-            if (ready) {
-                gds.forEach((gd, k) => hook(gd, FOCUS_GRAPHS[k]));
-                if (zoomOn) applyZoom(false);
-            } else if (++tries < 150) {
-                plottedTimer = setTimeout(check, 100);
+            plottedFrame = null;
+            let drawn = false;
+            for (const id of Array.from(waiting)) {
+                const gd = graphDiv(id);
+                if (!plottedFor(gd, view)) continue;
+                waiting.delete(id);
+                hook(gd, id);
+                putLatest(gd, id);
+                drawn = true;
+            }
+            if (drawn && zoomOn) applyZoom(false);
+            if (waiting.size && ++frames < PLOTTED_FRAMES) {
+                plottedFrame = requestAnimationFrame(check);
             }
         };
-        plottedTimer = setTimeout(check, 0);
+        check();
     }
 
     function unzoom() {
@@ -298,6 +306,6 @@
     /** The list's swatches of another view, with the filter as it is. */
     const restyleModels = (view) => styleModels(view, currentFilter);
 
-    Object.assign(E, {drawOverlay, zoomTo, whenPlotted, setZoom, classifierOfUid, focus,
-        restyleModels, filterModels, tickShown});
+    Object.assign(E, {drawOverlay, zoomTo, whenPlotted, setZoom, classifierOfUid,
+        focus, restyleModels, filterModels, tickShown});
 })();

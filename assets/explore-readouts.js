@@ -8,7 +8,7 @@
     "use strict";
 
     const E = window.costdashExplore;
-    const {M, NU, isNum, fmtNum, friendly, withUnit, thresholdText, percent, vertexName, esc} = E;
+    const {M, isNum, fmtNum, friendly, withUnit, thresholdText, percent, vertexName, esc} = E;
     const {clipLine, clipLinear, COLORS, rocSlots, costSlots, placeRangesLine, drawLine,
         geometry, place, pin} = E;
     const {blankPins, fillPins} = E;
@@ -146,7 +146,7 @@
         if (!view) {
             texts.sentence = "Upload a predictions file or open a demo to start.";
             paint(texts, htmls, shown);
-            return [NU(), NU()];
+            return;
         }
         const math = M();
         const problems = invalidConditions(k);
@@ -157,7 +157,7 @@
             texts.sentence = "Fix the value marked above to see the best choice.";
             paint(texts, htmls, shown);
             setStale(true);
-            return [NU(), NU()];
+            return;
         }
         setStale(false);
         unit = (unit || "").trim();
@@ -336,13 +336,10 @@
                  texts, R, C, g, pcX);
         paint(texts, htmls, shown);
 
-        const drawn = [
-            drawOverlay("roc-graph", view, rocS, viewChanged),
-            drawOverlay("cost-graph", view, costS, viewChanged),
-        ];
+        drawOverlay("roc-graph", view, rocS, viewChanged);
+        drawOverlay("cost-graph", view, costS, viewChanged);
         zoomTo({view: view, f: f, tp: tp, pcX: pcX, ne: ne, trivial: math.trivialCost(c), g: g});
         if (viewChanged) whenPlotted(view);
-        return drawn;
     }
 
     Object.assign(E, {render, invalidConditions});

@@ -127,13 +127,13 @@
         S.last = {view: view, p: r.p, costFn: r.costFn, costFp: r.costFp, costTp: tpB,
             costTn: tnB, volume: volume, unit: unit, sens: sens, cons: cons, pins: pins,
             single: single};
-        const drawn = E.render(S.last, t.has("view-store.data"));
+        E.render(S.last, t.has("view-store.data"));
         if (t.has("view-store.data")) E.restyleModels(view);
         const req = constraintRequestOf(maxFpr, capacity, r.p, volume);
         recordView(key, ref, r.p, r.costFn, r.costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo,
                    fnHi, fpLo, fpHi, maxFpr, capacity);
         window.costdashView.set({cost_tp: tpB, cost_tn: tnB});
-        return [...drawn, ...r.sync, same(req, request) ? NU() : req];
+        return [...r.sync, same(req, request) ? NU() : req];
     }
 
     // --- the view: what this page hands to the one view object (assets/viewstate.js) ----------

@@ -1,7 +1,8 @@
-"""The Explore page's layout builders: the slider scales (mirrored in ``assets/explore.js``),
-the panels of the controls (upload, operating conditions, classifiers, plot options, pinned
-thresholds, sensitivity and constraints, share), the readout cards that ``assets/explore.js``
-writes into, the help text, the downloads and the read-only banner.
+"""The Explore page's layout builders: the slider scales (mirrored in
+``assets/explore-base.js``), the panels of the controls (upload, operating conditions,
+classifiers, plot options, pinned thresholds, sensitivity and constraints, share), the readout
+cards that ``assets/explore-readouts.js`` writes into, the help text, the downloads and the
+read-only banner.
 
 Laid out by :func:`dashboard.pages.explore.layout`, which re-exports the public names
 (``p_to_slider``, ``HELP``, ``EXPORTS``, ...). Not under ``pages/``: every module there is a
@@ -29,7 +30,7 @@ COST_MARKS = {-3: "0.001", -2: "0.01", -1: "0.1", 0: "1", 1: "10", 2: "100", 3: 
               5: "100k", 6: "1M"}
 
 
-# --- slider scales (presentation; mirrored in assets/explore.js) ---------------------------------
+# --- slider scales (presentation; mirrored in assets/explore-base.js) ----------------------------
 
 def p_to_slider(p: float) -> float:
     """Slider position of p(+): log10 p below 0.1, log10 of 1 - p above 0.9, linear between.
@@ -171,7 +172,7 @@ def _flag(id_: str, label: str, on: bool) -> dcc.Checklist:
 
 
 def _classifiers_panel(s: View) -> html.Section:
-    # The list is the plots' legend past LEGEND_MAX classifiers: assets/explore.js gives each
+    # The list is the plots' legend past LEGEND_MAX classifiers: assets/explore-plots.js gives each
     # row its classifier's swatch (colour, dash, marker) and hides the rows the filter leaves
     # out, with CSS it writes (no change to the Checklist's own props, see docs/dashboard.md).
     return html.Section(className="panel classifiers-panel", children=[
@@ -236,7 +237,7 @@ def _pins_panel(s: View) -> html.Section:
 
 
 def _pin_slot(k: int) -> html.Div:
-    """One pin's card: laid out once, hidden until a pin fills it; assets/explore.js writes its
+    """One pin's card: laid out once, hidden until a pin fills it; assets/explore-pins.js writes its
     text (see docs/dashboard.md for why the readouts are not Dash outputs)."""
     def i(name: str) -> str:
         return ids.pin_field(k, name)

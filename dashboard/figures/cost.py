@@ -1,7 +1,7 @@
 """Cost space (Drummond & Holte): lower envelopes, cost lines, trivial classifiers.
 
 x is PC(+), y the normalized expected cost. The vertical line at the current PC(+) and the
-chosen point are layout shapes set in the browser (``assets/explore.js``).
+chosen point are layout shapes set in the browser (``assets/explore-readouts.js``).
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def cost_figure(view: dict[str, Any] | None, *, lines: bool = False, max_lines: 
         xaxis = axis("PC(+) (probability × cost)", range=[0, 1])
     layout = base_layout(
         xaxis=xaxis,
-        # Ticks left to plotly: the zoom to the current choice (assets/explore.js) may show
+        # Ticks left to plotly: the zoom to the current choice (assets/explore-plots.js) may show
         # a range of 1e-4.
         yaxis=axis("Normalized expected cost", range=[-0.01, 1.0 if lines else 0.55]),
         uirevision=(view or {}).get("id", "empty"),

@@ -4,8 +4,8 @@ Each row shows, on the PC(+) axis of cost space, where that classifier is the be
 (a thick bar per piece of the overall lower envelope it forms) and, thinner and lighter, its own
 operating range (where its own envelope beats both trivial classifiers, Drummond & Holte). The
 trivial choices get a grey row each when they form part of the envelope. Rows run top to bottom
-in the order they become best as PC(+) grows. The vertical line at the current PC(+) is a layout
-shape set in the browser (``assets/explore.js``), as in cost space.
+in the order they become best as PC(+) grows. The vertical line at the current PC(+) is an element
+the browser places over the plot (``assets/explore-geometry.js``).
 """
 
 from __future__ import annotations

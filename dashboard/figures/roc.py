@@ -1,8 +1,8 @@
 """ROC space: every classifier's ROC curve, the ROC convex hull, dominated classifiers faded.
 
 The iso-performance line and the chosen vertex are not drawn here: they move with the operating
-conditions and are layout shapes set in the browser (``assets/explore.js``), so a slider never
-waits for the server.
+conditions and are layout shapes set in the browser (``assets/explore-readouts.js``), so a
+slider never waits for the server.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Server side (this module): the layout (initialised from the URL query; its panel
 and help are built in :mod:`dashboard.explore_layout`), and thin callbacks that
 load a data set's cached view model and draw the two figures' static traces, store demo data
 sets, and ask the core for sensitivity ranges and constraints. Browser side
-(``assets/explore.js``, arithmetic in ``assets/costmath.js``): everything a slider or number box
+(``assets/explore*.js``, arithmetic in ``assets/costmath.js``): everything a slider or number box
 moves -- the iso-performance line, the chosen vertex, the PC(+) line, the readouts and the
 address bar -- from the hull vertices held in ``view-store``, so a slider never waits for the
 server. The readouts are written by that JS into the elements laid out here (their text is not a
@@ -18,7 +18,7 @@ Element ids used by users' automation and the acceptance checks (a stable contra
 Pinned thresholds (``pins=gbm:0.5,logreg:0.42``, at most :data:`costdash.view.MAX_PINS`): the
 panel's Pin/Remove edit the view's pins in the browser, :func:`pinned_result` turns them into
 exact ROC points with the core (``costdash.pinned``; counts and rates only, never scores) and
-``explore.js`` prices them at the conditions on every step, in fixed cards ``pin-<k>`` (ids
+``explore-pins.js`` prices them at the conditions on every step, in fixed cards ``pin-<k>`` (ids
 ``pin-<k>-tp``, ``-fn``, ``-fp``, ``-tn``, ``-precision``, ``-recall``, ``-specificity``,
 ``-npv``, ``-f1``, ``-cost``, ``-period-cost``, ``-regret``, ``-regret-share``, ``-optimal``,
 ``-beats``, ``-test``, ``-remove``) and fixed shape slots. Panel ids: ``pin-model``,
@@ -192,8 +192,8 @@ class ViewOutputs:
     current: Any = no_update
 
     def as_tuple(self) -> tuple:
-        return (self.roc, self.cost, self.ranges, self.ranges_style, self.client, self.key, self.options, self.models,
-                self.info, self.error, self.current)
+        return (self.roc, self.cost, self.ranges, self.ranges_style, self.client, self.key,
+                self.options, self.models, self.info, self.error, self.current)
 
 
 def load_view(services: Services, ref: dict[str, Any] | None, models: list[str] | None,
@@ -574,14 +574,13 @@ def register_callbacks(app: Dash, services: Services) -> None:
     def _constraints(request, key):
         return constraint_result(services, key, request)
 
-    # Browser side (assets/explore.js). One clientside callback does everything a number box,
-    # the data or the "prevalence" button moves (readouts, the figures' moving parts, the
-    # constraint request, the address bar); the sliders are watched by the JS directly (a slider
-    # step is drawn before any callback runs, then its number box is set), see explore.js.
+    # Browser side (assets/explore*.js). One clientside callback does everything a number box,
+    # the data or the "prevalence" button moves (readouts, the figures' moving parts, drawn
+    # straight into the plots, the constraint request, the address bar); the sliders are watched
+    # by the JS directly (a slider step is drawn before any callback runs, then its number box
+    # is set), see explore-sliders.js.
     app.clientside_callback(
         _cs("explore"),
-        Output(ids.ROC_GRAPH, "figure", allow_duplicate=True),
-        Output(ids.COST_GRAPH, "figure", allow_duplicate=True),
         Output(ids.P_POS_SLIDER, "value"), Output(ids.P_POS_INPUT, "value"),
         Output(ids.COST_FN_SLIDER, "value"), Output(ids.COST_FN_INPUT, "value"),
         Output(ids.COST_FP_SLIDER, "value"), Output(ids.COST_FP_INPUT, "value"),
