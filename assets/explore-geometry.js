@@ -12,18 +12,23 @@
 
     // --- geometry for drawing (not cost math: clipping lines to the unit square) ----------------
 
-    /** The part of the line through (x0, y0) with slope m inside [0, 1]^2, as two points. */
-    function clipLine(x0, y0, m) {
-        if (!Number.isFinite(m)) return [[x0, 0], [x0, 1]];
-        if (m === 0) return [[0, y0], [1, y0]];
-        const pts = [[0, y0 - m * x0], [1, y0 + m * (1 - x0)], [x0 - y0 / m, 0],
-            [x0 + (1 - y0) / m, 1]];
+    /** The two extreme points of `pts` (a line's crossings of the square's edges) that lie in
+     * [0, 1]^2, or null when fewer than two do. */
+    function segmentInside(pts) {
         const eps = 1e-12;
         const inside = pts.filter(([x, y]) => x >= -eps && x <= 1 + eps && y >= -eps && y <= 1 + eps)
             .map(([x, y]) => [clamp(x, 0, 1), clamp(y, 0, 1)]);
         if (inside.length < 2) return null;
-        inside.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+        inside.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
         return [inside[0], inside[inside.length - 1]];
+    }
+
+    /** The part of the line through (x0, y0) with slope m inside [0, 1]^2, as two points. */
+    function clipLine(x0, y0, m) {
+        if (!Number.isFinite(m)) return [[x0, 0], [x0, 1]];
+        if (m === 0) return [[0, y0], [1, y0]];
+        return segmentInside([[0, y0 - m * x0], [1, y0 + m * (1 - x0)], [x0 - y0 / m, 0],
+            [x0 + (1 - y0) / m, 1]]);
     }
 
     /** The segment of {(x, y): a x + b y = c} inside [0, 1]^2 (capacity lines). */
@@ -31,12 +36,7 @@
         const pts = [];
         if (b !== 0) pts.push([0, c / b], [1, (c - a) / b]);
         if (a !== 0) pts.push([c / a, 0], [(c - b) / a, 1]);
-        const eps = 1e-12;
-        const inside = pts.filter(([x, y]) => x >= -eps && x <= 1 + eps && y >= -eps && y <= 1 + eps)
-            .map(([x, y]) => [clamp(x, 0, 1), clamp(y, 0, 1)]);
-        if (inside.length < 2) return null;
-        inside.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
-        return [inside[0], inside[inside.length - 1]];
+        return segmentInside(pts);
     }
 
     // --- shape slots ----------------------------------------------------------------------------
