@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from costdash.conditions import default_condition
+
 
 def make_predictions(n: int = 3000, seed: int = 7, prevalence: float = 0.2) -> pd.DataFrame:
     """A wide predictions table with three classifiers of different quality, with ties."""
@@ -28,3 +30,23 @@ def find(component, id_):
         if hit is not None:
             return hit
     return None
+
+
+# Whether the Explore page has drawn a data set it switched to: a new data set's first drawing
+# (the `explore` callback's reply to its view) writes the readouts and sets the p(+) box to the
+# data set's own p(+) (the core's default rule: its prevalence). The readouts alone cannot say
+# so, since the previous data set's are still on screen until then.
+DATA_DRAWN = """([p]) => {
+    const box = document.getElementById('p-pos-input');
+    const chosen = document.getElementById('chosen-classifier');
+    return box !== null && chosen !== null && chosen.textContent !== '–'
+        && Math.abs(parseFloat(box.value) - p) <= 1e-12 * p;
+}"""
+
+
+def wait_data_drawn(page, dataset, timeout: float = 10_000) -> None:
+    """Wait until the Explore page has drawn ``dataset`` after switching to it (a demo clicked,
+    a file uploaded over another): its readouts are on screen and its p(+) box holds the data
+    set's p(+), so conditions typed from now on are not replaced by that first drawing."""
+    page.wait_for_function(DATA_DRAWN, arg=[default_condition(dataset.prevalence).p_pos],
+                           timeout=timeout)

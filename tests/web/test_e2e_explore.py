@@ -19,6 +19,8 @@ from costdash.demo import DEMOS
 from costdash.errors import InputFileError
 from costdash.io import load_predictions
 
+from .helpers import wait_data_drawn
+
 pytestmark = pytest.mark.browser
 
 # (p(+), C(-|+), C(+|-)): ordinary ones, and the extremes the log-domain arithmetic is for.
@@ -31,6 +33,9 @@ CONDITIONS = [
     (0.999999, 1e6, 1.0),
     (0.3, 1.0, 1e-3),
 ]
+
+TYPING_DEBOUNCE_MS = 250
+"""The condition boxes' typing debounce (``debounce=0.25`` in dashboard/explore_layout.py)."""
 
 WAIT_NUMBER = """([id, expected, rel]) => {
     const el = document.getElementById(id);
@@ -204,10 +209,17 @@ def test_demos_slider_keyboard_sensitivity_and_constraints(live_server, page: Pa
     page.click("#demo-breast-cancer")
     expect(page.locator("#dataset-info")).to_contain_text("breast-cancer.csv")
     dataset = load_predictions(DEMOS["breast-cancer"].path)
+    # The rare digits' readouts are still on screen: wait for the breast-cancer data's first
+    # drawing, which sets p(+) to its prevalence (it would replace a p(+) typed before it).
+    wait_data_drawn(page, dataset)
     set_conditions(page, 0.05, 20.0, 1.0)
     assert_readouts(page, dataset, 0.05, 20.0, 1.0)
 
     # Keyboard on the p(+) slider: one step up the log scale, the box and readouts follow.
+    # First let the typing debounce of the boxes run out (0.25 s, explore_layout._number): the
+    # p(+) box commits 0.05 on leaving it, and its debounce commits it once more 0.25 s after
+    # the typing, which would put the slider back from a step taken before then.
+    page.wait_for_timeout(TYPING_DEBOUNCE_MS + 150)
     thumb = page.locator("#p-pos-slider [role=slider]")
     thumb.focus()
     thumb.press("ArrowRight")

@@ -20,6 +20,7 @@ from costdash import OperatingCondition, analyze
 from costdash.demo import DEMOS
 from costdash.io import load_predictions
 
+from .helpers import wait_data_drawn
 from .test_e2e_explore import open_page
 
 pytestmark = pytest.mark.browser
@@ -212,9 +213,7 @@ def test_another_file_brings_its_own_prevalence(live_server, page: Page):
     open_view(live_server, page, first)
     page.click("#demo-rare-digit")
     rare = load_predictions(DEMOS["rare-digit"].path)
-    page.wait_for_function(
-        "([p]) => Math.abs(parseFloat(document.getElementById('p-pos-input').value) - p) < 1e-9",
-        arg=[rare.prevalence])
+    wait_data_drawn(page, rare)
     assert page.eval_on_selector_all("#models-input input:checked",
                                      "els => els.length") == len(rare.scored)
     assert page.input_value("#cost-fn-input") == "30"              # the rest of the view stays
