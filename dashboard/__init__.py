@@ -11,7 +11,8 @@ Layers, imports going one way only (README, "Layout of the code"; tests/test_lay
         ->  factory.create_app, worker  ->  app.py
 
 ``assets/`` (top level) holds the browser side: ``costmath.js`` (client mirror of the core's
-operating-condition arithmetic), ``explore.js`` (clientside callbacks), ``upload.js``, CSS.
+operating-condition arithmetic), the Explore page's ``explore-*.js`` parts (listed in
+``explore-base.js``) and ``explore.js`` (its clientside callbacks), ``upload.js``, CSS.
 """
 
 from __future__ import annotations

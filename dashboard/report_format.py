@@ -1,7 +1,7 @@
 """The report's text and HTML pieces: numbers written as the Explore page writes them
-(``assets/explore.js``: fmtNum, friendly, percent), so the report and the screen show the same
-text for the same view; escaped HTML tables and definition lists; a figure as an inline ``<div>``
-and the fixed size of every figure (the report is also printed).
+(``assets/explore-base.js``: fmtNum, friendly, percent), so the report and the screen show the
+same text for the same view; escaped HTML tables and definition lists; a figure as an inline
+``<div>`` and the fixed size of every figure (the report is also printed).
 
 Used by :mod:`dashboard.report` and its section modules (:mod:`dashboard.report_readouts`,
 :mod:`dashboard.report_curves`, :mod:`dashboard.report_choice`); ``readout``, ``friendly`` and

@@ -340,7 +340,7 @@ def test_report_download_includes_bands_computed_on_the_confidence_page(tmp_path
 # --- the view in the report ---------------------------------------------------------------------
 
 def test_readout_formats_are_the_pages():
-    """assets/explore.js's fmtNum, friendly and percent, as docs/dashboard.md states them."""
+    """assets/explore-base.js's fmtNum, friendly and percent, as docs/dashboard.md states them."""
     from dashboard.report import friendly, percent, readout
 
     assert [readout(x) for x in (1 / 11, 10.0, 1e-6, float("inf"), 0.0, 123456.789, 2.5e20)] == \
