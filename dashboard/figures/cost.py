@@ -16,8 +16,8 @@ from costdash.roc import thin_indices
 from dashboard.figures.axes import log_odds, log_odds_axis, pc_samples
 from dashboard.figures.common import (as_array, axis, base_layout, interval_text, legend_policy,
                                       text_array, threshold_text)
-from dashboard.figures.palette import HULL_COLOR, TRIVIAL_COLOR, classifier_style
-from dashboard.figures.roc import DOMINATED_OPACITY, MARKERS_PER_CURVE, shown_classifiers
+from dashboard.figures.palette import HULL_COLOR, TRIVIAL_COLOR
+from dashboard.figures.roc import MARKERS_PER_CURVE, drawn_classifiers, shown_classifiers
 
 LINE_SAMPLES_STEP = 4
 """Every cost line on the log-odds axis is sampled at every 4th point of the envelopes' grid."""
@@ -121,12 +121,8 @@ def cost_figure(view: dict[str, Any] | None, *, lines: bool = False, max_lines: 
             showlegend=False))
     if not view:
         return fig
-    dominated = set(view["dominated"])
-    for c in shown:
-        name, is_dominated = c["name"], c["name"] in dominated
-        style = classifier_style(c["index"])
-        faded = {"opacity": DOMINATED_OPACITY if is_dominated else 1.0}
-        label = f"{name} (dominated)" if is_dominated else name
+    for c, name, _, style, label, opacity in drawn_classifiers(view, shown):
+        faded = {"opacity": opacity}
         if lines:
             roc = c["roc"]
             idx = thin_indices(len(roc["fpr"]), max_lines)

@@ -24,17 +24,12 @@ import plotly.graph_objects as go
 from costdash.conditions import OperatingCondition
 from costdash.folds import FoldAverages, FoldSpread
 from costdash.roc import thin_indices
+from dashboard.figures.bands import rgba
 from dashboard.figures.common import axis, base_layout, text_array, threshold_text
 from dashboard.figures.palette import HULL_COLOR, TRIVIAL_COLOR, classifier_color
 
 FOLD_OPACITY = 0.45
 POOLED_COLOR = "#6e7781"
-
-
-def _rgba(hex_color: str, alpha: float) -> str:
-    h = hex_color.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
-    return f"rgba({r},{g},{b},{alpha})"
 
 
 def _empty_cost_layout(uirevision: str) -> dict:
@@ -77,7 +72,7 @@ def folds_cost_figure(averages: FoldAverages | None, color_index: int = 0, *,
     fig.add_trace(go.Scatter(
         x=averages.cost_pc, y=averages.cost_low, mode="lines", uid="band-low",
         name="min–max across folds", line={"width": 0, "color": color}, fill="tonexty",
-        fillcolor=_rgba(color, 0.16), legendgroup="band",
+        fillcolor=rgba(color, 0.16), legendgroup="band",
         hovertemplate="min across folds %{y:.4f}<extra></extra>"))
     for k, (label, env) in enumerate(zip(averages.fold_labels, averages.envelopes)):
         fig.add_trace(go.Scatter(
@@ -153,7 +148,7 @@ def folds_roc_figure(averages: FoldAverages | None, color_index: int = 0, *,
     fig.add_trace(go.Scatter(
         x=averages.roc_fpr, y=np.maximum(mean - std, 0.0), mode="lines", uid="vertical-low",
         name="vertical average ± 1 sd", line={"width": 0, "color": color}, fill="tonexty",
-        fillcolor=_rgba(color, 0.16), legendgroup="vertical", hoverinfo="skip"))
+        fillcolor=rgba(color, 0.16), legendgroup="vertical", hoverinfo="skip"))
     fig.add_trace(go.Scatter(
         x=averages.roc_fpr, y=mean, mode="lines", uid="vertical",
         name="ROC vertical average (mean TPR at each FPR)", legendgroup="vertical",

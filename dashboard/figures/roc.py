@@ -7,7 +7,8 @@ slider never waits for the server.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
@@ -15,7 +16,8 @@ import plotly.graph_objects as go
 from dashboard.figures.axes import fpr_floor, fpr_samples, log_fpr, log_fpr_axis
 from dashboard.figures.common import (as_array, axis, base_layout, interval_text, legend_policy,
                                       text_array, threshold_text)
-from dashboard.figures.palette import HULL_COLOR, TRIVIAL_COLOR, classifier_style
+from dashboard.figures.palette import (HULL_COLOR, TRIVIAL_COLOR, ClassifierStyle,
+                                       classifier_style)
 
 DOMINATED_OPACITY = 0.4
 MARKERS_PER_CURVE = 8
@@ -37,6 +39,30 @@ def shown_classifiers(view: dict[str, Any], hull_only: bool) -> list[dict[str, A
     selected, dominated = set(view["models"]), set(view["dominated"])
     return [c for c in view["classifiers"] if c["name"] in selected
             and not (hull_only and c["name"] in dominated)]
+
+
+class Drawn(NamedTuple):
+    """One shown classifier as ROC and cost space draw it."""
+
+    entry: dict[str, Any]
+    name: str
+    dominated: bool
+    style: ClassifierStyle
+    label: str
+    """Its legend name: ``"<name> (dominated)"`` when it never reaches the hull."""
+    opacity: float
+    """``DOMINATED_OPACITY`` when dominated, else 1."""
+
+
+def drawn_classifiers(view: dict[str, Any], shown: list[dict[str, Any]]) -> Iterator[Drawn]:
+    """The ``shown`` classifier entries of ``view`` with their style, and their legend name and
+    opacity (dominated ones faded)."""
+    dominated = set(view["dominated"])
+    for c in shown:
+        name, is_dominated = c["name"], c["name"] in dominated
+        yield Drawn(c, name, is_dominated, classifier_style(c["index"]),
+                    f"{name} (dominated)" if is_dominated else name,
+                    DOMINATED_OPACITY if is_dominated else 1.0)
 
 
 def _densified_hull(fpr: np.ndarray, tpr: np.ndarray, floor: float) -> tuple[np.ndarray,
@@ -94,16 +120,13 @@ def roc_figure(view: dict[str, Any] | None, *, log_fpr_scale: bool = False,
                              name="chance", uid="chance", hoverinfo="skip", showlegend=False))
     if not view:
         return fig
-    dominated = set(view["dominated"])
-    for c in shown:
-        name, is_dominated = c["name"], c["name"] in dominated
-        style = classifier_style(c["index"])
+    for c, name, is_dominated, style, label, opacity in drawn_classifiers(view, shown):
         roc = c["roc"]
         fig.add_trace(go.Scatter(
             x=x_of(as_array(roc["fpr"])), y=as_array(roc["tpr"]), mode="lines+markers",
-            name=f"{name} (dominated)" if is_dominated else name, uid=f"roc-{c['index']}",
+            name=label, uid=f"roc-{c['index']}",
             meta=name, showlegend=in_legend,
-            legendgroup=name, opacity=DOMINATED_OPACITY if is_dominated else 1.0,
+            legendgroup=name, opacity=opacity,
             line={"color": style.color, "width": 2, "dash": style.dash},
             marker={"symbol": style.symbol, "size": 7, "color": style.color,
                     "maxdisplayed": MARKERS_PER_CURVE},

@@ -36,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import flask
@@ -54,7 +54,7 @@ from costdash.view import MAX_PINS, field_named
 from dashboard import ids
 from dashboard.services import Services
 from dashboard.limits import client_limits
-from dashboard.components import open_demo
+from dashboard.components import Reply, open_demo
 from dashboard.explore_layout import (HELP, _analysis_panel, _classifiers_panel,
                                       _conditions_panel, _exports, _plot_options, _pins_panel,
                                       _readouts, _share_panel, _shared_banner, _upload_zone)
@@ -131,20 +131,9 @@ def layout(query: dict[str, list[str]], services: Services, *,
                 *([_exports()] if shared is None else []),
                 _plot_options(s),
                 html.Div(className="plots", children=[
-                    html.Figure(className="plot", children=[
-                        html.Div(className="graph-box", children=dcc.Graph(
-                            id=ids.ROC_GRAPH, figure=roc_figure(None), style={"height": "100%"},
-                            config=graph_config("roc"),
-                            className="graph roc")),
-                        html.Figcaption("ROC space", id=ids.ROC_CAPTION),
-                    ]),
-                    html.Figure(className="plot", children=[
-                        html.Div(className="graph-box", children=dcc.Graph(
-                            id=ids.COST_GRAPH, figure=cost_figure(None), style={"height": "100%"},
-                            config=graph_config("cost"),
-                            className="graph cost")),
-                        html.Figcaption("Cost space", id=ids.COST_CAPTION),
-                    ]),
+                    _plot(ids.ROC_GRAPH, roc_figure(None), "roc", "ROC space", ids.ROC_CAPTION),
+                    _plot(ids.COST_GRAPH, cost_figure(None), "cost", "Cost space",
+                          ids.COST_CAPTION),
                 ]),
                 html.Figure(className="plot ranges-plot", children=[
                     dcc.Graph(id=ids.RANGES_GRAPH, figure=ranges_figure(None),
@@ -158,6 +147,17 @@ def layout(query: dict[str, list[str]], services: Services, *,
                 html.Details(HELP, className="help"),
             ]),
         ]),
+    ])
+
+
+def _plot(graph_id: str, figure: Any, name: str, caption: str, caption_id: str) -> html.Figure:
+    """ROC or cost space, empty until a data set is drawn (``name``: the export's file name and
+    the graph's class)."""
+    return html.Figure(className="plot", children=[
+        html.Div(className="graph-box", children=dcc.Graph(
+            id=graph_id, figure=figure, style={"height": "100%"}, config=graph_config(name),
+            className=f"graph {name}")),
+        html.Figcaption(caption, id=caption_id),
     ])
 
 
@@ -177,23 +177,11 @@ def dataset_text(view: dict[str, Any]) -> str:
             + (f", {view['n_folds']} folds" if view["n_folds"] else ""))
 
 
-@dataclass
-class ViewOutputs:
-    roc: Any = no_update
-    cost: Any = no_update
-    ranges: Any = no_update
-    ranges_style: Any = no_update
-    client: Any = no_update
-    key: Any = no_update
-    options: Any = no_update
-    models: Any = no_update
-    info: Any = no_update
-    error: Any = no_update
-    current: Any = no_update
+class ViewOutputs(Reply):
+    """What ``load_view`` sends back, in the order of the ``_load_view`` callback's outputs."""
 
-    def as_tuple(self) -> tuple:
-        return (self.roc, self.cost, self.ranges, self.ranges_style, self.client, self.key,
-                self.options, self.models, self.info, self.error, self.current)
+    OUTPUTS = ("roc", "cost", "ranges", "ranges_style", "client", "key", "options", "models",
+               "info", "error", "current")
 
 
 def load_view(services: Services, ref: dict[str, Any] | None, models: list[str] | None,
