@@ -116,7 +116,8 @@
         // Slider thumbs already watched (a MutationObserver each).
         watched: new WeakSet(),
         // The last drawing's arguments (conditions and data: `explore` and the slider steps
-        // set it), and the value each number box was last given from its slider.
-        state: {last: null, fromSlider: {}},
+        // set it), the value each number box was last given from its slider, and when a typed
+        // value last moved a slider (typed) and a slider last stepped (stepped).
+        state: {last: null, fromSlider: {}, typed: {}, stepped: {}},
     };
 })();

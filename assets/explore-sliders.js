@@ -48,6 +48,7 @@
             }
         }
         S.fromSlider[key] = value;
+        S.stepped[key] = performance.now();
         pendingBoxes[boxId] = value;
         if (!boxTimer) {
             boxTimer = true;

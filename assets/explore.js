@@ -37,6 +37,17 @@
     let openedData = null;        // {id, page}: the data set this page view opened with
     const pageLoads = () => (window.costdashView ? window.costdashView.loads() : 0);
 
+    // A box commits a typed value on Enter or on leaving it (viewstate.js), and its typing
+    // debounce commits the same value once more up to 0.25 s after the last key: a slider step
+    // taken in between would be undone by that late copy.
+    const LATE_COMMIT_MS = 600;
+
+    function lateCopy(key, box) {
+        const typed = S.typed[key];
+        return Boolean(typed) && typed.value === box && (S.stepped[key] || 0) > typed.at &&
+            performance.now() - typed.at < LATE_COMMIT_MS;
+    }
+
     function resolveConditions(t, view, pB, fnB, fpB) {
         const sync = [NU(), NU(), NU(), NU(), NU(), NU()];
         const values = [];
@@ -47,8 +58,12 @@
             if (t.has(id + "-input.value")) {
                 if (S.fromSlider[key] !== undefined && S.fromSlider[key] === box) {
                     if (S.last && valid(S.last[key])) v = S.last[key];   // the newest slider value
+                } else if (lateCopy(key, box) && S.last && valid(S.last[key])) {
+                    v = S.last[key];            // the slider's step stands; the box shows it again
+                    sync[2 * k + 1] = v;
                 } else if (valid(box)) {
                     sync[2 * k] = toSlider(box);
+                    S.typed[key] = {value: box, at: performance.now()};
                 }
             }
             values.push(v);

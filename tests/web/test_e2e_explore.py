@@ -216,13 +216,14 @@ def test_demos_slider_keyboard_sensitivity_and_constraints(live_server, page: Pa
     assert_readouts(page, dataset, 0.05, 20.0, 1.0)
 
     # Keyboard on the p(+) slider: one step up the log scale, the box and readouts follow.
-    # First let the typing debounce of the boxes run out (0.25 s, explore_layout._number): the
-    # p(+) box commits 0.05 on leaving it, and its debounce commits it once more 0.25 s after
-    # the typing, which would put the slider back from a step taken before then.
-    page.wait_for_timeout(TYPING_DEBOUNCE_MS + 150)
+    # At once, before the boxes' typing debounce (0.25 s) has run out: the p(+) box committed
+    # 0.05 on leaving it and its debounce commits it once more; that late copy must not put the
+    # slider back from this step (it did, 3 runs in 8).
     thumb = page.locator("#p-pos-slider [role=slider]")
     thumb.focus()
     thumb.press("ArrowRight")
+    expect(page.locator("#p-pos-input")).not_to_have_value("0.05")
+    page.wait_for_timeout(TYPING_DEBOUNCE_MS + 150)     # past the late copy: the step stands
     expect(page.locator("#p-pos-input")).not_to_have_value("0.05")
     p = float(page.input_value("#p-pos-input"))
     assert p == pytest.approx(10 ** (math.log10(0.05) + 0.01), rel=1e-2)
