@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 from costdash.conditions import OperatingCondition
 from costdash.folds import FoldAverages, FoldSpread
 from costdash.roc import thin_indices
-from dashboard.figures.bands import rgba
+from dashboard.figures.bands import rgba, trivial_traces
 from dashboard.figures.common import axis, base_layout, text_array, threshold_text
 from dashboard.figures.palette import HULL_COLOR, TRIVIAL_COLOR, classifier_color
 
@@ -54,13 +54,7 @@ def folds_cost_figure(averages: FoldAverages | None, color_index: int = 0, *,
         The current operating conditions and :func:`costdash.folds.fold_spread` under them: a
         vertical line at their PC(+) and each fold's cost there.
     """
-    fig = go.Figure(layout=_empty_cost_layout(uirevision))
-    for uid, label, y in (("all-negative", "flag nothing (all-negative)", [0.0, 1.0]),
-                          ("all-positive", "flag everything (all-positive)", [1.0, 0.0])):
-        fig.add_trace(go.Scatter(
-            x=np.array([0.0, 1.0]), y=np.array(y), mode="lines", name=label, uid=uid,
-            line={"color": TRIVIAL_COLOR, "dash": "dot", "width": 1.5}, showlegend=False,
-            hovertemplate=f"<b>{label}</b><br>PC(+) %{{x:.4f}}<br>cost %{{y:.4f}}<extra></extra>"))
+    fig = go.Figure(data=trivial_traces(), layout=_empty_cost_layout(uirevision))
     if averages is None:
         return fig
     color = classifier_color(color_index)

@@ -498,6 +498,16 @@ def _cs(name: str) -> ClientsideFunction:
     return ClientsideFunction(namespace="costdash", function_name=name)
 
 
+SENS_RANGES = (ids.SENS_P_LO, ids.SENS_P_HI, ids.SENS_FN_LO, ids.SENS_FN_HI, ids.SENS_FP_LO,
+               ids.SENS_FP_HI)
+"""The sensitivity ranges' boxes, in the order every callback that reads or fills them takes."""
+
+
+def _values(kind: type, names: tuple[str, ...]) -> list:
+    """``kind(name, "value")`` (an Input, State or Output) of each box."""
+    return [kind(name, "value") for name in names]
+
+
 def register_callbacks(app: Dash, services: Services) -> None:
     demo_ids = [ids.demo(name) for name in DEMOS]
 
@@ -544,9 +554,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
 
     @app.callback(
         Output(ids.SENSITIVITY_STORE, "data"),
-        Input(ids.SENS_ON, "value"), Input(ids.SENS_P_LO, "value"), Input(ids.SENS_P_HI, "value"),
-        Input(ids.SENS_FN_LO, "value"), Input(ids.SENS_FN_HI, "value"),
-        Input(ids.SENS_FP_LO, "value"), Input(ids.SENS_FP_HI, "value"), Input(ids.VIEW_KEY, "data"),
+        Input(ids.SENS_ON, "value"), *_values(Input, SENS_RANGES), Input(ids.VIEW_KEY, "data"),
         Input(ids.COST_TP_INPUT, "value"), Input(ids.COST_TN_INPUT, "value"))
     def _sensitivity(on, p_lo, p_hi, fn_lo, fn_hi, fp_lo, fp_hi, key, cost_tp, cost_tn):
         return sensitivity_result(services, key, bool(on), (p_lo, p_hi), (fn_lo, fn_hi),
@@ -585,21 +593,15 @@ def register_callbacks(app: Dash, services: Services) -> None:
         State(ids.NP_MAX_FPR_INPUT, "value"), State(ids.CAPACITY_INPUT, "value"),
         State(ids.VIEW_KEY, "data"), State(ids.DATASET_REF, "data"),
         State(ids.COST_LINES_TOGGLE, "value"), State(ids.SENS_ON, "value"),
-        State(ids.SENS_P_LO, "value"), State(ids.SENS_P_HI, "value"),
-        State(ids.SENS_FN_LO, "value"), State(ids.SENS_FN_HI, "value"),
-        State(ids.SENS_FP_LO, "value"), State(ids.SENS_FP_HI, "value"),
+        *_values(State, SENS_RANGES),
         prevent_initial_call=True)
     app.clientside_callback(
         _cs("fillSensitivity"),
-        Output(ids.SENS_P_LO, "value"), Output(ids.SENS_P_HI, "value"),
-        Output(ids.SENS_FN_LO, "value"), Output(ids.SENS_FN_HI, "value"),
-        Output(ids.SENS_FP_LO, "value"), Output(ids.SENS_FP_HI, "value"),
+        *_values(Output, SENS_RANGES),
         Input(ids.SENS_ON, "value"),
         State(ids.P_POS_INPUT, "value"), State(ids.COST_FN_INPUT, "value"),
         State(ids.COST_FP_INPUT, "value"),
-        State(ids.SENS_P_LO, "value"), State(ids.SENS_P_HI, "value"),
-        State(ids.SENS_FN_LO, "value"), State(ids.SENS_FN_HI, "value"),
-        State(ids.SENS_FP_LO, "value"), State(ids.SENS_FP_HI, "value"),
+        *_values(State, SENS_RANGES),
         prevent_initial_call=True)
     # Share reads the view object at click time (viewstate.js commits a box being typed in
     # before the click lands), then the server saves it.
@@ -684,9 +686,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Output(ids.URL_STATE, "data"),
         Input(ids.VIEW_KEY, "data"), Input(ids.DATASET_REF, "data"),
         Input(ids.COST_LINES_TOGGLE, "value"),
-        Input(ids.SENS_ON, "value"), Input(ids.SENS_P_LO, "value"), Input(ids.SENS_P_HI, "value"),
-        Input(ids.SENS_FN_LO, "value"), Input(ids.SENS_FN_HI, "value"),
-        Input(ids.SENS_FP_LO, "value"), Input(ids.SENS_FP_HI, "value"),
+        Input(ids.SENS_ON, "value"), *_values(Input, SENS_RANGES),
         Input(ids.NP_MAX_FPR_INPUT, "value"), Input(ids.CAPACITY_INPUT, "value"),
         State(ids.P_POS_INPUT, "value"), State(ids.COST_FN_INPUT, "value"),
         State(ids.COST_FP_INPUT, "value"), State(ids.VOLUME_INPUT, "value"),
