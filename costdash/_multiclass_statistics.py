@@ -10,12 +10,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
-from typing import NamedTuple
+from typing import Any, ClassVar, Generic, NamedTuple, Self, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from costdash._resampling import RngLike, check_level, check_replicates, order_statistic_ranks
+from costdash._resampling import (
+    AtLevel,
+    RngLike,
+    check_level,
+    check_replicates,
+    order_statistic_ranks,
+)
 from costdash._resampling import as_generator as _as_generator
 from costdash._resampling import readonly as _readonly
 from costdash.errors import ParameterError
@@ -204,13 +210,12 @@ def _interval_from_sorted(sorted_reps: NDArray[np.float64], level: float
     return sorted_reps[..., lb - 1], sorted_reps[..., ub - 1]
 
 
-def _read_at(sorted_reps: NDArray[np.float64], std_error: float, level: object
-             ) -> tuple[float, float, float, float]:
-    """``(level, low, high, half-width of the normal interval)`` of one matrix's sorted
-    replicates and standard error, read at ``level`` (checked)."""
-    level = _check_level(level)
+def _read_at(sorted_reps: NDArray[np.float64], std_error: float, level: float
+             ) -> tuple[float, float, float]:
+    """``(low, high, half-width of the normal interval)`` of one matrix's sorted replicates
+    and standard error, read at a checked ``level``."""
     low, high = _interval_from_sorted(sorted_reps, level)
-    return level, float(low), float(high), _z(level) * std_error
+    return float(low), float(high), _z(level) * std_error
 
 
 
@@ -218,8 +223,50 @@ def _read_at(sorted_reps: NDArray[np.float64], std_error: float, level: object
 # Results
 # --------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True, eq=False)
-class BcostResult:
+def _excludes_zero(low: float | NDArray[np.float64], high: float | NDArray[np.float64]
+                   ) -> bool | NDArray[np.bool_]:
+    """Whether ``[low, high]`` lies on one side of 0: BDELTACOST's test (elementwise)."""
+    return (low > 0) | (high < 0)
+
+
+_V = TypeVar("_V", float, NDArray[np.float64])
+_N = TypeVar("_N", int, NDArray[np.int64])
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _Intervals(Generic[_V, _N]):
+    """The bootstrap and normal intervals of one BCOST or BDELTACOST result (``float`` values)
+    or of a batch of them (arrays); the result classes document the fields."""
+
+    low: _V
+    high: _V
+    normal_low: _V
+    normal_high: _V
+    n: _N
+    k: int
+    level: float
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _CostInterval(_Intervals[float, int], AtLevel):
+    """The interval part of one BCOST or BDELTACOST result; the estimate it is centred on is
+    the subclass's field named by ``_ESTIMATE``."""
+
+    _ESTIMATE: ClassVar[str]
+
+    replicates: NDArray[np.float64] = field(repr=False)
+    laplace: float = 0.0
+    std_error: float = 0.0
+
+    def _at_level(self, level: float) -> Self:
+        low, high, half = _read_at(self.replicates, self.std_error, level)
+        estimate = getattr(self, self._ESTIMATE)
+        return replace(self, low=low, high=high, normal_low=estimate - half,
+                       normal_high=estimate + half, level=level)
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class BcostResult(_CostInterval):
     """A BCOST confidence interval for the expected cost per example of one classifier.
 
     Attributes
@@ -246,45 +293,18 @@ class BcostResult:
         ``p = M / n``.
     """
 
+    _ESTIMATE: ClassVar[str] = "cost"
+
     cost: float
-    low: float
-    high: float
-    normal_low: float
-    normal_high: float
-    n: int
-    k: int
-    level: float
-    replicates: NDArray[np.float64] = field(repr=False)
-    laplace: float = 0.0
-    std_error: float = 0.0
 
     @property
     def mean_replicate(self) -> float:
         """Mean of the replicate costs (estimates the Laplace-smoothed expected cost)."""
         return float(self.replicates.mean())
 
-    def at_level(self, level: float) -> BcostResult:
-        """The same result with both intervals recomputed at another confidence level.
 
-        Uses the stored replicates: no new resampling, so it equals a fresh :func:`bcost` call at
-        ``level`` with the same random generator state.
-
-        Parameters
-        ----------
-        level : float
-            New confidence level in (0, 1).
-
-        Returns
-        -------
-        BcostResult
-        """
-        level, low, high, half = _read_at(self.replicates, self.std_error, level)
-        return replace(self, low=low, high=high, normal_low=self.cost - half,
-                       normal_high=self.cost + half, level=level)
-
-
-@dataclass(frozen=True, eq=False)
-class BdeltacostResult:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class BdeltacostResult(_CostInterval):
     """A BDELTACOST interval for ``cost(classifier 1) - cost(classifier 2)`` per example.
 
     Attributes
@@ -294,7 +314,8 @@ class BdeltacostResult:
     low, high : float
         The bootstrap interval (order statistics of the sorted replicate differences).
     reject : bool
-        True iff ``[low, high]`` excludes 0: reject H0 "equal expected cost" at ``level``.
+        True iff ``[low, high]`` excludes 0: reject H0 "equal expected cost" at ``level``
+        (:meth:`at_level` recomputes it).
     normal_low, normal_high : float
         Paired-differences z interval ``delta -/+ z * std_error``.
     n, k, level
@@ -307,43 +328,42 @@ class BdeltacostResult:
         Plug-in standard error of the per-example cost difference, from the 3-D cell proportions.
     """
 
+    _ESTIMATE: ClassVar[str] = "delta"
+
     delta: float
-    low: float
-    high: float
     reject: bool
-    normal_low: float
-    normal_high: float
-    n: int
-    k: int
-    level: float
-    replicates: NDArray[np.float64] = field(repr=False)
-    laplace: float = 0.0
-    std_error: float = 0.0
 
     @property
     def normal_reject(self) -> bool:
         """True iff the paired z interval excludes 0."""
-        return bool(self.normal_low > 0 or self.normal_high < 0)
+        return bool(_excludes_zero(self.normal_low, self.normal_high))
 
-    def at_level(self, level: float) -> BdeltacostResult:
-        """The same result with both intervals (and ``reject``) recomputed at another level.
-
-        Parameters
-        ----------
-        level : float
-            New confidence level in (0, 1).
-
-        Returns
-        -------
-        BdeltacostResult
-        """
-        level, low, high, half = _read_at(self.replicates, self.std_error, level)
-        return replace(self, low=low, high=high, reject=bool(low > 0 or high < 0),
-                       normal_low=self.delta - half, normal_high=self.delta + half, level=level)
+    def _at_level(self, level: float) -> Self:
+        moved = super()._at_level(level)
+        return replace(moved, reject=bool(_excludes_zero(moved.low, moved.high)))
 
 
-@dataclass(frozen=True, eq=False)
-class BcostBatch:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _CostIntervals(_Intervals[NDArray[np.float64], NDArray[np.int64]]):
+    """The intervals part of :class:`BcostBatch` and :class:`BdeltacostBatch`: one interval
+    per confusion matrix."""
+
+    laplace: float
+    replicates: int
+
+    def covers(self, value: float | ArrayLike) -> NDArray[np.bool_]:
+        """Whether each bootstrap interval contains ``value`` (end points included)."""
+        v = np.asarray(value, dtype=np.float64)
+        return (self.low <= v) & (v <= self.high)
+
+    def normal_covers(self, value: float | ArrayLike) -> NDArray[np.bool_]:
+        """Whether each normal interval contains ``value`` (end points included)."""
+        v = np.asarray(value, dtype=np.float64)
+        return (self.normal_low <= v) & (v <= self.normal_high)
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class BcostBatch(_CostIntervals):
     """BCOST applied to T confusion matrices sharing one cost matrix (see :func:`bcost_many`).
 
     Attributes
@@ -359,29 +379,10 @@ class BcostBatch:
     """
 
     cost: NDArray[np.float64]
-    low: NDArray[np.float64]
-    high: NDArray[np.float64]
-    normal_low: NDArray[np.float64]
-    normal_high: NDArray[np.float64]
-    n: NDArray[np.int64]
-    k: int
-    level: float
-    laplace: float
-    replicates: int
-
-    def covers(self, value: float | ArrayLike) -> NDArray[np.bool_]:
-        """Whether each bootstrap interval contains ``value`` (end points included)."""
-        v = np.asarray(value, dtype=np.float64)
-        return (self.low <= v) & (v <= self.high)
-
-    def normal_covers(self, value: float | ArrayLike) -> NDArray[np.bool_]:
-        """Whether each normal interval contains ``value`` (end points included)."""
-        v = np.asarray(value, dtype=np.float64)
-        return (self.normal_low <= v) & (v <= self.normal_high)
 
 
-@dataclass(frozen=True, eq=False)
-class BdeltacostBatch:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class BdeltacostBatch(_CostIntervals):
     """BDELTACOST applied to T joint confusion matrices (see :func:`bdeltacost_many`).
 
     Attributes
@@ -395,17 +396,8 @@ class BdeltacostBatch:
     """
 
     delta: NDArray[np.float64]
-    low: NDArray[np.float64]
-    high: NDArray[np.float64]
     reject: NDArray[np.bool_]
-    normal_low: NDArray[np.float64]
-    normal_high: NDArray[np.float64]
     normal_reject: NDArray[np.bool_]
-    n: NDArray[np.int64]
-    k: int
-    level: float
-    laplace: float
-    replicates: int
 
 
 # --------------------------------------------------------------------------------------------
@@ -452,21 +444,27 @@ def _bootstrap_iv(confusion: ArrayLike, costs: ArrayLike, level: object, replica
                       laplace=_check_laplace(laplace), rng=_as_generator(rng))
 
 
-def _one(a: _Arguments) -> tuple[float, float, float, float, NDArray[np.float64], float]:
-    """``(estimate, low, high, half-width of the normal interval, sorted replicates, standard
-    error)`` of one matrix."""
+def _one(a: _Arguments) -> tuple[float, dict[str, Any]]:
+    """The estimate of one matrix, and the fields of its :class:`_CostInterval`."""
     mean, se = _mean_and_se(a.counts, a.values)
     reps = _readonly(_simulate_single(a.counts[0], a.values, a.laplace, a.replicates, a.rng))
-    _, low, high, half = _read_at(reps, float(se[0]), a.level)
-    return float(mean[0]), low, high, half, reps, float(se[0])
+    low, high, half = _read_at(reps, float(se[0]), a.level)
+    estimate = float(mean[0])
+    return estimate, dict(low=low, high=high, normal_low=estimate - half,
+                          normal_high=estimate + half, n=int(a.counts.sum()), k=a.k,
+                          level=a.level, replicates=reps, laplace=a.laplace,
+                          std_error=float(se[0]))
 
 
-def _many(a: _Arguments) -> tuple[NDArray[np.float64], ...]:
-    """``(estimates, lows, highs, half-widths of the normal intervals)`` of T matrices."""
+def _many(a: _Arguments) -> tuple[NDArray[np.float64], dict[str, Any]]:
+    """The estimates of T matrices, and the fields of their :class:`_CostIntervals`."""
     mean, se = _mean_and_se(a.counts, a.values)
     reps = _simulate_many(a.counts, a.values, a.laplace, a.replicates, a.rng)
     low, high = _interval_from_sorted(reps, a.level)
-    return mean, low.copy(), high.copy(), _z(a.level) * se
+    half = _z(a.level) * se
+    return mean, dict(low=low.copy(), high=high.copy(), normal_low=mean - half,
+                      normal_high=mean + half, n=a.counts.sum(axis=1), k=a.k, level=a.level,
+                      laplace=a.laplace, replicates=a.replicates)
 
 
 def bcost(confusion: ArrayLike, costs: ArrayLike, *, level: float = 0.95,
@@ -511,10 +509,8 @@ def bcost(confusion: ArrayLike, costs: ArrayLike, *, level: float = 0.95,
     """
     a = _bootstrap_iv(confusion, costs, level, replicates, laplace, rng, allow_negative,
                       joint=False, batch=False)
-    cost, low, high, half, reps, se = _one(a)
-    return BcostResult(cost=cost, low=low, high=high, normal_low=cost - half,
-                       normal_high=cost + half, n=int(a.counts.sum()), k=a.k, level=a.level,
-                       replicates=reps, laplace=a.laplace, std_error=se)
+    cost, interval = _one(a)
+    return BcostResult(cost=cost, **interval)
 
 
 def bdeltacost(confusion3d: ArrayLike, costs: ArrayLike, *, level: float = 0.95,
@@ -556,11 +552,10 @@ def bdeltacost(confusion3d: ArrayLike, costs: ArrayLike, *, level: float = 0.95,
     """
     a = _bootstrap_iv(confusion3d, costs, level, replicates, laplace, rng, allow_negative,
                       joint=True, batch=False)
-    delta, low, high, half, reps, se = _one(a)
-    return BdeltacostResult(delta=delta, low=low, high=high, reject=bool(low > 0 or high < 0),
-                            normal_low=delta - half, normal_high=delta + half,
-                            n=int(a.counts.sum()), k=a.k, level=a.level, replicates=reps,
-                            laplace=a.laplace, std_error=se)
+    delta, interval = _one(a)
+    return BdeltacostResult(delta=delta, reject=bool(_excludes_zero(interval["low"],
+                                                                    interval["high"])),
+                            **interval)
 
 
 def _as_count_batch(value: ArrayLike, name: str, ndim: int) -> NDArray[np.int64]:
@@ -605,10 +600,8 @@ def bcost_many(confusions: ArrayLike, costs: ArrayLike, *, level: float = 0.95,
     """
     a = _bootstrap_iv(confusions, costs, level, replicates, laplace, rng, allow_negative,
                       joint=False, batch=True)
-    mean, low, high, half = _many(a)
-    return BcostBatch(cost=mean, low=low, high=high, normal_low=mean - half,
-                      normal_high=mean + half, n=a.counts.sum(axis=1), k=a.k, level=a.level,
-                      laplace=a.laplace, replicates=a.replicates)
+    cost, intervals = _many(a)
+    return BcostBatch(cost=cost, **intervals)
 
 
 def bdeltacost_many(confusions3d: ArrayLike, costs: ArrayLike, *, level: float = 0.95,
@@ -629,9 +622,8 @@ def bdeltacost_many(confusions3d: ArrayLike, costs: ArrayLike, *, level: float =
     """
     a = _bootstrap_iv(confusions3d, costs, level, replicates, laplace, rng, allow_negative,
                       joint=True, batch=True)
-    mean, low, high, half = _many(a)
-    nlow, nhigh = mean - half, mean + half
-    return BdeltacostBatch(delta=mean, low=low, high=high, reject=(low > 0) | (high < 0),
-                           normal_low=nlow, normal_high=nhigh,
-                           normal_reject=(nlow > 0) | (nhigh < 0), n=a.counts.sum(axis=1),
-                           k=a.k, level=a.level, laplace=a.laplace, replicates=a.replicates)
+    delta, intervals = _many(a)
+    return BdeltacostBatch(
+        delta=delta, reject=_excludes_zero(intervals["low"], intervals["high"]),
+        normal_reject=_excludes_zero(intervals["normal_low"], intervals["normal_high"]),
+        **intervals)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Self
 
 import numpy as np
 from numpy.typing import NDArray
@@ -68,3 +69,32 @@ def readonly(a: NDArray) -> NDArray:
     """``a``, made read-only: results keep their replicates, which must not be edited."""
     a.setflags(write=False)
     return a
+
+
+class AtLevel:
+    """Mixin of the results that keep what their interval was read from (sorted replicates or
+    counts), so that another confidence level is a re-reading, never a new resampling.
+
+    A subclass supplies ``_at_level(level)``, called with a checked level.
+    """
+
+    __slots__ = ()
+
+    def at_level(self, level: float) -> Self:
+        """The same result with its interval (and what follows from it) read at another
+        confidence level, from what it kept: no new resampling, so it equals a fresh call at
+        ``level`` with the same random generator state.
+
+        Parameters
+        ----------
+        level : float
+            New confidence level in (0, 1).
+
+        Returns
+        -------
+        Same type as this result
+        """
+        return self._at_level(check_level(level))
+
+    def _at_level(self, level: float) -> Self:
+        raise NotImplementedError
