@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, Self
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -107,7 +107,7 @@ from costdash._bands_inputs import (
     _tables,
     band_iv,
 )
-from costdash._resampling import RngLike, order_statistic_ranks
+from costdash._resampling import AtLevel, RngLike, order_statistic_ranks
 from costdash._resampling import check_level as _check_level
 from costdash._resampling import readonly as _readonly
 from costdash._selection import flagged_counts
@@ -149,8 +149,48 @@ def confidence_ranks(level: float, replicates: int) -> tuple[int, int]:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
-class CostBand:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _Band(AtLevel):
+    """What :class:`CostBand` and :class:`DifferenceBand` share (documented on them): the grid,
+    the edges at a level, the replicates they were cut from, and the question they answer."""
+
+    level: float
+    replicates: int
+    pc: NDArray[np.float64]
+    low: NDArray[np.float64]
+    high: NDArray[np.float64]
+    curves: NDArray[np.float64]
+    method: str = "percentile"
+    calibrated: bool = False
+    estimand: str = ""
+    simultaneous: bool = False
+    thresholds: NDArray[np.float64] | None = None
+    selection: str | None = None
+    n_pos: int = 0
+    n_neg: int = 0
+
+    def _edges(self, level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The edges at a checked ``level``: a bootstrap band's are re-cut from its replicates;
+        a subclass recomputes those of its other methods from what it kept."""
+        return _band_edges(self.curves, level)
+
+    def _at_level(self, level: float) -> Self:
+        low, high = self._edges(level)
+        return replace(self, level=level, low=_readonly(low), high=_readonly(high))
+
+    @property
+    def label(self) -> str:
+        """A short human description: the level only for a calibrated band."""
+        return band_label(self)
+
+    @property
+    def width(self) -> NDArray[np.float64]:
+        """``high - low`` at each PC(+)."""
+        return self.high - self.low
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class CostBand(_Band):
     """A band on one classifier's cost curve, with the question it answers.
 
     Attributes
@@ -214,65 +254,24 @@ class CostBand:
     """
 
     name: str
-    level: float
-    replicates: int
-    pc: NDArray[np.float64]
     cost: NDArray[np.float64]
-    low: NDArray[np.float64]
-    high: NDArray[np.float64]
-    curves: NDArray[np.float64]
     kind: Literal["curve", "line", "selected"] = "curve"
     threshold: float | None = None
     fpr: float | None = None
     tpr: float | None = None
-    n_pos: int = 0
-    n_neg: int = 0
-    method: str = "percentile"
-    calibrated: bool = False
-    estimand: str = ""
-    simultaneous: bool = False
-    thresholds: NDArray[np.float64] | None = None
-    selection: str | None = None
     error_counts: NDArray[np.int64] | None = None
     calibration: NDArray[np.float64] | None = None
     inner_replicates: int = 0
 
-    def at_level(self, level: float) -> CostBand:
-        """The same band at another confidence level, without resampling.
-
-        Bootstrap bands are re-cut from the stored replicates (a double bootstrap re-calibrated
-        from its stored calibration positions); closed-form bands are recomputed from their
-        error counts.
-
-        Parameters
-        ----------
-        level : float
-            New confidence level in (0, 1).
-
-        Returns
-        -------
-        CostBand
-            A new band sharing ``curves`` with this one.
-        """
-        level = _check_level(level)
+    def _edges(self, level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Closed-form edges recomputed from the error counts; a double bootstrap's
+        re-calibrated from its stored calibration positions; else re-cut replicates."""
         if self.method in ("wilson-mover", "clopper-pearson") and self.error_counts is not None:
-            low, high = _line_edges(self.pc, self.error_counts, self.n_pos, self.n_neg, level,
-                                    self.simultaneous, self.thresholds)
-        elif self.method == "double-bootstrap" and self.calibration is not None:
-            low, high = _double_edges(self.pc, self.cost, self.curves, self.calibration, level)
-        else:
-            low, high = _band_edges(self.curves, level)
-        return replace(self, level=level, low=_readonly(low), high=_readonly(high))
-
-    @property
-    def label(self) -> str:
-        """A short human description: the level only for a calibrated band."""
-        return band_label(self)
-
-    @property
-    def width(self) -> NDArray[np.float64]:
-        """``high - low`` at each PC(+)."""
-        return self.high - self.low
+            return _line_edges(self.pc, self.error_counts, self.n_pos, self.n_neg, level,
+                               self.simultaneous, self.thresholds)
+        if self.method == "double-bootstrap" and self.calibration is not None:
+            return _double_edges(self.pc, self.cost, self.curves, self.calibration, level)
+        return super()._edges(level)
 
     def at(self, pc: float) -> tuple[float, float, float]:
         """Cost, low and high of the band at one PC(+), linear between grid values."""
@@ -323,8 +322,8 @@ NO_SIGNIFICANCE = ("no significant ranges: the band is not calibrated (the diffe
 """Why an uncalibrated :class:`DifferenceBand` has no ``significant`` ranges."""
 
 
-@dataclass(frozen=True, eq=False)
-class DifferenceBand:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class DifferenceBand(_Band):
     """A band on the difference of two classifiers' cost curves (a - b) on the same rows.
 
     Both classifiers are evaluated on the same rows (resampled jointly, or through paired
@@ -377,56 +376,34 @@ class DifferenceBand:
 
     a: str
     b: str
-    level: float
-    replicates: int
-    pc: NDArray[np.float64]
     diff: NDArray[np.float64]
-    low: NDArray[np.float64]
-    high: NDArray[np.float64]
-    curves: NDArray[np.float64]
     significant: tuple[SignificantInterval, ...]
     cost_a: NDArray[np.float64]
     cost_b: NDArray[np.float64]
     kind: Literal["envelope", "line", "selected"] = "envelope"
-    method: str = "percentile"
-    calibrated: bool = False
-    estimand: str = ""
-    simultaneous: bool = False
-    thresholds: NDArray[np.float64] | None = None
     threshold_a: float | None = None
     threshold_b: float | None = None
-    selection: str | None = None
     paired_counts: NDArray[np.int64] | None = None
-    n_pos: int = 0
-    n_neg: int = 0
 
-    def at_level(self, level: float) -> DifferenceBand:
-        """The same band (and its significant ranges) at another level, without resampling."""
-        level = _check_level(level)
+    def _edges(self, level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Closed-form edges recomputed from the paired counts; else re-cut replicates."""
         if self.method == "newcombe-mover" and self.paired_counts is not None:
             _, low, high = _paired_edges(self.pc, self.paired_counts, level, self.simultaneous,
                                          self.thresholds)
-        else:
-            low, high = _band_edges(self.curves, level)
-        significant = (_significant(self.pc, low, high, self.a, self.b) if self.calibrated
-                       else ())
-        return replace(self, level=level, low=_readonly(low), high=_readonly(high),
-                       significant=significant)
+            return low, high
+        return super()._edges(level)
 
-    @property
-    def label(self) -> str:
-        """A short human description: the level only for a calibrated band."""
-        return band_label(self)
+    def _at_level(self, level: float) -> Self:
+        moved = super()._at_level(level)
+        # The ranges follow the new edges; an uncalibrated band never has any.
+        significant = (_significant(moved.pc, moved.low, moved.high, self.a, self.b)
+                       if self.calibrated else ())
+        return replace(moved, significant=significant)
 
     @property
     def significance_note(self) -> str:
         """Why there are no significant ranges ("" for a calibrated band)."""
         return "" if self.calibrated else NO_SIGNIFICANCE
-
-    @property
-    def width(self) -> NDArray[np.float64]:
-        """``high - low`` at each PC(+)."""
-        return self.high - self.low
 
 
 def _line(name: str, tp: int, fp: int, fn: int, tn: int, *, threshold: float | None,
