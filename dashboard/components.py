@@ -35,14 +35,14 @@ from dashboard.storage import DatasetNotFound, valid_id
 from dashboard.viewmodel import hull_from_entry
 from dashboard.viewstate import problems_note
 
-__all__ = ["CACHE_DOWN", "GRID", "JOB_ERROR_PREFIX", "NO_DATA", "UNSET_WHEN_IMPLIED_JS",
-           "Reply", "Resolved", "as_float", "as_int", "background_options", "band_page_head",
-           "band_settings", "check_fields", "condition_field", "conditions_pc", "dataset_line",
-           "default_model", "envelope_of", "fmt_range", "follow_implied", "job_controls",
-           "job_error_handler", "job_error_text", "method_controls", "method_note",
-           "method_outputs", "method_state", "no_data", "number_box", "open_demo", "press_run",
-           "prevalence_of", "progress_reporter", "register_band_load", "register_run_gate",
-           "resolve", "run_disabled", "warn"]
+__all__ = ["CACHE_DOWN", "GRID", "JOB_ERROR_PREFIX", "NO_DATA", "UNSET_WHEN_IMPLIED_JS", "Reply",
+           "Resolved", "as_float", "as_int", "background_options", "band_page_head",
+           "band_settings", "check_fields", "classifier_picker", "condition_field",
+           "conditions_pc", "dataset_line", "default_model", "each", "envelope_of", "fmt_range",
+           "follow_implied", "help_panel", "job_controls", "job_error_handler", "job_error_text",
+           "method_controls", "method_note", "method_outputs", "method_state", "no_data",
+           "number_box", "open_demo", "press_run", "prevalence_of", "progress_reporter",
+           "register_band_load", "register_run_gate", "resolve", "run_disabled", "targets", "warn"]
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +147,25 @@ def warn(messages: str | Sequence[str]) -> html.Span:
     return html.Span(text, className="warn")
 
 
+def targets(**named: Any) -> tuple[tuple[str, str, str], ...]:
+    """A callback's outputs named once each, in order: ``name=element id`` (its ``children``),
+    ``name=(element id, property)``, or ``name=[(id, property), ...]`` where one value fills
+    several outputs (the options of both dropdowns of a pair). Gives the ``(name, element id,
+    property)`` of every output, the ``TARGETS`` of a :class:`Reply`."""
+    def pairs(target: Any) -> list[tuple[str, str]]:
+        if isinstance(target, str):
+            return [(target, "children")]
+        return [target] if isinstance(target, tuple) else list(target)
+    return tuple((name, element, prop) for name, target in named.items()
+                 for element, prop in pairs(target))
+
+
+def each(kind: type, prop: str, *elements: str) -> list:
+    """``kind(element, prop)`` (an Input, State or Output) of each element: the controls a
+    callback reads or fills that share a property, named once each."""
+    return [kind(element, prop) for element in elements]
+
+
 class Reply:
     """What one callback sends back: an attribute per output, each ``no_update`` until set.
 
@@ -155,9 +174,25 @@ class Reply:
     name stands twice where one value fills two outputs (the options of both dropdowns of a
     pair). One list instead of a field per output and a tuple that repeats them, which drifted
     apart as easily as they were written.
+
+    A subclass that also knows where its outputs go sets ``TARGETS`` instead (see
+    :func:`targets`): ``OUTPUTS`` are then its names, and :meth:`outputs` is the callback's
+    ``Output`` list, so the names and the elements they fill are written once, side by side.
     """
 
     OUTPUTS: ClassVar[tuple[str, ...]] = ()
+    TARGETS: ClassVar[tuple[tuple[str, str, str], ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "TARGETS" in cls.__dict__:
+            cls.OUTPUTS = tuple(name for name, _, _ in cls.TARGETS)
+
+    @classmethod
+    def outputs(cls, **options: Any) -> list[Output]:
+        """The callback's ``Output``s, in the order of :meth:`as_tuple` (``options``, e.g.
+        ``allow_duplicate=True``, apply to each)."""
+        return [Output(element, prop, **options) for _, element, prop in cls.TARGETS]
 
     def __init__(self, **values: Any) -> None:
         unknown = set(values).difference(self.OUTPUTS)
@@ -330,6 +365,23 @@ def condition_field(name: str, id_: str, value: Any, *, extra: Sequence[Any] = (
         return html.Div(className="folds-field condition-field", children=[label, number])
     return html.Div(className="field condition-field", children=[
         html.Div(className="field-head", children=[label, number]), *extra])
+
+
+def classifier_picker(label: str, element: str, value: str | None) -> html.Div:
+    """A band page's classifier dropdown. Until the load callback knows the data set's
+    classifiers it offers only the view's ``value``, so the page records the view it opened."""
+    return html.Div(className="field", children=[
+        html.Label(label, htmlFor=element),
+        dcc.Dropdown(id=element, options=[value] if value else [], value=value, clearable=False,
+                     searchable=False),
+    ])
+
+
+def help_panel(items: Sequence[Any], summary: str = "What am I looking at?") -> html.Details:
+    """A page's help: a disclosure titled ``summary``, one bullet per item (text or a list of
+    components)."""
+    return html.Details(className="help", children=[
+        html.Summary(summary), html.Ul([html.Li(item) for item in items])])
 
 
 def band_page_head(prefix: str, view: View, problems: Sequence[str],

@@ -18,7 +18,7 @@ from dash import dcc, html
 
 from costdash.view import MAX_PINS, View
 from dashboard import ids
-from dashboard.components import condition_field, number_box
+from dashboard.components import condition_field, help_panel, number_box
 from dashboard.services import Services
 from dashboard.storage import AnalysisRecord
 
@@ -389,27 +389,24 @@ def _readouts() -> html.Section:
     ])
 
 
-HELP = [
-    html.Summary("What am I looking at?"),
-    html.Ul([
-        html.Li(["Left, ", html.B("ROC space"), ": each classifier's ROC curve (false positive "
-                 "rate against true positive rate as its threshold moves). The black line is "
-                 "the ROC convex hull of all of them: only its vertices can ever be the best "
-                 "choice. Faded, dashed curves are dominated: never best under any conditions."]),
-        html.Li(["The dashed straight line is the ", html.B("iso-performance line"), " for your "
-                 "conditions: all points on it cost the same. Slid up and left until it touches "
-                 "the hull, it marks the best classifier and threshold (the ringed vertex)."]),
-        html.Li(["Right, ", html.B("cost space"), ": x is PC(+), which folds p(+) and both "
-                 "costs into one number; y is the normalized expected cost (0 = perfect, the "
-                 "dotted diagonals are flagging nothing or everything). Each classifier's "
-                 "curve is its lower envelope; the black curve is the best achievable. The "
-                 "vertical line is your PC(+); the bars under the axis are each classifier's "
-                 "operating range, where it beats both trivial choices."]),
-        html.Li("Move a slider or type a value: both plots and the numbers below update at "
-                "once. The address bar always holds the current view: copy it to share it."),
-        html.Li("Keyboard: Tab to a slider, then the arrow keys (Page Up/Down for big steps)."),
-    ]),
-]
+HELP = help_panel([
+    ["Left, ", html.B("ROC space"), ": each classifier's ROC curve (false positive "
+     "rate against true positive rate as its threshold moves). The black line is "
+     "the ROC convex hull of all of them: only its vertices can ever be the best "
+     "choice. Faded, dashed curves are dominated: never best under any conditions."],
+    ["The dashed straight line is the ", html.B("iso-performance line"), " for your "
+     "conditions: all points on it cost the same. Slid up and left until it touches "
+     "the hull, it marks the best classifier and threshold (the ringed vertex)."],
+    ["Right, ", html.B("cost space"), ": x is PC(+), which folds p(+) and both "
+     "costs into one number; y is the normalized expected cost (0 = perfect, the "
+     "dotted diagonals are flagging nothing or everything). Each classifier's "
+     "curve is its lower envelope; the black curve is the best achievable. The "
+     "vertical line is your PC(+); the bars under the axis are each classifier's "
+     "operating range, where it beats both trivial choices."],
+    "Move a slider or type a value: both plots and the numbers below update at "
+        "once. The address bar always holds the current view: copy it to share it.",
+    "Keyboard: Tab to a slider, then the arrow keys (Page Up/Down for big steps).",
+])
 
 
 # Served by dashboard/api.py; assets/viewstate.js points each link at the whole view (the

@@ -41,7 +41,7 @@ from dash import Dash, Input, Output, dcc, html
 from costdash.errors import CostdashError
 from costdash.view import View, number_text
 from dashboard import ids
-from dashboard.components import Reply, check_fields, number_box, warn
+from dashboard.components import Reply, check_fields, each, number_box, targets, warn
 from dashboard.figures.choice import decision_curve_figure, threshold_choice_figure
 from dashboard.figures.common import graph_config
 from dashboard.services import Services
@@ -419,8 +419,11 @@ def robust_panel(summary: dict[str, Any]) -> list:
 
 
 class ChoiceOutputs(Reply):
-    OUTPUTS = ("cost", "table", "refused", "dca", "dca_note", "robust", "conditions", "data_id",
-               "info", "error", "message")
+    TARGETS = targets(cost=(ids.CHOICE_COST_GRAPH, "figure"), table=ids.CHOICE_TABLE,
+                      refused=ids.CHOICE_REFUSED, dca=(ids.CHOICE_DCA_GRAPH, "figure"),
+                      dca_note=ids.CHOICE_DCA_NOTE, robust=ids.CHOICE_ROBUST,
+                      conditions=ids.CHOICE_CONDITIONS, data_id=(ids.CHOICE_DATA_ID, "data"),
+                      info=ids.CHOICE_INFO, error=ids.CHOICE_ERROR, message=ids.CHOICE_MESSAGE)
 
 
 def _empty(message: str = "", error: str = "") -> ChoiceOutputs:
@@ -488,15 +491,9 @@ def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any
 # --- callbacks -----------------------------------------------------------------------------------
 
 def register_callbacks(app: Dash, services: Services) -> None:
-    @app.callback(
-        Output(ids.CHOICE_COST_GRAPH, "figure"), Output(ids.CHOICE_TABLE, "children"),
-        Output(ids.CHOICE_REFUSED, "children"), Output(ids.CHOICE_DCA_GRAPH, "figure"),
-        Output(ids.CHOICE_DCA_NOTE, "children"), Output(ids.CHOICE_ROBUST, "children"),
-        Output(ids.CHOICE_CONDITIONS, "children"), Output(ids.CHOICE_DATA_ID, "data"),
-        Output(ids.CHOICE_INFO, "children"), Output(ids.CHOICE_ERROR, "children"),
-        Output(ids.CHOICE_MESSAGE, "children"),
-        Input(ids.CHOICE_REF, "data"), Input(ids.CHOICE_CALIBRATION, "value"),
-        Input(ids.CHOICE_BETA_A, "value"), Input(ids.CHOICE_BETA_B, "value"))
+    @app.callback(*ChoiceOutputs.outputs(), Input(ids.CHOICE_REF, "data"),
+                  *each(Input, "value", ids.CHOICE_CALIBRATION, ids.CHOICE_BETA_A,
+                        ids.CHOICE_BETA_B))
     def _view(ref, calibration, beta_a, beta_b):
         return choice_view(services, ref, calibration, beta_a, beta_b).as_tuple()
 

@@ -46,45 +46,43 @@ from dashboard import ids
 from dashboard.bandcache import BandCache, difference_band_key
 from dashboard.components import band_settings as job_settings
 from dashboard.components import (GRID, NO_DATA, Reply, background_options, band_page_head,
-                                  dataset_line, envelope_of, fmt_range, follow_implied,
-                                  job_controls, job_gate, method_controls, method_outputs,
-                                  method_state, press_run, progress_reporter, register_band_load,
-                                  register_run_gate, resolve, warn)
+                                  classifier_picker, dataset_line, each, envelope_of, fmt_range,
+                                  follow_implied, help_panel, job_controls, job_gate,
+                                  method_controls, method_outputs, method_state, press_run,
+                                  progress_reporter, register_band_load, register_run_gate,
+                                  resolve, targets, warn)
 from dashboard.figures.bands import band_figure
 from dashboard.figures.common import graph_config
 from dashboard.figures.compare import difference_figure, envelopes_figure
 from dashboard.services import Services
 from dashboard.viewstate import page_view, record_view_js
 
-HELP = [
-    html.Summary("What am I looking at?"),
-    html.Ul([
-        html.Li(["Left: each classifier's own ", html.B("cost curve"), " (its lower envelope: "
-                 "at every PC(+) its best threshold, or a trivial choice when that is cheaper). "
-                 "x is PC(+), which folds the class prior and both costs into one number; y is "
-                 "the normalized expected cost. Lower is better."]),
-        html.Li(["Right: the ", html.B("difference"), " a − b of the two curves. Below the "
-                 "zero line a is cheaper, above it b is. Circles mark the crossovers, where the "
-                 "better classifier changes; the shading shows which one is better where, on "
-                 "this test set (exact, no grid)."]),
-        html.Li(["Compute band (the default, ", html.B("thresholds picked on a held-out "
-                 "half"), "): on a stratified half of the rows each classifier's best threshold "
-                 "is picked at every PC(+); on the other half, the same rows for both (paired, "
-                 "so their correlation is kept), the grey band is a calibrated band of the "
-                 "difference of those thresholds' costs (the dashed grey line). Where it lies "
-                 "entirely on one side of zero the difference is significant; the bars along "
-                 "the bottom mark those ranges."]),
-        html.Li(["The band measures test-set sampling variability of these two fixed models, "
-                 "not of the learning algorithms. It is pointwise: scan many PC(+) values and "
-                 "some will look significant by chance; ", html.B("whole curve"), " makes the "
-                 "ranges significant over every PC(+) at once."]),
-        html.Li([html.B("Resampling spread of the re-tuned envelopes"), ": the paired bootstrap "
-                 "re-tunes both classifiers' thresholds on every resample, as the curves on the "
-                 "left do. When the two differ in flexibility that is not a valid test (it "
-                 "finds differences that are not there), so it is drawn without a level and "
-                 "without significant ranges."]),
-    ]),
-]
+HELP = help_panel([
+    ["Left: each classifier's own ", html.B("cost curve"), " (its lower envelope: "
+     "at every PC(+) its best threshold, or a trivial choice when that is cheaper). "
+     "x is PC(+), which folds the class prior and both costs into one number; y is "
+     "the normalized expected cost. Lower is better."],
+    ["Right: the ", html.B("difference"), " a − b of the two curves. Below the "
+     "zero line a is cheaper, above it b is. Circles mark the crossovers, where the "
+     "better classifier changes; the shading shows which one is better where, on "
+     "this test set (exact, no grid)."],
+    ["Compute band (the default, ", html.B("thresholds picked on a held-out "
+     "half"), "): on a stratified half of the rows each classifier's best threshold "
+     "is picked at every PC(+); on the other half, the same rows for both (paired, "
+     "so their correlation is kept), the grey band is a calibrated band of the "
+     "difference of those thresholds' costs (the dashed grey line). Where it lies "
+     "entirely on one side of zero the difference is significant; the bars along "
+     "the bottom mark those ranges."],
+    ["The band measures test-set sampling variability of these two fixed models, "
+     "not of the learning algorithms. It is pointwise: scan many PC(+) values and "
+     "some will look significant by chance; ", html.B("whole curve"), " makes the "
+     "ranges significant over every PC(+) at once."],
+    [html.B("Resampling spread of the re-tuned envelopes"), ": the paired bootstrap "
+     "re-tunes both classifiers' thresholds on every resample, as the curves on the "
+     "left do. When the two differ in flexibility that is not a valid test (it "
+     "finds differences that are not there), so it is drawn without a level and "
+     "without significant ranges."],
+])
 
 
 def choice_of(method: Any = None, simultaneous: Any = False) -> BandChoice:
@@ -121,16 +119,8 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
             html.Aside(className="controls", children=[
                 html.Section(className="panel", children=[
                     html.H2("Compare two classifiers"),
-                    html.Div(className="field", children=[
-                        html.Label("a", htmlFor=ids.COMPARE_A),
-                        dcc.Dropdown(id=ids.COMPARE_A, options=[a] if a else [], value=a,
-                                     clearable=False, searchable=False),
-                    ]),
-                    html.Div(className="field", children=[
-                        html.Label("b", htmlFor=ids.COMPARE_B),
-                        dcc.Dropdown(id=ids.COMPARE_B, options=[b] if b else [], value=b,
-                                     clearable=False, searchable=False),
-                    ]),
+                    classifier_picker("a", ids.COMPARE_A, a),
+                    classifier_picker("b", ids.COMPARE_B, b),
                 ]),
                 html.Section(className="panel", children=[
                     html.H2("Is the difference real?"),
@@ -169,7 +159,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                                  **{"aria-live": "polite"}),
                     ]),
                 ]),
-                html.Details(HELP, className="help"),
+                HELP,
             ]),
         ]),
     ])
@@ -366,7 +356,10 @@ def significant_text(band: DifferenceBand) -> list:
 
 
 class Rendered(Reply):
-    OUTPUTS = ("envelopes", "difference", "crossovers", "better", "significant", "status")
+    TARGETS = targets(envelopes=(ids.COMPARE_ENVELOPES, "figure"),
+                      difference=(ids.COMPARE_DIFFERENCE, "figure"),
+                      crossovers=ids.COMPARE_CROSSOVERS, better=ids.COMPARE_BETTER,
+                      significant=ids.COMPARE_SIGNIFICANT, status=ids.COMPARE_STATUS)
 
 
 def _blank(message: Any) -> Rendered:
@@ -446,10 +439,10 @@ def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(
         Output(ids.COMPARE_DONE, "data"),
         Input(ids.COMPARE_RUN, "n_clicks"),
-        State(ids.COMPARE_DATA, "data"), State(ids.COMPARE_A, "value"),
-        State(ids.COMPARE_B, "value"),
-        State(ids.COMPARE_REPLICATES, "value"), State(ids.COMPARE_SEED, "data"),
-        State(ids.COMPARE_METHOD, "value"), State(ids.COMPARE_SIMULTANEOUS, "value"),
+        State(ids.COMPARE_DATA, "data"),
+        *each(State, "value", ids.COMPARE_A, ids.COMPARE_B, ids.COMPARE_REPLICATES),
+        State(ids.COMPARE_SEED, "data"),
+        *each(State, "value", ids.COMPARE_METHOD, ids.COMPARE_SIMULTANEOUS),
         **background_options("compare", error_reply=failed_job_reply))
     def _run(set_progress, _clicks, data, a, b, replicates, seed, method, simultaneous):
         return compute_difference(services, data, a, b, replicates, seed,
@@ -462,18 +455,14 @@ def register_callbacks(app: Dash, services: Services) -> None:
         return method_state(choice_of(method, simultaneous)).as_tuple()
 
     register_run_gate(
-        app, "compare", [Input(ids.COMPARE_REPLICATES, "value"), Input(ids.COMPARE_LEVEL, "value"),
-                         Input(ids.COMPARE_METHOD, "value")],
+        app, "compare",
+        each(Input, "value", ids.COMPARE_REPLICATES, ids.COMPARE_LEVEL, ids.COMPARE_METHOD),
         lambda replicates, level, method: band_settings(replicates, level, method)[1])
 
     @app.callback(
-        Output(ids.COMPARE_ENVELOPES, "figure"), Output(ids.COMPARE_DIFFERENCE, "figure"),
-        Output(ids.COMPARE_CROSSOVERS, "children"), Output(ids.COMPARE_BETTER, "children"),
-        Output(ids.COMPARE_SIGNIFICANT, "children"), Output(ids.COMPARE_STATUS, "children"),
-        Input(ids.COMPARE_DATA, "data"), Input(ids.COMPARE_A, "value"),
-        Input(ids.COMPARE_B, "value"),
-        Input(ids.COMPARE_REPLICATES, "value"), Input(ids.COMPARE_LEVEL, "value"),
-        Input(ids.COMPARE_METHOD, "value"), Input(ids.COMPARE_SIMULTANEOUS, "value"),
+        *Rendered.outputs(), Input(ids.COMPARE_DATA, "data"),
+        *each(Input, "value", ids.COMPARE_A, ids.COMPARE_B, ids.COMPARE_REPLICATES,
+              ids.COMPARE_LEVEL, ids.COMPARE_METHOD, ids.COMPARE_SIMULTANEOUS),
         Input(ids.COMPARE_DONE, "data"), State(ids.COMPARE_SEED, "data"))
     def _render(data, a, b, replicates, level, method, simultaneous, done, seed):
         return render(services, data, a, b, replicates, level, seed, done, method,

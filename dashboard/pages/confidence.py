@@ -48,11 +48,12 @@ from dashboard import ids
 from dashboard.bandcache import BandCache, cost_band_key
 from dashboard.components import band_settings as job_settings
 from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, Reply, background_options,
-                                  band_page_head, check_fields, conditions_pc, dataset_line,
-                                  default_model, envelope_of, follow_implied, job_controls,
-                                  job_gate, method_controls, method_outputs, method_state,
-                                  number_box, prevalence_of, press_run, progress_reporter,
-                                  register_band_load, register_run_gate, resolve, warn)
+                                  band_page_head, check_fields, classifier_picker, conditions_pc,
+                                  dataset_line, default_model, each, envelope_of, follow_implied,
+                                  help_panel, job_controls, job_gate, method_controls,
+                                  method_outputs, method_state, number_box, press_run,
+                                  prevalence_of, progress_reporter, register_band_load,
+                                  register_run_gate, resolve, targets, warn)
 from dashboard.figures.bands import band_figure, band_name, picked_text
 from dashboard.figures.common import graph_config
 from dashboard.services import Services
@@ -111,34 +112,31 @@ def counted_problem(entry: dict[str, Any], threshold: float | None) -> str | Non
 
 # --- layout ----------------------------------------------------------------------------------------
 
-HELP = [
-    html.Summary("What am I looking at?"),
-    html.Ul([
-        html.Li(["x is PC(+), which folds the class prior and both misclassification costs into "
-                 "one number; y is the normalized expected cost (0 is perfect; the dotted "
-                 "diagonals are flagging nothing or everything). The solid curve is the "
-                 "classifier's cost curve on the whole test set: at each PC(+) its best "
-                 "threshold, or with a fixed threshold the straight cost line of that "
-                 "threshold."]),
-        html.Li(["The shaded band answers one of three questions (the caveat under the plot "
-                 "says which). ", html.B("Thresholds picked on a held-out half"), " (the "
-                 "default): half of the rows pick the best threshold at each PC(+), and the band "
-                 "is a calibrated (Wilson–MOVER) band of their cost on the other half — what the "
-                 "thresholds you pick from these data will cost on new data. ",
-                 html.B("A fixed threshold"), ": a calibrated band of that threshold's cost "
-                 "line. ", html.B("Resampling spread"), ": the test examples are resampled B "
-                 "times and every resample re-picks its thresholds; its spread is drawn without "
-                 "a level, because it under-covers the optimal cost. The double bootstrap "
-                 "calibrates it, approximately."]),
-        html.Li(["Pointwise bands hold at each PC(+) separately; ", html.B("whole curve"),
-                 " bands hold at every PC(+) at once (wider). The seed is fixed, so the same "
-                 "settings give the same band (and the same half)."]),
-        html.Li(["Changing the level reuses what was computed (no new job); changing the "
-                 "classifier, threshold, band, B or seed needs a new run."]),
-        html.Li(["Give a PC(+) to read the band there (the Explore page shows your PC(+)); "
-                 "the readout below the plot gives the band's width."]),
-    ]),
-]
+HELP = help_panel([
+    ["x is PC(+), which folds the class prior and both misclassification costs into "
+     "one number; y is the normalized expected cost (0 is perfect; the dotted "
+     "diagonals are flagging nothing or everything). The solid curve is the "
+     "classifier's cost curve on the whole test set: at each PC(+) its best "
+     "threshold, or with a fixed threshold the straight cost line of that "
+     "threshold."],
+    ["The shaded band answers one of three questions (the caveat under the plot "
+     "says which). ", html.B("Thresholds picked on a held-out half"), " (the "
+     "default): half of the rows pick the best threshold at each PC(+), and the band "
+     "is a calibrated (Wilson–MOVER) band of their cost on the other half — what the "
+     "thresholds you pick from these data will cost on new data. ",
+     html.B("A fixed threshold"), ": a calibrated band of that threshold's cost "
+     "line. ", html.B("Resampling spread"), ": the test examples are resampled B "
+     "times and every resample re-picks its thresholds; its spread is drawn without "
+     "a level, because it under-covers the optimal cost. The double bootstrap "
+     "calibrates it, approximately."],
+    ["Pointwise bands hold at each PC(+) separately; ", html.B("whole curve"),
+     " bands hold at every PC(+) at once (wider). The seed is fixed, so the same "
+     "settings give the same band (and the same half)."],
+    ["Changing the level reuses what was computed (no new job); changing the "
+     "classifier, threshold, band, B or seed needs a new run."],
+    ["Give a PC(+) to read the band there (the Explore page shows your PC(+)); "
+     "the readout below the plot gives the band's width."],
+])
 
 
 def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
@@ -161,12 +159,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
             html.Aside(className="controls", children=[
                 html.Section(className="panel", children=[
                     html.H2("Confidence band"),
-                    html.Div(className="field", children=[
-                        html.Label("Classifier", htmlFor=ids.CONFIDENCE_MODEL),
-                        dcc.Dropdown(id=ids.CONFIDENCE_MODEL,
-                                     options=[view.model] if view.model else [],
-                                     value=view.model, clearable=False, searchable=False),
-                    ]),
+                    classifier_picker("Classifier", ids.CONFIDENCE_MODEL, view.model),
                     html.Div(className="field", children=[
                         html.Label("Fixed threshold (optional)", htmlFor=ids.CONFIDENCE_THRESHOLD),
                         number_box(ids.CONFIDENCE_THRESHOLD, view.threshold,
@@ -207,7 +200,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                            **{"data-export": "report.html", "aria-disabled": "true"}),
                 ]),
                 html.P(id=ids.CONFIDENCE_CAVEAT, className="explain caveat"),
-                html.Details(HELP, className="help"),
+                HELP,
             ]),
         ]),
     ])
@@ -397,7 +390,8 @@ def band_summary(band: CostBand, pc: float | None) -> list:
 
 
 class Rendered(Reply):
-    OUTPUTS = ("figure", "summary", "status", "caveat")
+    TARGETS = targets(figure=(ids.CONFIDENCE_GRAPH, "figure"), summary=ids.CONFIDENCE_SUMMARY,
+                      status=ids.CONFIDENCE_STATUS, caveat=ids.CONFIDENCE_CAVEAT)
 
 
 def render(services: Services, data: dict | None, model: str | None, threshold: Any,
@@ -476,10 +470,11 @@ def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(
         Output(ids.CONFIDENCE_DONE, "data"),
         Input(ids.CONFIDENCE_RUN, "n_clicks"),
-        State(ids.CONFIDENCE_DATA, "data"), State(ids.CONFIDENCE_MODEL, "value"),
-        State(ids.CONFIDENCE_THRESHOLD, "value"), State(ids.CONFIDENCE_REPLICATES, "value"),
-        State(ids.CONFIDENCE_SEED, "data"), State(ids.CONFIDENCE_METHOD, "value"),
-        State(ids.CONFIDENCE_SIMULTANEOUS, "value"),
+        State(ids.CONFIDENCE_DATA, "data"),
+        *each(State, "value", ids.CONFIDENCE_MODEL, ids.CONFIDENCE_THRESHOLD,
+              ids.CONFIDENCE_REPLICATES),
+        State(ids.CONFIDENCE_SEED, "data"),
+        *each(State, "value", ids.CONFIDENCE_METHOD, ids.CONFIDENCE_SIMULTANEOUS),
         **background_options("confidence",
                              error_reply=lambda message: failed_job_reply(message, services)))
     def _run(set_progress, _clicks, data, model, threshold, replicates, seed, method,
@@ -489,27 +484,23 @@ def register_callbacks(app: Dash, services: Services) -> None:
                             simultaneous=simultaneous)
 
     @app.callback(
-        *method_outputs("confidence"),
-        Input(ids.CONFIDENCE_DATA, "data"), Input(ids.CONFIDENCE_MODEL, "value"),
-        Input(ids.CONFIDENCE_THRESHOLD, "value"), Input(ids.CONFIDENCE_METHOD, "value"),
-        Input(ids.CONFIDENCE_SIMULTANEOUS, "value"))
+        *method_outputs("confidence"), Input(ids.CONFIDENCE_DATA, "data"),
+        *each(Input, "value", ids.CONFIDENCE_MODEL, ids.CONFIDENCE_THRESHOLD,
+              ids.CONFIDENCE_METHOD, ids.CONFIDENCE_SIMULTANEOUS))
     def _method(data, model, threshold, method, simultaneous):
         return method_control(services, data, model, threshold, method, simultaneous)
 
     register_run_gate(
         app, "confidence",
-        [Input(ids.CONFIDENCE_THRESHOLD, "value"), Input(ids.CONFIDENCE_REPLICATES, "value"),
-         Input(ids.CONFIDENCE_LEVEL, "value"), Input(ids.CONFIDENCE_PC, "value"),
-         Input(ids.CONFIDENCE_METHOD, "value")],
+        each(Input, "value", ids.CONFIDENCE_THRESHOLD, ids.CONFIDENCE_REPLICATES,
+             ids.CONFIDENCE_LEVEL, ids.CONFIDENCE_PC, ids.CONFIDENCE_METHOD),
         lambda *settings: band_settings(*settings)[1])
 
     @app.callback(
-        Output(ids.CONFIDENCE_GRAPH, "figure"), Output(ids.CONFIDENCE_SUMMARY, "children"),
-        Output(ids.CONFIDENCE_STATUS, "children"), Output(ids.CONFIDENCE_CAVEAT, "children"),
-        Input(ids.CONFIDENCE_DATA, "data"), Input(ids.CONFIDENCE_MODEL, "value"),
-        Input(ids.CONFIDENCE_THRESHOLD, "value"), Input(ids.CONFIDENCE_REPLICATES, "value"),
-        Input(ids.CONFIDENCE_LEVEL, "value"), Input(ids.CONFIDENCE_PC, "value"),
-        Input(ids.CONFIDENCE_METHOD, "value"), Input(ids.CONFIDENCE_SIMULTANEOUS, "value"),
+        *Rendered.outputs(), Input(ids.CONFIDENCE_DATA, "data"),
+        *each(Input, "value", ids.CONFIDENCE_MODEL, ids.CONFIDENCE_THRESHOLD,
+              ids.CONFIDENCE_REPLICATES, ids.CONFIDENCE_LEVEL, ids.CONFIDENCE_PC,
+              ids.CONFIDENCE_METHOD, ids.CONFIDENCE_SIMULTANEOUS),
         Input(ids.CONFIDENCE_DONE, "data"), State(ids.CONFIDENCE_SEED, "data"))
     def _render(data, model, threshold, replicates, level, pc, method, simultaneous, done,
                 seed):

@@ -53,8 +53,8 @@ from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE, optimal_vertex
 from costdash.pinned import pin_threshold
 from costdash.roc import RocCurve, roc_of
 from costdash.view import View, field_named
-from dashboard.components import (Reply, check_fields, condition_field, default_model,
-                                  follow_implied, number_box, warn)
+from dashboard.components import (Reply, check_fields, condition_field, default_model, each,
+                                  follow_implied, number_box, targets, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_figure,
                                       reliability_figure)
@@ -327,8 +327,13 @@ def readout_table(rows: list[tuple[Mark, Any]], volume: float) -> html.Table:
 
 
 class CurvesOutputs(Reply):
-    OUTPUTS = ("options", "model", "data_id", "p_pos", "p_implied", "pr", "gains", "hist", "rel",
-               "choice", "table", "brier", "info", "error", "message")
+    TARGETS = targets(options=("curves-model", "options"), model=("curves-model", "value"),
+                      data_id=("curves-data-id", "data"), p_pos=("curves-p-pos", "value"),
+                      p_implied=("curves-p-implied", "data"), pr=("curves-pr-graph", "figure"),
+                      gains=("curves-gains-graph", "figure"), hist=("curves-hist-graph", "figure"),
+                      rel=("curves-rel-graph", "figure"), choice="curves-choice",
+                      table="curves-table", brier="curves-brier", info="curves-info",
+                      error="curves-error", message="curves-message")
 
 
 def _empty(message: str = "", error: str = "") -> CurvesOutputs:
@@ -533,18 +538,9 @@ vertical line on the score axis of its histogram and its reliability curve."""
 # --- callbacks -----------------------------------------------------------------------------------
 
 def register_callbacks(app: Dash, services: Services) -> None:
-    @app.callback(
-        Output("curves-model", "options"), Output("curves-model", "value"),
-        Output("curves-data-id", "data"), Output("curves-p-pos", "value"),
-        Output("curves-p-implied", "data"),
-        Output("curves-pr-graph", "figure"), Output("curves-gains-graph", "figure"),
-        Output("curves-hist-graph", "figure"), Output("curves-rel-graph", "figure"),
-        Output("curves-choice", "children"), Output("curves-table", "children"),
-        Output("curves-brier", "children"), Output("curves-info", "children"),
-        Output("curves-error", "children"), Output("curves-message", "children"),
-        Input("curves-ref", "data"), Input("curves-model", "value"),
-        Input("curves-p-pos", "value"), Input("curves-cost-fn", "value"),
-        Input("curves-cost-fp", "value"), Input("curves-capacity", "value"))
+    @app.callback(*CurvesOutputs.outputs(), Input("curves-ref", "data"),
+                  *each(Input, "value", "curves-model", "curves-p-pos", "curves-cost-fn",
+                        "curves-cost-fp", "curves-capacity"))
     def _view(ref, model, p_pos, cost_fn, cost_fp, capacity):
         return curves_view(services, ref, model, p_pos, cost_fn, cost_fp, capacity).as_tuple()
 

@@ -54,7 +54,7 @@ from costdash.view import MAX_PINS, field_named
 from dashboard import ids
 from dashboard.services import Services
 from dashboard.limits import client_limits
-from dashboard.components import Reply, open_demo
+from dashboard.components import Reply, each, open_demo, targets
 from dashboard.explore_layout import (HELP, _analysis_panel, _classifiers_panel,
                                       _conditions_panel, _exports, _plot_options, _pins_panel,
                                       _readouts, _share_panel, _shared_banner, _upload_zone)
@@ -144,7 +144,7 @@ def layout(query: dict[str, list[str]], services: Services, *,
                         "best choice (thick) and where it beats both trivial choices (thin)"]),
                 ]),
                 _readouts(),
-                html.Details(HELP, className="help"),
+                HELP,
             ]),
         ]),
     ])
@@ -180,8 +180,12 @@ def dataset_text(view: dict[str, Any]) -> str:
 class ViewOutputs(Reply):
     """What ``load_view`` sends back, in the order of the ``_load_view`` callback's outputs."""
 
-    OUTPUTS = ("roc", "cost", "ranges", "ranges_style", "client", "key", "options", "models",
-               "info", "error", "current")
+    TARGETS = targets(roc=(ids.ROC_GRAPH, "figure"), cost=(ids.COST_GRAPH, "figure"),
+                      ranges=(ids.RANGES_GRAPH, "figure"), ranges_style=(ids.RANGES_GRAPH, "style"),
+                      client=(ids.VIEW_STORE, "data"), key=(ids.VIEW_KEY, "data"),
+                      options=(ids.MODELS_INPUT, "options"), models=(ids.MODELS_INPUT, "value"),
+                      info=ids.DATASET_INFO, error=ids.UPLOAD_ERROR,
+                      current=(ids.CURRENT_DATA, "data"))
 
 
 def load_view(services: Services, ref: dict[str, Any] | None, models: list[str] | None,
@@ -502,10 +506,9 @@ SENS_RANGES = (ids.SENS_P_LO, ids.SENS_P_HI, ids.SENS_FN_LO, ids.SENS_FN_HI, ids
                ids.SENS_FP_HI)
 """The sensitivity ranges' boxes, in the order every callback that reads or fills them takes."""
 
-
-def _values(kind: type, names: tuple[str, ...]) -> list:
-    """``kind(name, "value")`` (an Input, State or Output) of each box."""
-    return [kind(name, "value") for name in names]
+CONDITION_BOXES = (ids.P_POS_INPUT, ids.COST_FN_INPUT, ids.COST_FP_INPUT, ids.COST_TP_INPUT,
+                   ids.COST_TN_INPUT, ids.VOLUME_INPUT, ids.UNIT_INPUT)
+"""The boxes of the operating conditions, in the order the browser's ``explore`` takes them."""
 
 
 def register_callbacks(app: Dash, services: Services) -> None:
@@ -526,16 +529,9 @@ def register_callbacks(app: Dash, services: Services) -> None:
             return no_update
         return demo_reference(services, ctx.triggered_id.removeprefix("demo-"))
 
-    @app.callback(
-        Output(ids.ROC_GRAPH, "figure"), Output(ids.COST_GRAPH, "figure"),
-        Output(ids.RANGES_GRAPH, "figure"), Output(ids.RANGES_GRAPH, "style"),
-        Output(ids.VIEW_STORE, "data"), Output(ids.VIEW_KEY, "data"),
-        Output(ids.MODELS_INPUT, "options"), Output(ids.MODELS_INPUT, "value"),
-        Output(ids.DATASET_INFO, "children"), Output(ids.UPLOAD_ERROR, "children"),
-        Output(ids.CURRENT_DATA, "data"),
-        Input(ids.DATASET_REF, "data"), Input(ids.MODELS_INPUT, "value"),
-        Input(ids.COST_LINES_TOGGLE, "value"), Input(ids.HULL_ONLY_TOGGLE, "value"),
-        Input(ids.LOG_FPR_TOGGLE, "value"), Input(ids.LOG_PC_TOGGLE, "value"))
+    @app.callback(*ViewOutputs.outputs(), Input(ids.DATASET_REF, "data"),
+                  *each(Input, "value", ids.MODELS_INPUT, ids.COST_LINES_TOGGLE,
+                        ids.HULL_ONLY_TOGGLE, ids.LOG_FPR_TOGGLE, ids.LOG_PC_TOGGLE))
     def _load_view(ref, models, lines, hull_only, log_fpr, log_pc):
         triggered = ctx.triggered_id if isinstance(ctx.triggered_id, str) else None
         flags = [bool(lines), bool(hull_only), bool(log_fpr), bool(log_pc)]
@@ -554,7 +550,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
 
     @app.callback(
         Output(ids.SENSITIVITY_STORE, "data"),
-        Input(ids.SENS_ON, "value"), *_values(Input, SENS_RANGES), Input(ids.VIEW_KEY, "data"),
+        Input(ids.SENS_ON, "value"), *each(Input, "value", *SENS_RANGES), Input(ids.VIEW_KEY, "data"),
         Input(ids.COST_TP_INPUT, "value"), Input(ids.COST_TN_INPUT, "value"))
     def _sensitivity(on, p_lo, p_hi, fn_lo, fn_hi, fp_lo, fp_hi, key, cost_tp, cost_tn):
         return sensitivity_result(services, key, bool(on), (p_lo, p_hi), (fn_lo, fn_hi),
@@ -577,31 +573,24 @@ def register_callbacks(app: Dash, services: Services) -> None:
     # is set), see explore-sliders.js.
     app.clientside_callback(
         _cs("explore"),
-        Output(ids.P_POS_SLIDER, "value"), Output(ids.P_POS_INPUT, "value"),
-        Output(ids.COST_FN_SLIDER, "value"), Output(ids.COST_FN_INPUT, "value"),
-        Output(ids.COST_FP_SLIDER, "value"), Output(ids.COST_FP_INPUT, "value"),
+        *each(Output, "value", ids.P_POS_SLIDER, ids.P_POS_INPUT, ids.COST_FN_SLIDER,
+              ids.COST_FN_INPUT, ids.COST_FP_SLIDER, ids.COST_FP_INPUT),
         Output(ids.CONSTRAINT_REQUEST, "data", allow_duplicate=True),
-        Input(ids.VIEW_STORE, "data"),
-        Input(ids.P_POS_INPUT, "value"), Input(ids.COST_FN_INPUT, "value"),
-        Input(ids.COST_FP_INPUT, "value"), Input(ids.COST_TP_INPUT, "value"),
-        Input(ids.COST_TN_INPUT, "value"),
-        Input(ids.VOLUME_INPUT, "value"), Input(ids.UNIT_INPUT, "value"),
+        Input(ids.VIEW_STORE, "data"), *each(Input, "value", *CONDITION_BOXES),
         Input(ids.PREVALENCE_BUTTON, "n_clicks"),
-        Input(ids.SENSITIVITY_STORE, "data"), Input(ids.CONSTRAINT_STORE, "data"),
-        Input(ids.PINS_STORE, "data"), Input(ids.SINGLE_THRESHOLD_STORE, "data"),
+        *each(Input, "data", ids.SENSITIVITY_STORE, ids.CONSTRAINT_STORE, ids.PINS_STORE,
+              ids.SINGLE_THRESHOLD_STORE),
         State(ids.CONSTRAINT_REQUEST, "data"),
-        State(ids.NP_MAX_FPR_INPUT, "value"), State(ids.CAPACITY_INPUT, "value"),
-        State(ids.VIEW_KEY, "data"), State(ids.DATASET_REF, "data"),
-        State(ids.COST_LINES_TOGGLE, "value"), State(ids.SENS_ON, "value"),
-        *_values(State, SENS_RANGES),
+        *each(State, "value", ids.NP_MAX_FPR_INPUT, ids.CAPACITY_INPUT),
+        *each(State, "data", ids.VIEW_KEY, ids.DATASET_REF),
+        *each(State, "value", ids.COST_LINES_TOGGLE, ids.SENS_ON, *SENS_RANGES),
         prevent_initial_call=True)
     app.clientside_callback(
         _cs("fillSensitivity"),
-        *_values(Output, SENS_RANGES),
+        *each(Output, "value", *SENS_RANGES),
         Input(ids.SENS_ON, "value"),
-        State(ids.P_POS_INPUT, "value"), State(ids.COST_FN_INPUT, "value"),
-        State(ids.COST_FP_INPUT, "value"),
-        *_values(State, SENS_RANGES),
+        *each(State, "value", ids.P_POS_INPUT, ids.COST_FN_INPUT, ids.COST_FP_INPUT,
+              *SENS_RANGES),
         prevent_initial_call=True)
     # Share reads the view object at click time (viewstate.js commits a box being typed in
     # before the click lands), then the server saves it.
@@ -684,10 +673,8 @@ def register_callbacks(app: Dash, services: Services) -> None:
     app.clientside_callback(
         _cs("recordViewFromOthers"),
         Output(ids.URL_STATE, "data"),
-        Input(ids.VIEW_KEY, "data"), Input(ids.DATASET_REF, "data"),
-        Input(ids.COST_LINES_TOGGLE, "value"),
-        Input(ids.SENS_ON, "value"), *_values(Input, SENS_RANGES),
-        Input(ids.NP_MAX_FPR_INPUT, "value"), Input(ids.CAPACITY_INPUT, "value"),
-        State(ids.P_POS_INPUT, "value"), State(ids.COST_FN_INPUT, "value"),
-        State(ids.COST_FP_INPUT, "value"), State(ids.VOLUME_INPUT, "value"),
-        State(ids.UNIT_INPUT, "value"))
+        *each(Input, "data", ids.VIEW_KEY, ids.DATASET_REF),
+        *each(Input, "value", ids.COST_LINES_TOGGLE, ids.SENS_ON, *SENS_RANGES,
+              ids.NP_MAX_FPR_INPUT, ids.CAPACITY_INPUT),
+        *each(State, "value", ids.P_POS_INPUT, ids.COST_FN_INPUT, ids.COST_FP_INPUT,
+              ids.VOLUME_INPUT, ids.UNIT_INPUT))

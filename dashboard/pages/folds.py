@@ -35,8 +35,8 @@ from costdash.errors import CostdashError
 from costdash.folds import FoldAverages, FoldSpread, dataset_fold_averages, fold_spread
 from costdash.view import View
 from dashboard import ids
-from dashboard.components import (Reply, check_fields, condition_field, default_model,
-                                  follow_implied, open_demo, warn)
+from dashboard.components import (Reply, check_fields, condition_field, default_model, each,
+                                  follow_implied, open_demo, targets, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.folds import folds_cost_figure, folds_roc_figure
 from dashboard.services import Services
@@ -202,8 +202,12 @@ def spread_table(averages: FoldAverages, spread: FoldSpread,
 
 
 class FoldsOutputs(Reply):
-    OUTPUTS = ("options", "model", "data_id", "p_pos", "p_implied", "cost", "roc", "spread",
-               "info", "error", "message", "demos_hidden")
+    TARGETS = targets(options=(ids.FOLDS_MODEL, "options"), model=(ids.FOLDS_MODEL, "value"),
+                      data_id=(ids.FOLDS_DATA_ID, "data"), p_pos=(ids.FOLDS_P_POS, "value"),
+                      p_implied=(ids.FOLDS_P_IMPLIED, "data"),
+                      cost=(ids.FOLDS_COST_GRAPH, "figure"), roc=(ids.FOLDS_ROC_GRAPH, "figure"),
+                      spread=ids.FOLDS_SPREAD, info=ids.FOLDS_INFO, error=ids.FOLDS_ERROR,
+                      message=ids.FOLDS_MESSAGE, demos_hidden=(ids.FOLDS_DEMOS, "hidden"))
 
 
 def _empty(message: str = "", error: str = "") -> FoldsOutputs:
@@ -298,17 +302,9 @@ def register_callbacks(app: Dash, services: Services) -> None:
         ref = demo_reference(services, ctx.triggered_id.removeprefix("folds-demo-"))
         return ref, {"id": ref["id"], "name": ref["name"]}
 
-    @app.callback(
-        Output(ids.FOLDS_MODEL, "options"), Output(ids.FOLDS_MODEL, "value"),
-        Output(ids.FOLDS_DATA_ID, "data"), Output(ids.FOLDS_P_POS, "value"),
-        Output(ids.FOLDS_P_IMPLIED, "data"),
-        Output(ids.FOLDS_COST_GRAPH, "figure"), Output(ids.FOLDS_ROC_GRAPH, "figure"),
-        Output(ids.FOLDS_SPREAD, "children"), Output(ids.FOLDS_INFO, "children"),
-        Output(ids.FOLDS_ERROR, "children"), Output(ids.FOLDS_MESSAGE, "children"),
-        Output(ids.FOLDS_DEMOS, "hidden"),
-        Input(ids.FOLDS_REF, "data"), Input(ids.FOLDS_MODEL, "value"),
-        Input(ids.FOLDS_P_POS, "value"),
-        Input(ids.FOLDS_COST_FN, "value"), Input(ids.FOLDS_COST_FP, "value"))
+    @app.callback(*FoldsOutputs.outputs(), Input(ids.FOLDS_REF, "data"),
+                  *each(Input, "value", ids.FOLDS_MODEL, ids.FOLDS_P_POS, ids.FOLDS_COST_FN,
+                        ids.FOLDS_COST_FP))
     def _view(ref, model, p_pos, cost_fn, cost_fp):
         return folds_view(services, ref, model, p_pos, cost_fn, cost_fp).as_tuple()
 

@@ -49,7 +49,7 @@ from costdash.multiclass import (BcostResult, BdeltacostResult, LabelPredictions
 from dashboard import ids
 from dashboard.figures.common import graph_config
 from dashboard.figures.multiclass import bcost_figure, level_text
-from dashboard.components import Reply
+from dashboard.components import Reply, each, help_panel, targets
 from dashboard.labelfiles import LabelFiles
 from dashboard.services import Services
 
@@ -228,28 +228,25 @@ def _grid() -> dag.AgGrid:
         style={"height": None}, className="mc-grid")
 
 
-HELP = html.Details(className="help", children=[
-    html.Summary("How BCOST and BDELTACOST work"),
-    html.Ul([
-        html.Li(["Each classifier's predictions give a k × k confusion matrix M (", ORIENTATION,
-                 "). Its average cost per example is Σ M ∘ C / n."]),
-        html.Li(["BCOST: the cells of M, with a Laplace correction λ (default 0.1), are the "
-                 "probabilities of a multinomial; B confusion matrices of n examples are drawn "
-                 "from it, each is priced with C, and the interval is read off the sorted "
-                 "prices (the 26th and 975th of 1000 at 95%). The normal (z) interval is the "
-                 "paper's baseline."]),
-        html.Li(["BDELTACOST: the same on the k × k × k joint matrix of two classifiers on the "
-                 "same examples, priced with C(i₁, j) − C(i₂, j); the paper found any λ > 0 "
-                 "makes this test too conservative, so its default is 0. If the interval "
-                 "excludes 0, ‘equal expected cost’ is rejected."]),
-        html.Li(["Seed: every interval uses a fresh generator from the seed, so one row can be "
-                 "reproduced alone: ", html.Code("costdash bcost FILE --model NAME --costs "
-                                                 "COSTS.csv --seed S"),
-                 ". Leave it empty for fresh randomness on every run."]),
-        html.Li("Source: Margineantu & Dietterich, ‘Bootstrap Methods for the Cost-Sensitive "
-                "Evaluation of Classifiers’, ICML 2000."),
-    ]),
-])
+HELP = help_panel([
+    ["Each classifier's predictions give a k × k confusion matrix M (", ORIENTATION,
+     "). Its average cost per example is Σ M ∘ C / n."],
+    ["BCOST: the cells of M, with a Laplace correction λ (default 0.1), are the "
+     "probabilities of a multinomial; B confusion matrices of n examples are drawn "
+     "from it, each is priced with C, and the interval is read off the sorted "
+     "prices (the 26th and 975th of 1000 at 95%). The normal (z) interval is the "
+     "paper's baseline."],
+    ["BDELTACOST: the same on the k × k × k joint matrix of two classifiers on the "
+     "same examples, priced with C(i₁, j) − C(i₂, j); the paper found any λ > 0 "
+     "makes this test too conservative, so its default is 0. If the interval "
+     "excludes 0, ‘equal expected cost’ is rejected."],
+    ["Seed: every interval uses a fresh generator from the seed, so one row can be "
+     "reproduced alone: ", html.Code("costdash bcost FILE --model NAME --costs "
+                                     "COSTS.csv --seed S"),
+     ". Leave it empty for fresh randomness on every run."],
+    "Source: Margineantu & Dietterich, ‘Bootstrap Methods for the Cost-Sensitive "
+        "Evaluation of Classifiers’, ICML 2000.",
+], summary="How BCOST and BDELTACOST work")
 
 
 def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Div:
@@ -359,8 +356,13 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
 class InputOutputs(Reply):
     """What loading a label file, the demo or a cost matrix CSV changes."""
 
-    OUTPUTS = ("ref", "info", "columns", "rows", "pair_options", "pair_options", "a", "b",
-               "error", "bcost", "delta", "figure")
+    TARGETS = targets(ref=(ids.MULTICLASS_REF, "data"), info=ids.MULTICLASS_FILE_INFO,
+                      columns=(ids.MULTICLASS_COSTS, "columnDefs"),
+                      rows=(ids.MULTICLASS_COSTS, "rowData"),
+                      pair_options=[(ids.MULTICLASS_A, "options"), (ids.MULTICLASS_B, "options")],
+                      a=(ids.MULTICLASS_A, "value"), b=(ids.MULTICLASS_B, "value"),
+                      error=ids.MULTICLASS_ERROR, bcost=ids.MULTICLASS_BCOST,
+                      delta=ids.MULTICLASS_BDELTACOST, figure=(ids.MULTICLASS_GRAPH, "figure"))
 
     def clear_results(self) -> None:
         self.bcost, self.delta, self.figure = "Press Run.", "–", bcost_figure(None)
@@ -551,13 +553,7 @@ def run_multiclass(services: Services, ref: dict[str, Any] | None,
 
 def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(
-        Output(ids.MULTICLASS_REF, "data"), Output(ids.MULTICLASS_FILE_INFO, "children"),
-        Output(ids.MULTICLASS_COSTS, "columnDefs"), Output(ids.MULTICLASS_COSTS, "rowData"),
-        Output(ids.MULTICLASS_A, "options"), Output(ids.MULTICLASS_B, "options"),
-        Output(ids.MULTICLASS_A, "value"), Output(ids.MULTICLASS_B, "value"),
-        Output(ids.MULTICLASS_ERROR, "children"),
-        Output(ids.MULTICLASS_BCOST, "children"), Output(ids.MULTICLASS_BDELTACOST, "children"),
-        Output(ids.MULTICLASS_GRAPH, "figure"),
+        *InputOutputs.outputs(),
         Input(ids.MULTICLASS_UPLOAD, "contents"), Input(ids.MULTICLASS_DEMO, "n_clicks"),
         Input(ids.MULTICLASS_COST_UPLOAD, "contents"),
         State(ids.MULTICLASS_UPLOAD, "filename"), State(ids.MULTICLASS_COST_UPLOAD, "filename"),
@@ -579,10 +575,9 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Output(ids.MULTICLASS_ERROR, "children", allow_duplicate=True),
         Input(ids.MULTICLASS_RUN, "n_clicks"),
         State(ids.MULTICLASS_REF, "data"), State(ids.MULTICLASS_COSTS, "rowData"),
-        State(ids.MULTICLASS_LEVEL, "value"), State(ids.MULTICLASS_REPLICATES, "value"),
-        State(ids.MULTICLASS_LAPLACE, "value"), State(ids.MULTICLASS_LAPLACE_DELTA, "value"),
-        State(ids.MULTICLASS_SEED, "value"), State(ids.MULTICLASS_A, "value"),
-        State(ids.MULTICLASS_B, "value"), State(ids.MULTICLASS_ALLOW_NEGATIVE, "value"),
+        *each(State, "value", ids.MULTICLASS_LEVEL, ids.MULTICLASS_REPLICATES,
+              ids.MULTICLASS_LAPLACE, ids.MULTICLASS_LAPLACE_DELTA, ids.MULTICLASS_SEED,
+              ids.MULTICLASS_A, ids.MULTICLASS_B, ids.MULTICLASS_ALLOW_NEGATIVE),
         prevent_initial_call=True, running=[(Output(ids.MULTICLASS_RUN, "disabled"), True, False)])
     def _run(_clicks, ref, row_data, level, replicates, laplace, laplace_delta, seed, a, b,
              negative):
