@@ -16,6 +16,7 @@ from flask import redirect, request
 from dashboard.api import install_api
 from dashboard.labelfiles import LabelFiles
 from dashboard.limits import install_limits
+from dashboard.link_preview import install_link_preview
 from dashboard.config import Settings, redact_werkzeug_log
 from dashboard.jobs import background_manager, reap_jobs
 from dashboard.manage import install_manage
@@ -235,6 +236,7 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
                                                 "{%app_entry%}\n" + schema_script(), 1)
     app.layout = shell_layout()
     register_routing(app, services)
+    install_link_preview(app, services)
     for page in PAGES:
         page_module(page).register_callbacks(app, services)
     return app

@@ -1,0 +1,247 @@
+"""A read link's two plots, drawn before Dash boots (issue 11, "link open -> both plots drawn").
+
+A stakeholder opening ``/s/<token>`` waits for dash-renderer to start, lay out the page's
+hundreds of components, ask for the page (routing callback) and then for the view's figures
+(the view-load callback) before plotly draws anything. The figures themselves are known when the
+server answers the page's HTML: they are the view-load callback's reply for the link's saved
+view, cached per data set. So the HTML of exactly the Explore read link carries them, with the
+plotly.js file dcc.Graph would load and a few lines that draw them at once -- the plots are on
+screen while Dash is still booting. The live page renders underneath, invisible
+(``assets/style.css``), and ``assets/link-preview.js`` takes the preview away once the live
+graphs hold the same traces (or the page shows an error, or after a generous timeout).
+
+What the preview shows is what the link shows anyway, computed through the same code and the
+same cache entries as the page's own callbacks (:func:`dashboard.shell.route_outputs` for the
+page, the view-load payload for the figures): it grants nothing the link does not. Only a live
+link gets one; anything that goes wrong serves the plain page.
+
+Two parts: :func:`preview_fragment` (pure: figures in, HTML out) and
+:func:`install_link_preview` (the hook on Dash's index page, called from ``create_app``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import flask
+from dash import Dash, no_update
+
+from dashboard import ids
+from dashboard.pages import PAGES
+from dashboard.services import Services, payload_json
+
+__all__ = ["PREVIEW_ID", "PREVIEW_GRAPHS", "figures_json", "install_link_preview",
+           "link_figures", "preview_fragment"]
+
+log = logging.getLogger(__name__)
+
+PREVIEW_ID = "link-preview"
+PREVIEW_FIGURES_ID = "link-preview-figures"
+PREVIEW_GRAPHS = {"roc": "link-preview-roc", "cost": "link-preview-cost"}
+"""The preview's plot containers by figure. Never the page's ``roc-graph``/``cost-graph``: the
+live page renders at the same time, and a duplicate id would send its callbacks and scripts to
+the wrong element."""
+
+_READ_LINK = re.compile(r"^/s/([A-Za-z0-9_-]+)/?$")
+"""Exactly the Explore page of a read link (not ``/s/<token>/curves``, ``.../choice``)."""
+
+_VIEW_INPUTS = (ids.DATASET_REF, ids.MODELS_INPUT, ids.COST_LINES_TOGGLE, ids.HULL_ONLY_TOGGLE,
+                ids.LOG_FPR_TOGGLE, ids.LOG_PC_TOGGLE)
+_INPUT_PROP = {ids.DATASET_REF: "data"}
+"""The view-load callback's inputs (explore.py ``_load_view``) and the prop each is read from
+(``value`` unless named here)."""
+
+
+def _json_for_script(value: Any) -> str:
+    # Classifier names are users' column names: a "</script>" in one must stay text. JSON's
+    # \\u escapes read back as the same characters, so JSON.parse sees the names unchanged.
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def figures_json(figures: Mapping[str, Any]) -> str:
+    """The preview's figures as JSON text safe inside ``<script type="application/json">``."""
+    return _json_for_script(dict(figures))
+
+
+def _trace_uids(figure: Mapping[str, Any]) -> list[str]:
+    return [str(t["uid"]) for t in figure.get("data", []) if t.get("uid")]
+
+
+def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly_src: str) -> str:
+    """The preview's HTML: a stand-in for the top of the read-only Explore page (the shared
+    banner, the plots where the page has them), the two figures as inert JSON, plotly.js and
+    the few lines that draw them.
+
+    ``figures`` maps "roc" and "cost" to plotly figures as JSON-able dicts (data and layout);
+    ``plotly_src`` is the address of the plotly.js that dcc.Graph would load (the same file,
+    fetched once: dcc.Graph uses ``window.Plotly`` when it is there). Each container carries its
+    trace uids (``data-uids``), which ``assets/link-preview.js`` waits for in the live graph.
+    """
+    plots = []
+    for key, caption in (("roc", "ROC space"), ("cost", "Cost space")):
+        uids = html.escape(" ".join(_trace_uids(figures[key])), quote=True)
+        plots.append(
+            f'<figure class="plot"><div class="graph-box"><div id="{PREVIEW_GRAPHS[key]}" '
+            f'class="link-preview-graph" data-uids="{uids}"></div></div>'
+            f"<figcaption>{caption}</figcaption></figure>")
+    graphs = json.dumps(PREVIEW_GRAPHS)
+    # The rows above the plots stand in for the page's (shell, shared views, banner, data bar,
+    # sentence, plot options) at their heights, so the plots do not jump at the swap.
+    nav = "".join(f'<span class="nav-link">{html.escape(p.title)}</span>' for p in PAGES)
+    return (
+        f'<div id="{PREVIEW_ID}" aria-busy="true">'
+        '<header class="topbar"><span class="brand"><span class="brand-name">costdash</span>'
+        '<span class="brand-tag">choose a classifier when costs and priors are uncertain'
+        f'</span></span><nav class="nav">{nav}</nav></header>'
+        '<div class="page">'
+        '<p class="link-preview-views">This shared analysis: <b>Explore</b></p>'
+        f'<section class="shared-banner"><b>Shared analysis: {html.escape(name)}</b>'
+        "<span> · read-only.</span></section>"
+        '<section class="data-bar"><p class="dataset-info link-preview-status" role="status">'
+        "Loading the controls…</p></section>"
+        '<div class="explore-grid"><div class="panel link-preview-controls"></div>'
+        '<div class="results"><p class="sentence link-preview-sentence"></p>'
+        '<div class="plot-options link-preview-options"></div>'
+        f'<div class="plots">{"".join(plots)}</div></div></div></div>'
+        f'<script type="application/json" id="{PREVIEW_FIGURES_ID}">'
+        f"{figures_json(figures)}</script>"
+        f'<script src="{html.escape(plotly_src, quote=True)}"></script>'
+        # Runs as the parser reaches it, long before dash-renderer: nothing here waits for Dash.
+        # Any failure takes the preview away, so the page shows as it always did.
+        "<script>(function () {"
+        f'var box = document.getElementById("{PREVIEW_ID}");'
+        "try {"
+        f'var figs = JSON.parse(document.getElementById("{PREVIEW_FIGURES_ID}").textContent);'
+        f"var graphs = {graphs};"
+        "Object.keys(graphs).forEach(function (k) {"
+        "window.Plotly.newPlot(graphs[k], figs[k].data, figs[k].layout,"
+        " {responsive: true, displayModeBar: false});"
+        "});"
+        "} catch (e) { if (box) box.remove(); }"
+        "})();</script>"
+        "</div>")
+
+
+def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
+    """Every component (as Dash's JSON: ``{"type", "namespace", "props"}``) of a layout."""
+    if isinstance(tree, dict):
+        props = tree.get("props")
+        if isinstance(props, dict):
+            yield tree
+            yield from _nodes(props.get("children"))
+    elif isinstance(tree, (list, tuple)):
+        for child in tree:
+            yield from _nodes(child)
+
+
+def _load_view_inputs(content: Any) -> dict[str, Any] | None:
+    """The view-load callback's inputs as the page will first send them: the initial props of
+    its input components in the page the routing callback builds (None when one is missing,
+    e.g. an error page)."""
+    found: dict[str, Any] = {}
+    for node in _nodes(json.loads(payload_json(content))):
+        props = node["props"]
+        if props.get("id") in _VIEW_INPUTS:
+            found[props["id"]] = props.get(_INPUT_PROP.get(props["id"], "value"))
+    return found if set(found) == set(_VIEW_INPUTS) else None
+
+
+def link_figures(services: Services, token: str, search: str = ""
+                 ) -> tuple[str, dict[str, dict[str, Any]]] | None:
+    """The analysis name and the two figures (ROC, cost space) the page of ``/s/<token>``
+    (with ``search``, the link's own query, e.g. a viewer's what-if) will receive from its
+    view-load callback; None when the link is not live or its page has no such figures.
+
+    Goes through the page's own code: the routing callback's page (its cache entry), whose
+    initial inputs then key the view-load payload exactly as the callback keys it on the
+    page's first call (nothing triggered it yet), so whichever comes first builds the figures
+    and the other reads them from the cache.
+    """
+    from dashboard.pages.explore import ViewOutputs, load_view
+    from dashboard.shell import route_outputs
+    from dashboard.sharing import AnalysisNotFound
+    from dashboard.storage import StorageUnavailable
+
+    try:
+        record = services.sharing.open(token)
+    except (AnalysisNotFound, StorageUnavailable):
+        return None
+    inputs = _load_view_inputs(route_outputs(f"/s/{token}", search, services)[0])
+    if inputs is None:
+        return None
+    ref = inputs[ids.DATASET_REF]
+    if not ref or not ref.get("id"):
+        return None
+    models = inputs[ids.MODELS_INPUT]
+    flags = [bool(inputs[i]) for i in (ids.COST_LINES_TOGGLE, ids.HULL_ONLY_TOGGLE,
+                                      ids.LOG_FPR_TOGGLE, ids.LOG_PC_TOGGLE)]
+
+    def outputs() -> tuple:
+        return load_view(services, ref, models, flags[0], None, hull_only=flags[1],
+                         log_fpr=flags[2], log_pc=flags[3]).as_tuple()
+
+    # The same cache key and rule as explore.py's _load_view on its first call.
+    parts = [ref, None, flags, False]
+    out = services.views.payload(str(ref["id"]), "explore-view", parts, outputs,
+                                 keep=lambda o: all(v is not no_update for v in o))
+    reply = dict(zip(ViewOutputs.OUTPUTS, out))
+    if reply.get("error") or reply.get("roc") in (None, no_update):
+        return None
+    figures = {}
+    for key in PREVIEW_GRAPHS:
+        figure = json.loads(payload_json(reply[key]))
+        # The figure's uirevision names the data set; the preview needs no such thing, so the
+        # HTML carries none of it (the page's own figure, later, does as before).
+        figure.get("layout", {}).pop("uirevision", None)
+        figures[key] = figure
+    return record.name, figures
+
+
+def install_link_preview(app: Dash, services: Services) -> None:
+    """Give the HTML of ``GET /s/<token>`` (a live read link's Explore page, with or without
+    a query) the preview of its two plots; every other page is Dash's as before.
+
+    Hooks :meth:`dash.Dash.interpolate_index` of this app (Dash's documented override point;
+    ``index()`` still generates the scripts, config and renderer and validates the result):
+    the preview goes in front of ``{%app_entry%}``, so it precedes Dash's own scripts, which
+    the index template puts after the entry point.
+    """
+    original = app.interpolate_index
+    plotly_src = app.config.requests_pathname_prefix + \
+        "_dash-component-suites/plotly/package_data/plotly.min.js"
+    # ^ Where dash-renderer points dcc.Graph with serve_locally (window._dashPlotlyJSURL).
+
+    def interpolate_index(**kwargs: Any) -> str:
+        fragment = _preview_for_request(app, services, plotly_src)
+        if fragment:
+            kwargs["app_entry"] = fragment + kwargs.get("app_entry", "")
+        return original(**kwargs)
+
+    app.interpolate_index = interpolate_index  # type: ignore[method-assign]
+
+
+def _preview_for_request(app: Dash, services: Services, plotly_src: str) -> str | None:
+    if not flask.has_request_context() or flask.request.method != "GET":
+        return None
+    path = "/" + (app.strip_relative_path(flask.request.path) or "")
+    match = _READ_LINK.match(path)
+    if match is None:
+        return None
+    query = flask.request.query_string.decode("latin-1")
+    try:
+        found = link_figures(services, match.group(1), f"?{query}" if query else "")
+        if found is None:
+            return None
+        name, figures = found
+        return preview_fragment(name, figures, plotly_src)
+    except Exception as exc:  # noqa: BLE001 - the plain page is always a good answer
+        # The path (and so perhaps the message) holds the link's secret: only the kind is logged.
+        log.warning("link preview not built (%s); serving the plain page",
+                    type(exc).__name__)
+        return None
