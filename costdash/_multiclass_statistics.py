@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Generic, NamedTuple, Self, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from costdash._docstrings import fill_doc
 from costdash._resampling import (
     AtLevel,
     RngLike,
@@ -467,6 +468,15 @@ def _many(a: _Arguments) -> tuple[NDArray[np.float64], dict[str, Any]]:
                       laplace=a.laplace, replicates=a.replicates)
 
 
+def _estimate(confusion: ArrayLike, costs: ArrayLike, level: object, replicates: object,
+              laplace: object, rng: RngLike, allow_negative: bool, *, joint: bool, batch: bool
+              ) -> tuple[Any, dict[str, Any]]:
+    """The checked arguments (:func:`_bootstrap_iv`) estimated by :func:`_many` or :func:`_one`."""
+    a = _bootstrap_iv(confusion, costs, level, replicates, laplace, rng, allow_negative,
+                      joint=joint, batch=batch)
+    return _many(a) if batch else _one(a)
+
+
 def bcost(confusion: ArrayLike, costs: ArrayLike, *, level: float = 0.95,
           replicates: int = 1000, laplace: float = 0.1, rng: RngLike = None,
           allow_negative: bool = False) -> BcostResult:
@@ -507,9 +517,8 @@ def bcost(confusion: ArrayLike, costs: ArrayLike, *, level: float = 0.95,
         On a wrong shape, non-integer or negative counts, an empty matrix, an out-of-range
         ``level``/``replicates``/``laplace``, non-finite or (unless allowed) negative costs.
     """
-    a = _bootstrap_iv(confusion, costs, level, replicates, laplace, rng, allow_negative,
-                      joint=False, batch=False)
-    cost, interval = _one(a)
+    cost, interval = _estimate(confusion, costs, level, replicates, laplace, rng,
+                               allow_negative, joint=False, batch=False)
     return BcostResult(cost=cost, **interval)
 
 
@@ -550,9 +559,8 @@ def bdeltacost(confusion3d: ArrayLike, costs: ArrayLike, *, level: float = 0.95,
     ParameterError
         As for :func:`bcost`.
     """
-    a = _bootstrap_iv(confusion3d, costs, level, replicates, laplace, rng, allow_negative,
-                      joint=True, batch=False)
-    delta, interval = _one(a)
+    delta, interval = _estimate(confusion3d, costs, level, replicates, laplace, rng,
+                                allow_negative, joint=True, batch=False)
     return BdeltacostResult(delta=delta, reject=bool(_excludes_zero(interval["low"],
                                                                     interval["high"])),
                             **interval)
@@ -577,52 +585,47 @@ def _as_count_batch(value: ArrayLike, name: str, ndim: int) -> NDArray[np.int64]
     return counts
 
 
+_BATCH_DOC = """:func:`%(single)s` on many %(matrices)s at once (e.g. simulated test sets).
+
+    Same procedure and distribution as calling :func:`%(single)s` on each matrix, vectorised:
+    the replicates of a block of matrices come from one ``multinomial`` call. With T = 1 and no
+    empty cell it reproduces :func:`%(single)s` exactly for the same seed.
+
+    Parameters
+    ----------
+    %(arg)s : array_like, shape %(shape)s
+        %(matrices_capitalised)s, one per test set.
+    costs : array_like, shape (k, k)
+    level, replicates, laplace, rng, allow_negative
+        As for :func:`%(single)s`.
+
+    Returns
+    -------
+    %(result)s
+    """
+
+
+@fill_doc(_BATCH_DOC, single="bcost", matrices="confusion matrices",
+          matrices_capitalised="Count matrices, rows predicted, columns actual",
+          arg="confusions", shape="(T, k, k)", result="BcostBatch")
 def bcost_many(confusions: ArrayLike, costs: ArrayLike, *, level: float = 0.95,
                replicates: int = 1000, laplace: float = 0.1, rng: RngLike = None,
                allow_negative: bool = False) -> BcostBatch:
-    """:func:`bcost` on many confusion matrices at once (e.g. simulated test sets).
-
-    Same procedure and distribution as calling :func:`bcost` on each matrix, vectorised: the
-    replicates of a block of matrices come from one ``multinomial`` call. With T = 1 and no
-    empty cell it reproduces :func:`bcost` exactly for the same seed.
-
-    Parameters
-    ----------
-    confusions : array_like, shape (T, k, k)
-        Count matrices, rows predicted, columns actual.
-    costs : array_like, shape (k, k)
-    level, replicates, laplace, rng, allow_negative
-        As for :func:`bcost`.
-
-    Returns
-    -------
-    BcostBatch
-    """
-    a = _bootstrap_iv(confusions, costs, level, replicates, laplace, rng, allow_negative,
-                      joint=False, batch=True)
-    cost, intervals = _many(a)
+    cost, intervals = _estimate(confusions, costs, level, replicates, laplace, rng,
+                                allow_negative, joint=False, batch=True)
     return BcostBatch(cost=cost, **intervals)
 
 
+@fill_doc(_BATCH_DOC, single="bdeltacost", matrices="joint confusion matrices",
+          matrices_capitalised="Joint counts, axes as for :func:`bdeltacost`",
+          arg="confusions3d", shape="(T, k, k, k)",
+          result="BdeltacostBatch\n"
+                 "    ``delta > 0`` where classifier 1 costs more than classifier 2.")
 def bdeltacost_many(confusions3d: ArrayLike, costs: ArrayLike, *, level: float = 0.95,
                     replicates: int = 1000, laplace: float = 0.0, rng: RngLike = None,
                     allow_negative: bool = False) -> BdeltacostBatch:
-    """:func:`bdeltacost` on many joint confusion matrices at once.
-
-    Parameters
-    ----------
-    confusions3d : array_like, shape (T, k, k, k)
-    costs : array_like, shape (k, k)
-    level, replicates, laplace, rng, allow_negative
-        As for :func:`bdeltacost`.
-
-    Returns
-    -------
-    BdeltacostBatch
-    """
-    a = _bootstrap_iv(confusions3d, costs, level, replicates, laplace, rng, allow_negative,
-                      joint=True, batch=True)
-    delta, intervals = _many(a)
+    delta, intervals = _estimate(confusions3d, costs, level, replicates, laplace, rng,
+                                 allow_negative, joint=True, batch=True)
     return BdeltacostBatch(
         delta=delta, reject=_excludes_zero(intervals["low"], intervals["high"]),
         normal_reject=_excludes_zero(intervals["normal_low"], intervals["normal_high"]),
