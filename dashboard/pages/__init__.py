@@ -1,9 +1,9 @@
 """The dashboard's pages: one module per page, each with ``layout(query, services)`` and
 ``register_callbacks(app, services)``.
 
-To add a page, write ``dashboard/pages/<name>.py`` with those two functions and set ``module`` on
-its entry below; the shell (nav bar, routing, ``dcc.Location``) picks it up. Pages without a
-module yet show a short placeholder.
+To add a page, write ``dashboard/pages/<name>.py`` with those two functions and add
+``_page("<name>", title, description)`` below; the shell (nav bar, routing, ``dcc.Location``)
+picks it up. A ``Page`` without a module yet (``module=None``) shows a short placeholder.
 
 Shared contract between pages:
 
@@ -34,21 +34,26 @@ class Page:
         return self.path.strip("/")
 
 
+def _page(slug: str, title: str, description: str) -> Page:
+    """The page served at ``/<slug>`` by the module ``dashboard/pages/<slug>.py``."""
+    return Page(f"/{slug}", title, f"dashboard.pages.{slug}", description)
+
+
 PAGES: tuple[Page, ...] = (
-    Page("/explore", "Explore", "dashboard.pages.explore",
-         "ROC convex hull and cost curves under live operating conditions."),
-    Page("/compare", "Compare", "dashboard.pages.compare",
-         "Two classifiers' cost curves and their difference, with where each is better."),
-    Page("/confidence", "Confidence", "dashboard.pages.confidence",
-         "Bootstrap confidence bands on cost curves and on the difference of two classifiers."),
-    Page("/folds", "Folds", "dashboard.pages.folds",
-         "Per-fold curves, averaging in cost space and the spread of the chosen threshold."),
-    Page("/curves", "Curves", "dashboard.pages.curves",
-         "Precision–recall, gains and lift, score distributions and reliability, linked."),
-    Page("/choice", "Threshold choice", "dashboard.pages.choice",
-         "What each way of choosing thresholds costs, decision curves and robust choices."),
-    Page("/multiclass", "Multiclass", "dashboard.pages.multiclass",
-         "k-class cost matrices: BCOST and BDELTACOST."),
+    _page("explore", "Explore",
+          "ROC convex hull and cost curves under live operating conditions."),
+    _page("compare", "Compare",
+          "Two classifiers' cost curves and their difference, with where each is better."),
+    _page("confidence", "Confidence",
+          "Bootstrap confidence bands on cost curves and on the difference of two classifiers."),
+    _page("folds", "Folds",
+          "Per-fold curves, averaging in cost space and the spread of the chosen threshold."),
+    _page("curves", "Curves",
+          "Precision–recall, gains and lift, score distributions and reliability, linked."),
+    _page("choice", "Threshold choice",
+          "What each way of choosing thresholds costs, decision curves and robust choices."),
+    _page("multiclass", "Multiclass",
+          "k-class cost matrices: BCOST and BDELTACOST."),
 )
 DEFAULT_PAGE = PAGES[0]
 
