@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from costdash._docstrings import fill_doc
 from costdash.criteria import MixedOperatingPoint, workforce
 from costdash.errors import ParameterError
 from costdash.hull import RocHull
@@ -434,14 +435,39 @@ def capacity_on_gains(hull: RocHull, *, p_pos: float, volume: float,
 
 # --- score distributions ------------------------------------------------------------------------
 
+# The numpydoc text both binned diagrams share (filled in by ``fill_doc``); each one follows a
+# fragment with its own words: the description of ``edges``, of ``score``, and ``bins``.
+_BINNED_DOCS = {
+    "binned_attributes": """Attributes
+----------
+name : str
+    The classifier's name.
+edges : ndarray of float64, shape (b + 1,)""",
+    "binned_parameters": """Parameters
+----------
+y_true : array-like of bool, shape (n,)
+score : array-like of float, shape (n,)""",
+    "binned_options": """weight : array-like of int, shape (n,), optional
+    Examples each entry stands for (the score-count layout).
+name : str
+    The classifier's name, kept in the result.""",
+}
+
+
 @dataclass(frozen=True, eq=False)
-class ScoreHistograms:
+class _BinnedDiagram:
+    """What both diagrams of one classifier's binned scores keep (documented on each)."""
+
+    name: str
+    edges: NDArray[np.float64]
+
+
+@fill_doc(**_BINNED_DOCS)
+@dataclass(frozen=True, eq=False)
+class ScoreHistograms(_BinnedDiagram):
     """Histograms of one classifier's scores, per class, on shared bin edges.
 
-    Attributes
-    ----------
-    name : str
-    edges : ndarray of float64, shape (b + 1,)
+    %(binned_attributes)s
         Shared bin edges (the last bin is closed on the right, as in ``numpy.histogram``).
     positives, negatives : ndarray of int64, shape (b,)
         Number of positive and negative examples per bin.
@@ -450,8 +476,6 @@ class ScoreHistograms:
         sizes can be compared.
     """
 
-    name: str
-    edges: NDArray[np.float64]
     positives: NDArray[np.int64]
     negatives: NDArray[np.int64]
     share_positives: NDArray[np.float64]
@@ -478,19 +502,15 @@ def _binned_iv(y_true: ArrayLike, score: ArrayLike, weight: ArrayLike | None, bi
     return y, s, w
 
 
+@fill_doc(**_BINNED_DOCS)
 def score_histograms(y_true: ArrayLike, score: ArrayLike, *, bins: int = 40,
                      weight: ArrayLike | None = None, name: str = "") -> ScoreHistograms:
     """Per-class histograms of scores on shared, equal-width bin edges.
 
-    Parameters
-    ----------
-    y_true : array-like of bool, shape (n,)
-    score : array-like of float, shape (n,)
+    %(binned_parameters)s
     bins : int
         Number of bins (at least 1), spanning the smallest to the largest score.
-    weight : array-like of int, shape (n,), optional
-        Examples each entry stands for (the score-count layout).
-    name : str
+    %(binned_options)s
 
     Returns
     -------
@@ -516,14 +536,12 @@ def score_histograms(y_true: ArrayLike, score: ArrayLike, *, bins: int = 40,
 
 # --- reliability --------------------------------------------------------------------------------
 
+@fill_doc(**_BINNED_DOCS)
 @dataclass(frozen=True, eq=False)
-class Reliability:
+class Reliability(_BinnedDiagram):
     """A reliability (calibration) diagram and the Brier score.
 
-    Attributes
-    ----------
-    name : str
-    edges : ndarray of float64, shape (b + 1,)
+    %(binned_attributes)s
         Equal-width bins on [0, 1]; a score on an inner edge belongs to the bin below it (as
         scikit-learn's ``calibration_curve``), the first bin is closed.
     mean_score : ndarray of float64, shape (b,)
@@ -537,8 +555,6 @@ class Reliability:
         0.5 scores).
     """
 
-    name: str
-    edges: NDArray[np.float64]
     mean_score: NDArray[np.float64]
     observed: NDArray[np.float64]
     count: NDArray[np.int64]
@@ -550,21 +566,16 @@ class Reliability:
         return self.count > 0
 
 
+@fill_doc(**_BINNED_DOCS)
 def reliability(y_true: ArrayLike, score: ArrayLike, *, bins: int = 10,
                 weight: ArrayLike | None = None, name: str = "") -> Reliability:
     """Reliability diagram in equal-width bins and the Brier score.
 
-    Parameters
-    ----------
-    y_true : array-like of bool, shape (n,)
-    score : array-like of float, shape (n,)
+    %(binned_parameters)s
         Predicted probabilities of the positive class, in [0, 1].
     bins : int
         Number of equal-width bins on [0, 1] (at least 1).
-    weight : array-like of int, shape (n,), optional
-        Examples each entry stands for (the score-count layout).
-    name : str
-        The classifier, for the message.
+    %(binned_options)s
 
     Returns
     -------
