@@ -119,10 +119,15 @@ def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly
         "try {"
         f'var figs = JSON.parse(document.getElementById("{PREVIEW_FIGURES_ID}").textContent);'
         f"var graphs = {graphs};"
-        "Object.keys(graphs).forEach(function (k) {"
-        "window.Plotly.newPlot(graphs[k], figs[k].data, figs[k].layout,"
+        "Promise.all(Object.keys(graphs).map(function (k) {"
+        "return window.Plotly.newPlot(graphs[k], figs[k].data, figs[k].layout,"
         " {responsive: true, displayModeBar: false});"
-        "});"
+        "})).then(function () {"
+        # For tests and benchmarks; link-preview.js later writes how the preview went.
+        "var root = document.documentElement;"
+        'if (!root.hasAttribute("data-link-preview"))'
+        ' root.setAttribute("data-link-preview", "drawn");'
+        "}, function () { if (box) box.remove(); });"
         "} catch (e) { if (box) box.remove(); }"
         "})();</script>"
         "</div>")
