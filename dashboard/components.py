@@ -33,7 +33,7 @@ from dashboard.jobs import (POLL_INTERVAL_MS, READ_ONLY_JOB, budget_message, bus
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound, valid_id
 from dashboard.viewmodel import hull_from_entry
-from dashboard.viewstate import problems_note
+from dashboard.viewstate import problems_note, record_view_js
 
 __all__ = ["CACHE_DOWN", "GRID", "JOB_ERROR_PREFIX", "NO_DATA", "UNSET_WHEN_IMPLIED_JS", "Reply",
            "Resolved", "as_float", "as_int", "background_options", "band_page_head",
@@ -42,7 +42,8 @@ __all__ = ["CACHE_DOWN", "GRID", "JOB_ERROR_PREFIX", "NO_DATA", "UNSET_WHEN_IMPL
            "follow_implied", "help_panel", "job_controls", "job_error_handler", "job_error_text",
            "method_controls", "method_note", "method_outputs", "method_state", "no_data",
            "number_box", "open_demo", "press_run", "prevalence_of", "progress_reporter",
-           "register_band_load", "register_run_gate", "resolve", "run_disabled", "targets", "warn"]
+           "record_view", "register_band_load", "register_run_gate", "resolve", "run_disabled",
+           "targets", "warn"]
 
 log = logging.getLogger(__name__)
 
@@ -324,6 +325,15 @@ def follow_implied(app: Dash, view_id: str, value_id: str, implied_id: str) -> N
     ``implied_id``."""
     app.clientside_callback(UNSET_WHEN_IMPLIED_JS, Output(view_id, "data"),
                             Input(value_id, "value"), Input(implied_id, "data"))
+
+
+def record_view(app: Dash, store: str, controls: Mapping[str, tuple[str, str]]) -> None:
+    """Register the clientside callback that hands a page's controls to the browser's view
+    (:func:`dashboard.viewstate.record_view_js`, which writes the address bar): ``controls``
+    maps each view field the page sets to the ``(element id, property)`` that holds it; the
+    problems it finds go to the store ``store``."""
+    app.clientside_callback(record_view_js(list(controls)), Output(store, "data"),
+                            *[Input(element, prop) for element, prop in controls.values()])
 
 
 # --- job controls ---------------------------------------------------------------------------------

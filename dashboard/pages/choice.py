@@ -36,17 +36,18 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from dash import Dash, Input, Output, dcc, html
+from dash import Dash, Input, dcc, html
 
 from costdash.errors import CostdashError
 from costdash.view import View, number_text
 from dashboard import ids
-from dashboard.components import Reply, check_fields, each, number_box, targets, warn
+from dashboard.components import (Reply, check_fields, each, number_box, record_view, targets,
+                                  warn)
 from dashboard.figures.choice import decision_curve_figure, threshold_choice_figure
 from dashboard.figures.common import graph_config
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound
-from dashboard.viewstate import page_view, problems_note, record_view_js
+from dashboard.viewstate import page_view, problems_note
 
 NO_DATA = ("No data set is open. Upload a predictions file or open a demo on the Explore page; "
            "this page then shows what each way of choosing thresholds costs under the same "
@@ -56,8 +57,11 @@ PAGE_MAX_POINTS = 2000
 """Each threshold-choice curve is thinned to at most this many points on the page (the
 expected losses stay exact)."""
 
-VIEW_FIELDS = ["data", "calibration", "beta_a", "beta_b"]
-"""The view fields this page's controls set (in the order of the recording callback's inputs)."""
+VIEW_CONTROLS = {"data": (ids.CHOICE_DATA_ID, "data"),
+                 "calibration": (ids.CHOICE_CALIBRATION, "value"),
+                 "beta_a": (ids.CHOICE_BETA_A, "value"), "beta_b": (ids.CHOICE_BETA_B, "value")}
+"""The view fields this page's controls set (:func:`components.record_view`)."""
+VIEW_FIELDS = list(VIEW_CONTROLS)
 
 CALIBRATION_OPTIONS = [
     {"label": "scores as they are", "value": ""},
@@ -497,7 +501,4 @@ def register_callbacks(app: Dash, services: Services) -> None:
     def _view(ref, calibration, beta_a, beta_b):
         return choice_view(services, ref, calibration, beta_a, beta_b).as_tuple()
 
-    app.clientside_callback(
-        record_view_js(VIEW_FIELDS), Output(ids.CHOICE_URL, "data"),
-        Input(ids.CHOICE_DATA_ID, "data"), Input(ids.CHOICE_CALIBRATION, "value"),
-        Input(ids.CHOICE_BETA_A, "value"), Input(ids.CHOICE_BETA_B, "value"))
+    record_view(app, ids.CHOICE_URL, VIEW_CONTROLS)

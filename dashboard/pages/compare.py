@@ -49,13 +49,13 @@ from dashboard.components import (GRID, NO_DATA, Reply, background_options, band
                                   classifier_picker, dataset_line, each, envelope_of, fmt_range,
                                   follow_implied, help_panel, job_controls, job_gate,
                                   method_controls, method_outputs, method_state, press_run,
-                                  progress_reporter, register_band_load, register_run_gate,
-                                  resolve, targets, warn)
+                                  progress_reporter, record_view, register_band_load,
+                                  register_run_gate, resolve, targets, warn)
 from dashboard.figures.bands import band_figure
 from dashboard.figures.common import graph_config
 from dashboard.figures.compare import difference_figure, envelopes_figure
 from dashboard.services import Services
-from dashboard.viewstate import page_view, record_view_js
+from dashboard.viewstate import page_view
 
 HELP = help_panel([
     ["Left: each classifier's own ", html.B("cost curve"), " (its lower envelope: "
@@ -423,9 +423,14 @@ def render(services: Services, data: dict | None, a: str | None, b: str | None,
     return out
 
 
-VIEW_FIELDS = ["data", "a", "b", "level", "replicates", "method", "simultaneous"]
-"""The view fields this page's controls set (in the order of the recording callback's inputs;
-``method`` and ``simultaneous`` are ignored by the browser's view until costdash.view has them)."""
+VIEW_CONTROLS = {"data": (ids.COMPARE_DATA_ID, "data"), "a": (ids.COMPARE_A, "value"),
+                 "b": (ids.COMPARE_B, "value"), "level": (ids.COMPARE_LEVEL, "value"),
+                 "replicates": (ids.COMPARE_REPLICATES, "value"),
+                 "method": (ids.COMPARE_METHOD_VIEW, "data"),
+                 "simultaneous": (ids.COMPARE_SIMULTANEOUS, "value")}
+"""The view fields this page's controls set (:func:`components.record_view`); ``method`` and
+``simultaneous`` are ignored by the browser's view until costdash.view has them."""
+VIEW_FIELDS = list(VIEW_CONTROLS)
 
 
 # --- callbacks -------------------------------------------------------------------------------------
@@ -439,10 +444,10 @@ def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(
         Output(ids.COMPARE_DONE, "data"),
         Input(ids.COMPARE_RUN, "n_clicks"),
-        State(ids.COMPARE_DATA, "data"),
-        *each(State, "value", ids.COMPARE_A, ids.COMPARE_B, ids.COMPARE_REPLICATES),
-        State(ids.COMPARE_SEED, "data"),
-        *each(State, "value", ids.COMPARE_METHOD, ids.COMPARE_SIMULTANEOUS),
+        State(ids.COMPARE_DATA, "data"), State(ids.COMPARE_A, "value"),
+        State(ids.COMPARE_B, "value"),
+        State(ids.COMPARE_REPLICATES, "value"), State(ids.COMPARE_SEED, "data"),
+        State(ids.COMPARE_METHOD, "value"), State(ids.COMPARE_SIMULTANEOUS, "value"),
         **background_options("compare", error_reply=failed_job_reply))
     def _run(set_progress, _clicks, data, a, b, replicates, seed, method, simultaneous):
         return compute_difference(services, data, a, b, replicates, seed,
@@ -469,9 +474,4 @@ def register_callbacks(app: Dash, services: Services) -> None:
                       simultaneous).as_tuple()
 
     follow_implied(app, ids.COMPARE_METHOD_VIEW, ids.COMPARE_METHOD, ids.COMPARE_METHOD_DEFAULT)
-    app.clientside_callback(
-        record_view_js(VIEW_FIELDS), Output(ids.COMPARE_URL, "data"),
-        Input(ids.COMPARE_DATA_ID, "data"), Input(ids.COMPARE_A, "value"),
-        Input(ids.COMPARE_B, "value"), Input(ids.COMPARE_LEVEL, "value"),
-        Input(ids.COMPARE_REPLICATES, "value"), Input(ids.COMPARE_METHOD_VIEW, "data"),
-        Input(ids.COMPARE_SIMULTANEOUS, "value"))
+    record_view(app, ids.COMPARE_URL, VIEW_CONTROLS)

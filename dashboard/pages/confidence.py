@@ -52,12 +52,12 @@ from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, Reply, background_o
                                   dataset_line, default_model, each, envelope_of, follow_implied,
                                   help_panel, job_controls, job_gate, method_controls,
                                   method_outputs, method_state, number_box, press_run,
-                                  prevalence_of, progress_reporter, register_band_load,
-                                  register_run_gate, resolve, targets, warn)
+                                  prevalence_of, progress_reporter, record_view,
+                                  register_band_load, register_run_gate, resolve, targets, warn)
 from dashboard.figures.bands import band_figure, band_name, picked_text
 from dashboard.figures.common import graph_config
 from dashboard.services import Services
-from dashboard.viewstate import page_view, record_view_js
+from dashboard.viewstate import page_view
 
 __all__ = ["CACHE_DOWN", "band_summary", "choice_of", "compute_band", "layout", "load",
            "register_callbacks", "render"]
@@ -444,10 +444,17 @@ def render(services: Services, data: dict | None, model: str | None, threshold: 
         summary=band_summary(band, pc), status=status, caveat=band.estimand)
 
 
-VIEW_FIELDS = ["data", "model", "threshold", "level", "replicates", "pc", "method",
-               "simultaneous"]
-"""The view fields this page's controls set (in the order of the recording callback's inputs;
-``method`` and ``simultaneous`` are ignored by the browser's view until costdash.view has them)."""
+VIEW_CONTROLS = {"data": (ids.CONFIDENCE_DATA_ID, "data"),
+                 "model": (ids.CONFIDENCE_MODEL, "value"),
+                 "threshold": (ids.CONFIDENCE_THRESHOLD, "value"),
+                 "level": (ids.CONFIDENCE_LEVEL, "value"),
+                 "replicates": (ids.CONFIDENCE_REPLICATES, "value"),
+                 "pc": (ids.CONFIDENCE_PC_VIEW, "data"),
+                 "method": (ids.CONFIDENCE_METHOD_VIEW, "data"),
+                 "simultaneous": (ids.CONFIDENCE_SIMULTANEOUS, "value")}
+"""The view fields this page's controls set (:func:`components.record_view`); ``method`` and
+``simultaneous`` are ignored by the browser's view until costdash.view has them."""
+VIEW_FIELDS = list(VIEW_CONTROLS)
 
 
 def method_control(services: Services, data: dict | None, model: str | None, threshold: Any,
@@ -470,11 +477,10 @@ def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(
         Output(ids.CONFIDENCE_DONE, "data"),
         Input(ids.CONFIDENCE_RUN, "n_clicks"),
-        State(ids.CONFIDENCE_DATA, "data"),
-        *each(State, "value", ids.CONFIDENCE_MODEL, ids.CONFIDENCE_THRESHOLD,
-              ids.CONFIDENCE_REPLICATES),
-        State(ids.CONFIDENCE_SEED, "data"),
-        *each(State, "value", ids.CONFIDENCE_METHOD, ids.CONFIDENCE_SIMULTANEOUS),
+        State(ids.CONFIDENCE_DATA, "data"), State(ids.CONFIDENCE_MODEL, "value"),
+        State(ids.CONFIDENCE_THRESHOLD, "value"), State(ids.CONFIDENCE_REPLICATES, "value"),
+        State(ids.CONFIDENCE_SEED, "data"), State(ids.CONFIDENCE_METHOD, "value"),
+        State(ids.CONFIDENCE_SIMULTANEOUS, "value"),
         **background_options("confidence",
                              error_reply=lambda message: failed_job_reply(message, services)))
     def _run(set_progress, _clicks, data, model, threshold, replicates, seed, method,
@@ -510,9 +516,4 @@ def register_callbacks(app: Dash, services: Services) -> None:
     follow_implied(app, ids.CONFIDENCE_PC_VIEW, ids.CONFIDENCE_PC, ids.CONFIDENCE_PC_IMPLIED)
     follow_implied(app, ids.CONFIDENCE_METHOD_VIEW, ids.CONFIDENCE_METHOD,
                    ids.CONFIDENCE_METHOD_DEFAULT)
-    app.clientside_callback(
-        record_view_js(VIEW_FIELDS), Output(ids.CONFIDENCE_URL, "data"),
-        Input(ids.CONFIDENCE_DATA_ID, "data"), Input(ids.CONFIDENCE_MODEL, "value"),
-        Input(ids.CONFIDENCE_THRESHOLD, "value"), Input(ids.CONFIDENCE_LEVEL, "value"),
-        Input(ids.CONFIDENCE_REPLICATES, "value"), Input(ids.CONFIDENCE_PC_VIEW, "data"),
-        Input(ids.CONFIDENCE_METHOD_VIEW, "data"), Input(ids.CONFIDENCE_SIMULTANEOUS, "value"))
+    record_view(app, ids.CONFIDENCE_URL, VIEW_CONTROLS)

@@ -54,14 +54,14 @@ from costdash.pinned import pin_threshold
 from costdash.roc import RocCurve, roc_of
 from costdash.view import View, field_named
 from dashboard.components import (Reply, check_fields, condition_field, default_model, each,
-                                  follow_implied, number_box, targets, warn)
+                                  follow_implied, number_box, record_view, targets, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_figure,
                                       reliability_figure)
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound
 from dashboard.viewmodel import hull_from_entry
-from dashboard.viewstate import page_view, problems_note, record_view_js
+from dashboard.viewstate import page_view, problems_note
 
 NO_DATA = ("No data set is open. Upload a predictions file or open a demo on the Explore page; "
            "this page then shows its curves under the same conditions.")
@@ -472,8 +472,11 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
     return out
 
 
-VIEW_FIELDS = ["data", "model", "p_pos", "cost_fn", "cost_fp", "capacity"]
-"""The view fields this page's controls set (in the order of the recording callback's inputs)."""
+VIEW_CONTROLS = {"data": ("curves-data-id", "data"), "model": ("curves-model", "value"),
+                 "p_pos": ("curves-p-view", "data"), "cost_fn": ("curves-cost-fn", "value"),
+                 "cost_fp": ("curves-cost-fp", "value"), "capacity": ("curves-capacity", "value")}
+"""The view fields this page's controls set (:func:`components.record_view`)."""
+VIEW_FIELDS = list(VIEW_CONTROLS)
 
 
 HOVER_JS = """function (prHover, gainsHover, histHover, relHover) {
@@ -548,8 +551,4 @@ def register_callbacks(app: Dash, services: Services) -> None:
         HOVER_JS, Output("curves-hover", "data"),
         [Input(g, "hoverData") for g in GRAPHS], prevent_initial_call=True)
     follow_implied(app, "curves-p-view", "curves-p-pos", "curves-p-implied")
-    app.clientside_callback(
-        record_view_js(VIEW_FIELDS), Output("curves-url", "data"),
-        Input("curves-data-id", "data"), Input("curves-model", "value"),
-        Input("curves-p-view", "data"), Input("curves-cost-fn", "value"),
-        Input("curves-cost-fp", "value"), Input("curves-capacity", "value"))
+    record_view(app, "curves-url", VIEW_CONTROLS)

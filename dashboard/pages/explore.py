@@ -54,7 +54,7 @@ from costdash.view import MAX_PINS, field_named
 from dashboard import ids
 from dashboard.services import Services
 from dashboard.limits import client_limits
-from dashboard.components import Reply, each, open_demo, targets
+from dashboard.components import Reply, each, open_demo, record_view, targets
 from dashboard.explore_layout import (HELP, _analysis_panel, _classifiers_panel,
                                       _conditions_panel, _exports, _plot_options, _pins_panel,
                                       _readouts, _share_panel, _shared_banner, _upload_zone)
@@ -74,7 +74,7 @@ from dashboard.figures.palette import classifier_style
 from dashboard.figures.ranges import ranges_figure, ranges_height
 from dashboard.storage import AnalysisRecord, DatasetNotFound, valid_id
 from dashboard.viewmodel import client_model, pin_grid, pinned_entry
-from dashboard.viewstate import page_view, problems_note, record_view_js
+from dashboard.viewstate import page_view, problems_note
 
 
 
@@ -178,10 +178,11 @@ def dataset_text(view: dict[str, Any]) -> str:
 
 
 class ViewOutputs(Reply):
-    """What ``load_view`` sends back, in the order of the ``_load_view`` callback's outputs."""
+    """What ``load_view`` sends back: the outputs of the ``_load_view`` callback."""
 
     TARGETS = targets(roc=(ids.ROC_GRAPH, "figure"), cost=(ids.COST_GRAPH, "figure"),
-                      ranges=(ids.RANGES_GRAPH, "figure"), ranges_style=(ids.RANGES_GRAPH, "style"),
+                      ranges=(ids.RANGES_GRAPH, "figure"),
+                      ranges_style=(ids.RANGES_GRAPH, "style"),
                       client=(ids.VIEW_STORE, "data"), key=(ids.VIEW_KEY, "data"),
                       options=(ids.MODELS_INPUT, "options"), models=(ids.MODELS_INPUT, "value"),
                       info=ids.DATASET_INFO, error=ids.UPLOAD_ERROR,
@@ -550,7 +551,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
 
     @app.callback(
         Output(ids.SENSITIVITY_STORE, "data"),
-        Input(ids.SENS_ON, "value"), *each(Input, "value", *SENS_RANGES), Input(ids.VIEW_KEY, "data"),
+        *each(Input, "value", ids.SENS_ON, *SENS_RANGES), Input(ids.VIEW_KEY, "data"),
         Input(ids.COST_TP_INPUT, "value"), Input(ids.COST_TN_INPUT, "value"))
     def _sensitivity(on, p_lo, p_hi, fn_lo, fn_hi, fp_lo, fp_hi, key, cost_tp, cost_tn):
         return sensitivity_result(services, key, bool(on), (p_lo, p_hi), (fn_lo, fn_hi),
@@ -663,12 +664,10 @@ def register_callbacks(app: Dash, services: Services) -> None:
         State(ids.MODELS_INPUT, "value"), prevent_initial_call=True)
     app.clientside_callback(_cs("setZoom"), Output(ids.ZOOM_STATE, "data"),
                             Input(ids.ZOOM_TOGGLE, "value"))
-    app.clientside_callback(
-        record_view_js(["hull_only", "filter", "log_fpr", "log_pc", "zoom"]),
-        Output(ids.PLOT_OPTIONS_STATE, "data"),
-        Input(ids.HULL_ONLY_TOGGLE, "value"), Input(ids.MODELS_FILTER, "value"),
-        Input(ids.LOG_FPR_TOGGLE, "value"), Input(ids.LOG_PC_TOGGLE, "value"),
-        Input(ids.ZOOM_TOGGLE, "value"))
+    record_view(app, ids.PLOT_OPTIONS_STATE, {
+        "hull_only": (ids.HULL_ONLY_TOGGLE, "value"), "filter": (ids.MODELS_FILTER, "value"),
+        "log_fpr": (ids.LOG_FPR_TOGGLE, "value"), "log_pc": (ids.LOG_PC_TOGGLE, "value"),
+        "zoom": (ids.ZOOM_TOGGLE, "value")})
     # The address bar for the inputs `explore` does not watch (it writes it for the others).
     app.clientside_callback(
         _cs("recordViewFromOthers"),

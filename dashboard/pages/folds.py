@@ -36,12 +36,12 @@ from costdash.folds import FoldAverages, FoldSpread, dataset_fold_averages, fold
 from costdash.view import View
 from dashboard import ids
 from dashboard.components import (Reply, check_fields, condition_field, default_model, each,
-                                  follow_implied, open_demo, targets, warn)
+                                  follow_implied, open_demo, record_view, targets, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.folds import folds_cost_figure, folds_roc_figure
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound
-from dashboard.viewstate import page_view, problems_note, record_view_js
+from dashboard.viewstate import page_view, problems_note
 
 NO_FOLDS = ("This data set has no fold column, so there is nothing to average. Per-fold "
             "analysis needs a column that says which cross-validation fold (or run) each row "
@@ -284,8 +284,11 @@ def folds_view(services: Services, ref: dict[str, Any] | None, model: str | None
     return out
 
 
-VIEW_FIELDS = ["data", "model", "p_pos", "cost_fn", "cost_fp"]
-"""The view fields this page's controls set (in the order of the recording callback's inputs)."""
+VIEW_CONTROLS = {"data": (ids.FOLDS_DATA_ID, "data"), "model": (ids.FOLDS_MODEL, "value"),
+                 "p_pos": (ids.FOLDS_P_VIEW, "data"), "cost_fn": (ids.FOLDS_COST_FN, "value"),
+                 "cost_fp": (ids.FOLDS_COST_FP, "value")}
+"""The view fields this page's controls set (:func:`components.record_view`)."""
+VIEW_FIELDS = list(VIEW_CONTROLS)
 
 
 # --- callbacks -----------------------------------------------------------------------------------
@@ -309,8 +312,4 @@ def register_callbacks(app: Dash, services: Services) -> None:
         return folds_view(services, ref, model, p_pos, cost_fn, cost_fp).as_tuple()
 
     follow_implied(app, ids.FOLDS_P_VIEW, ids.FOLDS_P_POS, ids.FOLDS_P_IMPLIED)
-    app.clientside_callback(
-        record_view_js(VIEW_FIELDS), Output(ids.FOLDS_URL, "data"),
-        Input(ids.FOLDS_DATA_ID, "data"), Input(ids.FOLDS_MODEL, "value"),
-        Input(ids.FOLDS_P_VIEW, "data"), Input(ids.FOLDS_COST_FN, "value"),
-        Input(ids.FOLDS_COST_FP, "value"))
+    record_view(app, ids.FOLDS_URL, VIEW_CONTROLS)
