@@ -695,7 +695,10 @@ def _finish(grouped: pd.DataFrame, plan: _Plan, source: str, round_digits: int |
     rank = np.array([order.index(m) if m in order else len(order) for m in model_names],
                     dtype=np.int64)[model_codes]
     n_pos = grouped["n_pos"].to_numpy(dtype=np.int64)
-    columns: dict[str, Any] = {"model": model_names[model_codes[:]], "score": score,
+    # The names once as text, then taken by code: building a million Python strings first would
+    # cost more than the rest of this function.
+    model_text = pd.array(list(model_names), dtype="str")
+    columns: dict[str, Any] = {"model": model_codes, "score": score,
                                "n_pos": n_pos, "n_neg": n - n_pos}
     keys = [rank, -score]
     if has_fold:
@@ -703,8 +706,8 @@ def _finish(grouped: pd.DataFrame, plan: _Plan, source: str, round_digits: int |
         columns["fold"] = grouped["fold"].to_numpy()
         keys.append(fold_codes)
     sort = np.lexsort(keys[::-1])
-    table = pd.DataFrame({k: v[sort] for k, v in columns.items()})
-    table["model"] = table["model"].astype(str)
+    table = pd.DataFrame({k: model_text.take(v[sort]) if k == "model" else v[sort]
+                          for k, v in columns.items()})
     for i, name in enumerate(order):
         mine = rank[sort] == i
         for column, cls in (("n_pos", "positive"), ("n_neg", "negative")):
