@@ -82,8 +82,9 @@ class AtLevel:
 
     def at_level(self, level: float) -> Self:
         """The same result with its interval (and what follows from it) read at another
-        confidence level, from what it kept: no new resampling, so it equals a fresh call at
-        ``level`` with the same random generator state.
+        confidence level from what it kept: no new resampling. A bootstrap result is re-cut from
+        its stored replicates, the ones a fresh call with the same random generator state would
+        draw; a closed-form one is recomputed from its stored counts.
 
         Parameters
         ----------
