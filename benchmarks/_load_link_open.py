@@ -16,7 +16,8 @@ import requests
 
 from benchmarks._load_core import JSON_HEADERS, TIMEOUT, web_role
 from benchmarks._load_viewers import (
-    DRAWN_JS, PLOTS, VIEWPORT, capture_viewer, launch_chromium, wanted_traces)
+    DRAWN_JS, INTERACTIVE_JS, PLOTS, VIEWPORT, capture_viewer, launch_chromium,
+    wanted_traces)
 
 def wide_parquet(seed: int, rows: int, classifiers: int) -> bytes:
     """A wide predictions file (Parquet) of ``classifiers`` x ``rows`` scores."""
@@ -61,7 +62,11 @@ def link_open(base: str, share: str, samples: int = 5, timeout: float = 180.0
 
     Each sample is a fresh browser context (nothing cached) and runs from the navigation's
     start to the first animation frame in which both plots hold the view's traces and have
-    drawn them (``performance.now()``). Returns the samples in ms, their medians and the ratio.
+    drawn them (``performance.now()``), in the live graphs or in the read link's preview
+    (dashboard/link_preview.py): the viewer sees them either way. For the dashboard, the same
+    open also records when the live page is interactive (its own graphs drawn, no preview
+    left) and how the preview ended (``data-link-preview``: "live", "error", "timeout";
+    "none" without a preview). Returns the samples in ms, their medians and the ratio.
     """
     from playwright.sync_api import sync_playwright
 
@@ -75,6 +80,8 @@ def link_open(base: str, share: str, samples: int = 5, timeout: float = 180.0
     figures_json = json.dumps(figures)
     timings: dict[str, list[float]] = {"dashboard": [], "bare": []}
     replies: list[float] = []
+    interactive: list[float] = []
+    previews: list[str] = []
     scripts: list[str] = []
     with sync_playwright() as p:
         browser = launch_chromium(p)
@@ -84,7 +91,8 @@ def link_open(base: str, share: str, samples: int = 5, timeout: float = 180.0
             probe.on("request", lambda r: scripts.append(r.url) if r.resource_type == "script"
                      and "plotly" in r.url.lower() else None)
             probe.goto(f"{base}/s/{share}")
-            probe.wait_for_function(DRAWN_JS, arg=want, timeout=timeout * 1000, polling="raf")
+            probe.wait_for_function(INTERACTIVE_JS, arg=want, timeout=timeout * 1000,
+                                    polling="raf")
             probe.close()
             plotly_url = next(u for u in scripts if "dash-renderer" not in u)
             # Served by the browser itself (page.route), at an address of the dashboard's
@@ -113,6 +121,13 @@ def link_open(base: str, share: str, samples: int = 5, timeout: float = 180.0
                                            polling="raf")
                     timings[which].append(round(page.evaluate("window.__drawnAt"), 1))
                     if which == "dashboard":  # when the view load's reply (the largest) ended
+                        # ... and when the live page took over from a preview (or drew, without
+                        # one): the plots drawn and their controls working.
+                        page.wait_for_function(INTERACTIVE_JS, arg=want,
+                                               timeout=timeout * 1000, polling="raf")
+                        interactive.append(round(page.evaluate("window.__interactiveAt"), 1))
+                        previews.append(page.evaluate(
+                            "document.documentElement.dataset.linkPreview || 'none'"))
                         replies.append(round(page.evaluate(VIEW_REPLY_JS), 1))
                 finally:
                     context.close()
@@ -123,6 +138,9 @@ def link_open(base: str, share: str, samples: int = 5, timeout: float = 180.0
     return {"samples_ms": timings, "median_ms": {"dashboard": dash_median, "bare": bare_median},
             "ratio": round(dash_median / bare_median, 2), "plotly_js": plotly_url,
             "view_reply_ms": replies, "view_reply_median_ms": statistics.median(replies),
+            "interactive_ms": interactive,
+            "interactive_median_ms": statistics.median(interactive),
+            "preview": previews,
             "figure_bytes": {plot: len(json.dumps(figures[plot])) for plot in PLOTS},
             "view_load_bytes": len(reply.content),
             "traces": {plot: len(figures[plot]["data"]) for plot in PLOTS}}

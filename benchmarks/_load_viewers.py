@@ -31,17 +31,37 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
 VIEWPORT = {"width": 1480, "height": 1250}
 PLOTS = ("roc-graph", "cost-graph")
 """The two plots of a read link's page ("both plots drawn")."""
+PREVIEWS = {"roc-graph": "link-preview-roc", "cost-graph": "link-preview-cost"}
+"""Where the read link's preview (dashboard/link_preview.py) draws each plot before Dash boots."""
 
-DRAWN_JS = """(want) => {
-    // Both plots hold the traces of the figures the view load sent (their uids) and have drawn
-    // them (a trace group in the SVG); the moment is kept in window.__drawnAt.
-    const ok = Object.entries(want).every(([id, uids]) => {
-        const gd = document.querySelector('#' + id + ' .js-plotly-plot');
+_HOLDS_JS = """
+    // Whether the plot `gd` holds every trace of `uids` (by uid) and has drawn them (a trace
+    // group in its SVG).
+    const holds = (gd, uids) => {
         if (!gd || !gd._fullData || !gd.querySelector('.scatterlayer .trace')) return false;
         const have = new Set(gd._fullData.map((t) => t.uid));
         return uids.every((u) => have.has(u));
-    });
+    };
+    const live = (id) => document.querySelector('#' + id + ' .js-plotly-plot');
+"""
+
+DRAWN_JS = """(want) => {""" + _HOLDS_JS + """
+    // Both plots are drawn with the traces of the figures the view load sent: each either in
+    // the live graph or in the link's preview (the viewer sees the plot either way). The moment
+    // is kept in window.__drawnAt.
+    const previews = %s;
+    const ok = Object.entries(want).every(([id, uids]) =>
+        holds(live(id), uids) || holds(document.getElementById(previews[id] || ''), uids));
     if (ok && window.__drawnAt === undefined) window.__drawnAt = performance.now();
+    return ok;
+}""" % json.dumps(PREVIEWS)
+
+INTERACTIVE_JS = """(want) => {""" + _HOLDS_JS + """
+    // The live page is interactive: its own graphs hold the view's traces and no preview
+    // covers them any more. The moment is kept in window.__interactiveAt.
+    const ok = !document.getElementById('link-preview') &&
+        Object.entries(want).every(([id, uids]) => holds(live(id), uids));
+    if (ok && window.__interactiveAt === undefined) window.__interactiveAt = performance.now();
     return ok;
 }"""
 
@@ -125,7 +145,9 @@ def _capture_viewer_in_this_thread(base: str, share: str, timeout: float) -> lis
                 page.goto(f"{base}/s/{share}", timeout=timeout * 1000)
             response = view.value.json()["response"]
             want = wanted_traces({plot: response[plot]["figure"] for plot in PLOTS})
-            page.wait_for_function(DRAWN_JS, arg=want, timeout=timeout * 1000, polling="raf")
+            # The live page, not a preview: every request the page makes is to be captured.
+            page.wait_for_function(INTERACTIVE_JS, arg=want, timeout=timeout * 1000,
+                                   polling="raf")
             page.wait_for_load_state("networkidle", timeout=timeout * 1000)
             page.wait_for_timeout(500)  # the last callbacks' replies are handled
         finally:

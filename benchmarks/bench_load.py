@@ -36,9 +36,10 @@ Chromium, which records the requests its page makes (the page, Dash's layout and
 every callback POST); the web role is restarted with an empty cache (a cold start) and the
 clients replay those requests, with API reads, health checks and dead links; the same load
 without callbacks runs next in the same run, for the ratio (:func:`run_viewers`). With
-``--link-open``, link open -> both plots drawn for 20 classifiers x 200,000 scores in headless
-Chromium, against a bare page that loads the same plotly.js and draws the same two figures
-(:func:`run_link_open`): medians and their ratio.
+``--link-open``, link open -> both plots drawn (in the live graphs or the read link's
+preview) for 20 classifiers x 200,000 scores in headless Chromium, against a bare page that
+loads the same plotly.js and draws the same two figures (:func:`run_link_open`): medians and
+their ratio, and when the live page became interactive.
 
     .venv/bin/python benchmarks/bench_load.py --viewers                 # 50 x 200, cold start
     .venv/bin/python benchmarks/bench_load.py --link-open --samples 5
@@ -184,6 +185,9 @@ def print_link_open(result: dict[str, Any]) -> None:
     print(f"  bare plotly.js page:  {m['bare']:.0f} ms  {result['samples_ms']['bare']}")
     print(f"  dashboard: the view load's reply had arrived at {result['view_reply_median_ms']:.0f} ms "
           f"(median; {result['view_reply_ms']}), the rest is the browser's")
+    print(f"  dashboard: interactive (its own graphs drawn, no preview left) at "
+          f"{result['interactive_median_ms']:.0f} ms (median; {result['interactive_ms']}); "
+          f"preview: {result['preview']}")
     print(f"  ratio {result['ratio']}x (target <= 1.3x); view load reply "
           f"{result['view_load_bytes']:,} B; figures {result['figure_bytes']}; traces "
           f"{result['traces']}; plotly.js {result['plotly_js']}")
