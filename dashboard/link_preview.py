@@ -25,7 +25,7 @@ import html
 import json
 import logging
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import flask
@@ -73,8 +73,7 @@ def _trace_uids(figure: Mapping[str, Any]) -> list[str]:
     return [str(t["uid"]) for t in figure.get("data", []) if t.get("uid")]
 
 
-def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly_src: str,
-                     preload: Sequence[str] = ()) -> str:
+def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly_src: str) -> str:
     """The preview's HTML: a stand-in for the top of the read-only Explore page (the shared
     banner, the plots where the page has them), the two figures as inert JSON, plotly.js and
     the few lines that draw them.
@@ -83,9 +82,6 @@ def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly
     ``plotly_src`` is the address of the plotly.js that dcc.Graph would load (the same file,
     fetched once: dcc.Graph uses ``window.Plotly`` when it is there). Each container carries its
     trace uids (``data-uids``), which ``assets/link-preview.js`` waits for in the live graph.
-    ``preload``: script addresses to fetch at once (Dash's, held back by :func:`hold_scripts`).
-    The drawing's promise is ``window.costdashLinkPreview`` (settled once both are drawn, or the
-    preview is gone).
     """
     plots = []
     for key, caption in (("roc", "ROC space"), ("cost", "Cost space")):
@@ -116,8 +112,6 @@ def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly
         f'<script type="application/json" id="{PREVIEW_FIGURES_ID}">'
         f"{figures_json(figures)}</script>"
         f'<script src="{html.escape(plotly_src, quote=True)}"></script>'
-        + "".join(f'<link rel="preload" as="script" href="{html.escape(src, quote=True)}">'
-                  for src in preload) +
         # Runs as the parser reaches it, long before dash-renderer: nothing here waits for Dash.
         # Any failure takes the preview away, so the page shows as it always did.
         "<script>(function () {"
@@ -125,7 +119,7 @@ def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly
         "try {"
         f'var figs = JSON.parse(document.getElementById("{PREVIEW_FIGURES_ID}").textContent);'
         f"var graphs = {graphs};"
-        "window.costdashLinkPreview = Promise.all(Object.keys(graphs).map(function (k) {"
+        "Promise.all(Object.keys(graphs).map(function (k) {"
         "return window.Plotly.newPlot(graphs[k], figs[k].data, figs[k].layout,"
         " {responsive: true, displayModeBar: false});"
         "})).then(function () {"
@@ -137,76 +131,6 @@ def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly
         "} catch (e) { if (box) box.remove(); }"
         "})();</script>"
         "</div>")
-
-
-HELD_TYPE = "text/x-costdash-held"
-"""The type Dash's script elements get while the preview is painted: the browser neither runs
-nor fetches a script of a type that is not JavaScript's."""
-
-_SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.S)
-_RENDERER_OPEN = '<script id="_dash-renderer" type="application/javascript">'
-
-BOOT_JS = (
-    "<script>(function () {"
-    # Dash's scripts, held in the page as they were (same order, same attributes), each put
-    # back as a live element once the previous one has run: what the parser would have done.
-    f"var held = Array.prototype.slice.call(document.querySelectorAll('script[type=\"{HELD_TYPE}\"]'));"
-    "var i = 0, started = false;"
-    "function next() {"
-    "while (i < held.length) {"
-    "var old = held[i++], s = document.createElement('script');"
-    "for (var k = 0; k < old.attributes.length; k++) {"
-    "var a = old.attributes[k]; if (a.name !== 'type') s.setAttribute(a.name, a.value);"
-    "}"
-    "if (old.hasAttribute('src')) {"
-    "s.onload = s.onerror = next; old.parentNode.replaceChild(s, old); return;"
-    "}"
-    "s.text = old.text; old.parentNode.replaceChild(s, old);"
-    "}"
-    "}"
-    "function start() { if (!started) { started = true; next(); } }"
-    # Once the preview is drawn and a frame has shown it (a requestAnimationFrame callback runs
-    # just before the frame's paint, the timeout's task after it). Run by the parser, Dash's
-    # scripts would follow the drawing at once, and no frame would show the plots before they
-    # are done (1-3 s). A hidden tab paints no frames: it starts at once.
-    "function afterPaint() {"
-    "if (document.visibilityState === 'hidden') start();"
-    "else requestAnimationFrame(function () { setTimeout(start, 0); });"
-    "}"
-    "Promise.resolve(window.costdashLinkPreview).then(afterPaint, afterPaint);"
-    "setTimeout(start, 5000);"
-    "})();</script>")
-
-
-def hold_scripts(scripts: str, renderer: str) -> tuple[str, str, list[str]] | None:
-    """Dash's ``{%scripts%}`` and ``{%renderer%}`` held back until the preview has been painted:
-    each ``<script>`` gets a type the browser does not run (:data:`HELD_TYPE`, attributes and
-    order otherwise as Dash wrote them) and a small loader, after the renderer, runs them in
-    order once a frame has shown the preview. Returns the two, and the addresses of the
-    external scripts (to preload, so their download still starts at once); None when the HTML
-    is not the plain form this expects (a script with a type of its own, another renderer):
-    Dash's scripts then stay as they are.
-    """
-    held: list[str] = []
-    preload: list[str] = []
-    pos = 0
-    for match in _SCRIPT.finditer(scripts):
-        between = scripts[pos:match.start()]
-        if between.strip():
-            return None
-        attrs, body = match.group(1), match.group(2)
-        if re.search(r"\btype\s*=", attrs):
-            return None
-        src = re.search(r'\bsrc="([^"]*)"', attrs)
-        if src:
-            preload.append(html.unescape(src.group(1)))
-        held.append(f'{between}<script type="{HELD_TYPE}"{attrs}>{body}</script>')
-        pos = match.end()
-    if scripts[pos:].strip() or not renderer.startswith(_RENDERER_OPEN):
-        return None
-    renderer = renderer.replace(_RENDERER_OPEN,
-                                f'<script id="_dash-renderer" type="{HELD_TYPE}">', 1)
-    return "".join(held) + scripts[pos:], renderer + BOOT_JS, preload
 
 
 def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
@@ -299,19 +223,15 @@ def install_link_preview(app: Dash, services: Services) -> None:
     # ^ Where dash-renderer points dcc.Graph with serve_locally (window._dashPlotlyJSURL).
 
     def interpolate_index(**kwargs: Any) -> str:
-        held = hold_scripts(kwargs.get("scripts", ""), kwargs.get("renderer", ""))
-        fragment = _preview_for_request(app, services, plotly_src, held[2] if held else [])
+        fragment = _preview_for_request(app, services, plotly_src)
         if fragment:
             kwargs["app_entry"] = fragment + kwargs.get("app_entry", "")
-            if held:
-                kwargs["scripts"], kwargs["renderer"] = held[0], held[1]
         return original(**kwargs)
 
     app.interpolate_index = interpolate_index  # type: ignore[method-assign]
 
 
-def _preview_for_request(app: Dash, services: Services, plotly_src: str,
-                         preload: Sequence[str]) -> str | None:
+def _preview_for_request(app: Dash, services: Services, plotly_src: str) -> str | None:
     if not flask.has_request_context() or flask.request.method != "GET":
         return None
     path = "/" + (app.strip_relative_path(flask.request.path) or "")
@@ -324,7 +244,7 @@ def _preview_for_request(app: Dash, services: Services, plotly_src: str,
         if found is None:
             return None
         name, figures = found
-        return preview_fragment(name, figures, plotly_src, preload)
+        return preview_fragment(name, figures, plotly_src)
     except Exception as exc:  # noqa: BLE001 - the plain page is always a good answer
         # The path (and so perhaps the message) holds the link's secret: only the kind is logged.
         log.warning("link preview not built (%s); serving the plain page",

@@ -93,16 +93,9 @@ def test_a_read_link_carries_the_view_loads_figures_built_once(web_app, services
     # The same figures as the page's callback, from the same cache entry: built once.
     _assert_same_figures(preview, _view_load_figures(web_app, services, token))
     assert built.count("explore-view") == 1
-    # Before the page's entry point, with dcc.Graph's plotly.js and the uids to wait for; Dash's
-    # scripts are held (in order, preloaded) until a frame has shown the preview.
-    assert text.index(HAS_PREVIEW) < text.index('id="react-entry-point"')
-    dash_scripts = re.findall(r"<script\b[^>]*>", text[text.index('id="react-entry-point"'):])
-    assert any("dash_renderer" in tag for tag in dash_scripts)
-    for tag in dash_scripts:
-        assert 'type="text/x-costdash-held"' in tag or "src=" not in tag, tag
-    assert '<script id="_dash-renderer" type="text/x-costdash-held">' in text
-    assert text.index('<link rel="preload" as="script" href="/_dash-component-suites/dash/dash'
-                      '-renderer/') < text.index('id="react-entry-point"')
+    # Before Dash's scripts (it runs first), with dcc.Graph's plotly.js and the uids to wait for.
+    assert text.index(HAS_PREVIEW) < text.index('id="react-entry-point"') < \
+        text.index("dash_renderer")
     assert '<script src="/_dash-component-suites/plotly/package_data/plotly.min.js">' in text
     uids = re.search(r'id="link-preview-roc" class="link-preview-graph" data-uids="([^"]*)"',
                      text).group(1).split()
@@ -303,25 +296,3 @@ def test_an_error_on_the_page_takes_the_preview_away(live_server, page: Page, pr
     expect(page.locator("#link-preview")).to_have_count(0)
     expect(page.locator("#upload-error")).to_have_text("The data set could not be read.")
     expect(page.locator("#upload-error")).to_be_visible()
-
-
-RENDERER = ('<script id="_dash-renderer" type="application/javascript">'
-            'var renderer = new DashRenderer();</script>')
-
-
-def test_dash_scripts_are_held_only_in_the_form_dash_writes(client):
-    scripts = ('<script src="/a.js?m=1&amp;x=2"></script>\n'
-               '<script>\nvar s = "<script";\n</script>\n<script src="/b.js"></script>')
-    out, renderer, preload = link_preview.hold_scripts(scripts, RENDERER)
-    assert preload == ["/a.js?m=1&x=2", "/b.js"]
-    assert out.count(f'<script type="{link_preview.HELD_TYPE}"') == 3
-    assert 'var s = "<script";' in out and "new DashRenderer" in renderer
-    assert renderer.startswith(f'<script id="_dash-renderer" type="{link_preview.HELD_TYPE}">')
-    # Anything else is left to Dash: a script with its own type, text between the tags, another
-    # renderer.
-    assert link_preview.hold_scripts('<script type="module" src="/m.js"></script>',
-                                     RENDERER) is None
-    assert link_preview.hold_scripts('<div></div><script src="/a.js"></script>', RENDERER) is None
-    assert link_preview.hold_scripts('<script src="/a.js"></script>', "<script>x</script>") is None
-    # Pages without a preview keep Dash's scripts as they are.
-    assert link_preview.HELD_TYPE not in client.get("/explore").get_data(as_text=True)
