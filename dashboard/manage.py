@@ -20,6 +20,7 @@ from flask import Blueprint, Flask, current_app, redirect, request
 from costdash.errors import CostdashError
 from dashboard.responses import not_found_page, page
 from dashboard.sharing import AnalysisNotFound, ShareService, iso
+from dashboard.shell import SHARED_PAGES
 from dashboard.storage import AnalysisRecord, StorageUnavailable
 
 __all__ = ["install_manage", "manage_pages"]
@@ -68,7 +69,11 @@ def _manage_body(record: AnalysisRecord, share_url: str, message: str = "",
 @manage_pages.before_app_request
 def _guard_shared_links():
     if request.method in ("GET", "HEAD") and request.path.startswith("/s/"):
-        token = request.path[3:].rstrip("/")
+        # /s/<token> or one of its sub-pages (/s/<token>/curves ...): the token is the first
+        # segment; a sub-page the link does not have is as dead as a wrong token.
+        token, _, sub = request.path[3:].rstrip("/").partition("/")
+        if sub not in SHARED_PAGES:
+            return not_found_page()
         try:
             _sharing().open(token)
         except AnalysisNotFound:

@@ -96,6 +96,20 @@ def test_a_read_link_reaches_only_its_view(web_app, client, services, shared):
     assert owner["id"] not in client.get(f"/api/v1/analyses/{token}").get_data(as_text=True)
 
 
+def test_a_read_links_pages_open_directly_and_nothing_else_under_it(client, services, shared):
+    _owner, token, manage, _page, _record = shared
+    # Before: the guard took "<token>/choice" for the token, so a copied sub-page link was 404.
+    for sub in ("", "/", "/curves", "/choice", "/choice/"):
+        assert client.get(f"/s/{token}{sub}").status_code == 200, sub
+        assert client.head(f"/s/{token}{sub}").status_code == 200, sub
+    for sub in ("/folds", "/choice/x", "/../explore"):
+        assert client.get(f"/s/{token}{sub}").status_code == 404, sub
+    assert client.post(f"/manage/{manage}", data={"action": "delete"}).status_code == 200
+    for sub in ("", "/curves", "/choice"):
+        assert client.get(f"/s/{token}{sub}").status_code == 404, sub
+        assert client.head(f"/s/{token}{sub}").status_code == 404, sub
+
+
 def test_deleting_the_analysis_closes_everything_its_link_opened(client, services, shared):
     owner, token, manage, _page, record = shared
     view_handle = record.dataset_id
