@@ -7,7 +7,7 @@ server answers the page's HTML: they are the view-load callback's reply for the 
 view, cached per data set. So the HTML of exactly the Explore read link carries them, with the
 plotly.js file dcc.Graph would load and a few lines that draw them at once -- the plots are on
 screen while Dash is still booting. The live page renders underneath, invisible
-(``assets/style.css``), and ``assets/link-preview.js`` takes the preview away once the live
+(``assets/style.css``), and a script of the preview takes it away once the live
 graphs hold the same traces (or the page shows an error, or after a generous timeout).
 
 What the preview shows is what the link shows anyway, computed through the same code and the
@@ -25,6 +25,7 @@ import html
 import json
 import logging
 import re
+from string import Template
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -59,7 +60,7 @@ _INPUT_PROP = {ids.DATASET_REF: "data"}
 
 def _json_for_script(value: Any) -> str:
     # Classifier names are users' column names: a "</script>" in one must stay text. JSON's
-    # \\u escapes read back as the same characters, so JSON.parse sees the names unchanged.
+    # \u escapes read back as the same characters, so JSON.parse sees the names unchanged.
     text = json.dumps(value, separators=(",", ":"), allow_nan=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
@@ -73,6 +74,65 @@ def _trace_uids(figure: Mapping[str, Any]) -> list[str]:
     return [str(t["uid"]) for t in figure.get("data", []) if t.get("uid")]
 
 
+SWAP_TIMEOUT_MS = 20_000
+"""After this long from the link's opening the preview goes whatever the page did: a viewer is
+never left on a static picture."""
+
+_SWAP_JS = Template("""(function () {
+    "use strict";
+    // Hands the page over from its preview to the live page. The live page renders underneath,
+    // invisible while the preview is in the document (style.css), so removing the preview is
+    // the whole swap. It goes once both live graphs hold every trace of the preview and have
+    // drawn them (the viewer then sees the same plots, now with their controls), at once when
+    // the page shows an error, and after the timeout in any case. The outcome is kept in
+    // <html data-link-preview="live|error|timeout"> for tests and benchmarks.
+    var box = document.getElementById("$box");
+    if (!box) return;
+    var pairs = $pairs, frame = null, timer = null;
+    var want = Object.keys(pairs).map(function (live) {
+        var el = document.getElementById(pairs[live]);
+        return [live, el ? (el.getAttribute("data-uids") || "").split(" ").filter(Boolean) : []];
+    });
+    function liveDrawn(id, uids) {
+        var gd = document.querySelector("#" + id + " .js-plotly-plot");
+        if (!gd || !gd._fullData || !gd.querySelector(".scatterlayer .trace")) return false;
+        var have = new Set(gd._fullData.map(function (t) { return t.uid; }));
+        return uids.length > 0 && uids.every(function (u) { return have.has(u); });
+    }
+    function pageError() {
+        var entry = document.getElementById("$entry");
+        if (!entry) return false;
+        if (entry.querySelector(".$error_page, ._dash-error")) return true;
+        var err = document.getElementById("$upload_error");
+        return Boolean(err && err.textContent.trim());
+    }
+    function finish(outcome) {
+        if (frame !== null) cancelAnimationFrame(frame);
+        if (timer !== null) clearTimeout(timer);
+        frame = timer = null;
+        if (!box.isConnected) return;
+        Object.keys(pairs).forEach(function (live) {
+            var el = document.getElementById(pairs[live]);
+            // Its resize listener and plot state go with it.
+            if (el && window.Plotly && el._fullLayout) window.Plotly.purge(el);
+        });
+        box.remove();
+        document.documentElement.setAttribute("data-link-preview", outcome);
+    }
+    function check() {
+        frame = null;
+        if (!box.isConnected) return;
+        if (pageError()) return finish("error");
+        if (want.every(function (w) { return liveDrawn(w[0], w[1]); })) return finish("live");
+        frame = requestAnimationFrame(check);
+    }
+    // A frame is checked only when one is drawn; the timeout holds in a tab never shown too.
+    timer = setTimeout(function () { finish("timeout"); },
+                       Math.max(0, $timeout - performance.now()));
+    check();
+})();""")
+
+
 def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly_src: str) -> str:
     """The preview's HTML: a stand-in for the top of the read-only Explore page (the shared
     banner, the plots where the page has them), the two figures as inert JSON, plotly.js and
@@ -81,7 +141,7 @@ def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly
     ``figures`` maps "roc" and "cost" to plotly figures as JSON-able dicts (data and layout);
     ``plotly_src`` is the address of the plotly.js that dcc.Graph would load (the same file,
     fetched once: dcc.Graph uses ``window.Plotly`` when it is there). Each container carries its
-    trace uids (``data-uids``), which ``assets/link-preview.js`` waits for in the live graph.
+    trace uids (``data-uids``), which the swap script waits for in the live graph.
     """
     plots = []
     for key, caption in (("roc", "ROC space"), ("cost", "Cost space")):
@@ -123,14 +183,25 @@ def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly
         "return window.Plotly.newPlot(graphs[k], figs[k].data, figs[k].layout,"
         " {responsive: true, displayModeBar: false});"
         "})).then(function () {"
-        # For tests and benchmarks; link-preview.js later writes how the preview went.
+        # For tests and benchmarks; the swap below later writes how the preview went.
         "var root = document.documentElement;"
         'if (!root.hasAttribute("data-link-preview"))'
         ' root.setAttribute("data-link-preview", "drawn");'
         "}, function () { if (box) box.remove(); });"
         "} catch (e) { if (box) box.remove(); }"
         "})();</script>"
+        f"<script>{_swap_js()}</script>"
         "</div>")
+
+
+def _swap_js() -> str:
+    from dashboard.shell import ERROR_PAGE
+
+    return _SWAP_JS.substitute(
+        box=PREVIEW_ID, entry="react-entry-point", error_page=ERROR_PAGE,
+        upload_error=ids.UPLOAD_ERROR, timeout=SWAP_TIMEOUT_MS,
+        pairs=json.dumps({ids.ROC_GRAPH: PREVIEW_GRAPHS["roc"],
+                          ids.COST_GRAPH: PREVIEW_GRAPHS["cost"]}))
 
 
 def _nodes(tree: Any) -> Iterator[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""A read link's preview (dashboard/link_preview.py, assets/link-preview.js): the HTML of
+"""A read link's preview (dashboard/link_preview.py): the HTML of
 ``GET /s/<token>`` carries the view's two figures, drawn before Dash boots, and the live page
 takes over once it has drawn the same traces.
 
@@ -175,7 +175,7 @@ def test_users_text_cannot_break_out_of_the_preview(client):
     # The JSON's own text has no "<", ">" or "&": nothing in it ends the script element.
     raw = FIGURES_SCRIPT.search(fragment).group(1)
     assert "<" not in raw and ">" not in raw and "&" not in raw
-    assert fragment.count("</script>") == 3  # the JSON, plotly.js, the drawing
+    assert fragment.count("</script>") == 4  # the JSON, plotly.js, the drawing, the swap
     assert "alert(1)</script>" not in text and "<img src=x" not in fragment
     assert "&lt;img src=x onerror=alert(2)&gt;" in fragment
 
@@ -186,7 +186,9 @@ def test_the_fragment_is_pure():
                                               "/p.js?a=1&b=2")
     assert 'src="/p.js?a=1&amp;b=2"' in html_text
     assert "N &amp; M" in html_text and "x\\u003c/script\\u003e" in html_text
-    assert 'data-uids="a"' in html_text and "roc-graph" not in html_text
+    assert 'data-uids="a"' in html_text
+    # The page's own graphs are watched, never given a second element of the same id.
+    assert 'id="roc-graph"' not in html_text and 'id="cost-graph"' not in html_text
 
 
 # --- in headless Chromium --------------------------------------------------------------------
