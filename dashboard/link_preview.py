@@ -204,6 +204,15 @@ def _swap_js() -> str:
                           ids.COST_GRAPH: PREVIEW_GRAPHS["cost"]}))
 
 
+def _as_json(value: Any) -> Any:
+    """``value`` as Dash sends it, as plain JSON values: a cache hit already is (decoded from
+    the payload's JSON text), a miss holds figures and components, encoded as Dash encodes
+    them."""
+    if isinstance(value, (dict, str, int, float, bool)) or value is None:
+        return value
+    return json.loads(payload_json(value))
+
+
 def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
     """Every component (as Dash's JSON: ``{"type", "namespace", "props"}``) of a layout."""
     if isinstance(tree, dict):
@@ -221,7 +230,7 @@ def _load_view_inputs(content: Any) -> dict[str, Any] | None:
     its input components in the page the routing callback builds (None when one is missing,
     e.g. an error page)."""
     found: dict[str, Any] = {}
-    for node in _nodes(json.loads(payload_json(content))):
+    for node in _nodes(_as_json(content)):
         props = node["props"]
         if props.get("id") in _VIEW_INPUTS:
             found[props["id"]] = props.get(_INPUT_PROP.get(props["id"], "value"))
@@ -271,11 +280,11 @@ def link_figures(services: Services, token: str, search: str = ""
         return None
     figures = {}
     for key in PREVIEW_GRAPHS:
-        figure = json.loads(payload_json(reply[key]))
+        figure = _as_json(reply[key])
         # The figure's uirevision names the data set; the preview needs no such thing, so the
         # HTML carries none of it (the page's own figure, later, does as before).
-        figure.get("layout", {}).pop("uirevision", None)
-        figures[key] = figure
+        layout = {k: v for k, v in figure.get("layout", {}).items() if k != "uirevision"}
+        figures[key] = {**figure, "layout": layout}
     return record.name, figures
 
 
