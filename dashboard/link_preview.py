@@ -318,13 +318,28 @@ def _preview_for_request(app: Dash, services: Services, plotly_src: str) -> str 
     match = _READ_LINK.match(path)
     if match is None:
         return None
-    query = flask.request.query_string.decode("latin-1")
+    from dashboard.sharing import AnalysisNotFound
+    from dashboard.storage import StorageUnavailable
+
+    token = match.group(1)
+    search = flask.request.query_string.decode("latin-1")
+    search = f"?{search}" if search else ""
     try:
-        found = link_figures(services, match.group(1), f"?{query}" if query else "")
-        if found is None:
+        try:
+            record = services.sharing.open(token)
+        except (AnalysisNotFound, StorageUnavailable):
             return None
-        name, figures = found
-        return preview_fragment(name, figures, plotly_src)
+
+        def build() -> str | None:
+            found = link_figures(services, token, search)
+            return None if found is None else preview_fragment(found[0], found[1], plotly_src)
+
+        # Every viewer of a link gets the same fragment: kept whole, a hit costs a cache read
+        # instead of decoding and encoding the figures again (~1 MB of JSON for 20 x 200k).
+        # Keyed by the link's own data handle, so deleting or expiring it drops the entry.
+        return services.views.payload(record.dataset_id, "link-preview",
+                                      [search, record.name, plotly_src], build,
+                                      keep=lambda fragment: bool(fragment), checked=False)
     except Exception as exc:  # noqa: BLE001 - the plain page is always a good answer
         # The path (and so perhaps the message) holds the link's secret: only the kind is logged.
         log.warning("link preview not built (%s); serving the plain page",

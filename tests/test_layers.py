@@ -122,7 +122,7 @@ DASHBOARD_LAYERS = (
      "dashboard.manage",
      "dashboard.responses", "dashboard.report", "dashboard.report_format",
      "dashboard.report_readouts", "dashboard.report_curves", "dashboard.report_choice",
-     "dashboard.openapi", "dashboard.commands"),
+     "dashboard.openapi", "dashboard.commands", "dashboard.link_preview"),
     ("dashboard.factory", "dashboard.worker"),
     ("dashboard",),
 )

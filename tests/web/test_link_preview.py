@@ -110,6 +110,18 @@ def test_a_read_link_carries_the_view_loads_figures_built_once(web_app, services
     record = services.sharing.open(token)
     assert record.dataset_id not in fragment and saved["dataset_id"] not in fragment
     assert saved["id"] not in fragment and token not in fragment
+    # Every later viewer gets the fragment as it was kept: nothing built again.
+    first = list(built)
+    assert first.count("link-preview") == 1
+    again = client.get(f"/s/{token}").get_data(as_text=True)
+    assert again[again.index(HAS_PREVIEW):again.index('id="react-entry-point"')] == fragment
+    assert built == first
+    # A rename is a new fragment (the banner names the analysis); the figures stay cached.
+    manage = saved["manage_url"].rsplit("/", 1)[1]
+    services.sharing.rename(services.sharing.managed(manage), "Q4 review")
+    assert "Shared analysis: Q4 review" in client.get(f"/s/{token}").get_data(as_text=True)
+    assert built[len(first):].count("link-preview") == 1 and \
+        "explore-view" not in built[len(first):]
 
 
 def test_a_link_query_gets_the_preview_of_that_view(web_app, services, client, predictions_csv):
