@@ -248,7 +248,7 @@ def link_figures(services: Services, token: str, search: str = ""
     page's first call (nothing triggered it yet), so whichever comes first builds the figures
     and the other reads them from the cache.
     """
-    from dashboard.pages.explore import ViewOutputs, load_view
+    from dashboard.pages.explore import ViewOutputs, cached_view
     from dashboard.shell import route_outputs
     from dashboard.sharing import AnalysisNotFound
     from dashboard.storage import StorageUnavailable
@@ -263,18 +263,11 @@ def link_figures(services: Services, token: str, search: str = ""
     ref = inputs[ids.DATASET_REF]
     if not ref or not ref.get("id"):
         return None
-    models = inputs[ids.MODELS_INPUT]
-    flags = [bool(inputs[i]) for i in (ids.COST_LINES_TOGGLE, ids.HULL_ONLY_TOGGLE,
-                                      ids.LOG_FPR_TOGGLE, ids.LOG_PC_TOGGLE)]
-
-    def outputs() -> tuple:
-        return load_view(services, ref, models, flags[0], None, hull_only=flags[1],
-                         log_fpr=flags[2], log_pc=flags[3]).as_tuple()
-
-    # The same cache key and rule as explore.py's _load_view on its first call.
-    parts = [ref, None, flags, False]
-    out = services.views.payload(str(ref["id"]), "explore-view", parts, outputs,
-                                 keep=lambda o: all(v is not no_update for v in o))
+    flags = {name: inputs[i] for name, i in (
+        ("lines", ids.COST_LINES_TOGGLE), ("hull_only", ids.HULL_ONLY_TOGGLE),
+        ("log_fpr", ids.LOG_FPR_TOGGLE), ("log_pc", ids.LOG_PC_TOGGLE))}
+    # As the page's first call of the callback (nothing triggered it yet): the same cache entry.
+    out = cached_view(services, ref, inputs[ids.MODELS_INPUT], None, **flags)
     reply = dict(zip(ViewOutputs.OUTPUTS, out))
     if reply.get("error") or reply.get("roc") in (None, no_update):
         return None

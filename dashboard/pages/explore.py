@@ -240,6 +240,27 @@ def load_view(services: Services, ref: dict[str, Any] | None, models: list[str] 
         current={"id": ref["id"], "name": full["name"]})
 
 
+def cached_view(services: Services, ref: dict[str, Any] | None, models: list[str] | None,
+                triggered: str | None, *, lines: Any, hull_only: Any, log_fpr: Any,
+                log_pc: Any) -> tuple:
+    """:func:`load_view` as the view-load callback sends it (a tuple in its outputs' order),
+    from the cache when it can be: every viewer of a link (and every reload) asks for the same
+    figures, built once per data set and inputs (an error answer is not kept). The read link's
+    preview (``dashboard/link_preview.py``) asks through here too, so the two share one entry.
+    """
+    flags = [bool(lines), bool(hull_only), bool(log_fpr), bool(log_pc)]
+
+    def outputs() -> tuple:
+        return load_view(services, ref, models, flags[0], triggered, hull_only=flags[1],
+                         log_fpr=flags[2], log_pc=flags[3]).as_tuple()
+    if not ref or not ref.get("id"):
+        return outputs()
+    parts = [ref, models if triggered == ids.MODELS_INPUT else None, flags,
+             triggered == ids.MODELS_INPUT]
+    return tuple(services.views.payload(str(ref["id"]), "explore-view", parts, outputs,
+                                        keep=lambda out: all(o is not no_update for o in out)))
+
+
 def _finite(*values: Any) -> bool:
     return all(isinstance(v, (int, float)) and math.isfinite(v) for v in values)
 
@@ -535,19 +556,8 @@ def register_callbacks(app: Dash, services: Services) -> None:
                         ids.HULL_ONLY_TOGGLE, ids.LOG_FPR_TOGGLE, ids.LOG_PC_TOGGLE))
     def _load_view(ref, models, lines, hull_only, log_fpr, log_pc):
         triggered = ctx.triggered_id if isinstance(ctx.triggered_id, str) else None
-        flags = [bool(lines), bool(hull_only), bool(log_fpr), bool(log_pc)]
-
-        def outputs():
-            return load_view(services, ref, models, flags[0], triggered, hull_only=flags[1],
-                             log_fpr=flags[2], log_pc=flags[3]).as_tuple()
-        if not ref or not ref.get("id"):
-            return outputs()
-        # Every viewer of a link (and every reload) asks for the same figures: built once per
-        # data set and inputs, then sent from the cache (an error answer is not kept).
-        parts = [ref, models if triggered == ids.MODELS_INPUT else None, flags,
-                 triggered == ids.MODELS_INPUT]
-        return tuple(services.views.payload(str(ref["id"]), "explore-view", parts, outputs,
-                                            keep=lambda out: all(o is not no_update for o in out)))
+        return cached_view(services, ref, models, triggered, lines=lines, hull_only=hull_only,
+                           log_fpr=log_fpr, log_pc=log_pc)
 
     @app.callback(
         Output(ids.SENSITIVITY_STORE, "data"),
