@@ -51,13 +51,6 @@ the wrong element."""
 _READ_LINK = re.compile(r"^/s/([A-Za-z0-9_-]+)/?$")
 """Exactly the Explore page of a read link (not ``/s/<token>/curves``, ``.../choice``)."""
 
-_VIEW_INPUTS = (ids.DATASET_REF, ids.MODELS_INPUT, ids.COST_LINES_TOGGLE, ids.HULL_ONLY_TOGGLE,
-                ids.LOG_FPR_TOGGLE, ids.LOG_PC_TOGGLE)
-_INPUT_PROP = {ids.DATASET_REF: "data"}
-"""The view-load callback's inputs (explore.py ``_load_view``) and the prop each is read from
-(``value`` unless named here)."""
-
-
 def _json_for_script(value: Any) -> str:
     # Classifier names are users' column names: a "</script>" in one must stay text. JSON's
     # \u escapes read back as the same characters, so JSON.parse sees the names unchanged.
@@ -229,12 +222,15 @@ def _load_view_inputs(content: Any) -> dict[str, Any] | None:
     """The view-load callback's inputs as the page will first send them: the initial props of
     its input components in the page the routing callback builds (None when one is missing,
     e.g. an error page)."""
+    from dashboard.pages.explore import VIEW_LOAD_INPUTS
+
+    wanted = dict(VIEW_LOAD_INPUTS)
     found: dict[str, Any] = {}
     for node in _nodes(_as_json(content)):
         props = node["props"]
-        if props.get("id") in _VIEW_INPUTS:
-            found[props["id"]] = props.get(_INPUT_PROP.get(props["id"], "value"))
-    return found if set(found) == set(_VIEW_INPUTS) else None
+        if props.get("id") in wanted:
+            found[props["id"]] = props.get(wanted[props["id"]])
+    return found if found.keys() == wanted.keys() else None
 
 
 def link_figures(services: Services, token: str, search: str = ""

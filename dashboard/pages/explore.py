@@ -240,6 +240,13 @@ def load_view(services: Services, ref: dict[str, Any] | None, models: list[str] 
         current={"id": ref["id"], "name": full["name"]})
 
 
+VIEW_LOAD_INPUTS = ((ids.DATASET_REF, "data"), (ids.MODELS_INPUT, "value"),
+                    (ids.COST_LINES_TOGGLE, "value"), (ids.HULL_ONLY_TOGGLE, "value"),
+                    (ids.LOG_FPR_TOGGLE, "value"), (ids.LOG_PC_TOGGLE, "value"))
+"""The view-load callback's inputs ``(element id, property)``, in the order of
+:func:`cached_view`'s arguments; the read link's preview reads their first values from the page."""
+
+
 def cached_view(services: Services, ref: dict[str, Any] | None, models: list[str] | None,
                 triggered: str | None, *, lines: Any, hull_only: Any, log_fpr: Any,
                 log_pc: Any) -> tuple:
@@ -551,9 +558,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
             return no_update
         return demo_reference(services, ctx.triggered_id.removeprefix("demo-"))
 
-    @app.callback(*ViewOutputs.outputs(), Input(ids.DATASET_REF, "data"),
-                  *each(Input, "value", ids.MODELS_INPUT, ids.COST_LINES_TOGGLE,
-                        ids.HULL_ONLY_TOGGLE, ids.LOG_FPR_TOGGLE, ids.LOG_PC_TOGGLE))
+    @app.callback(*ViewOutputs.outputs(), *[Input(i, prop) for i, prop in VIEW_LOAD_INPUTS])
     def _load_view(ref, models, lines, hull_only, log_fpr, log_pc):
         triggered = ctx.triggered_id if isinstance(ctx.triggered_id, str) else None
         return cached_view(services, ref, models, triggered, lines=lines, hull_only=hull_only,
