@@ -12,11 +12,12 @@ label column alone, and the labels are interpreted with the loader's rules (0/1,
 no/yes... or ``positive``); the second counts rows and positives per ``(model, score[, fold])``
 (in the wide layout, one aggregate per score column): its groups are the output's rows. Missing
 labels, scores or folds and non-finite scores are counted by those same passes (they form groups
-of their own) and refused. DuckDB counts a Parquet score column whose scores are decimals with
-a fixed number of places (most written scores are) by an integer key instead of the double
-itself, which its statistics let it count in an array rather than a hash table: the same
-groups and numbers, about three times faster for a million distinct scores
-(:meth:`_DuckDBReader.count_on_grid` says when it is trusted).
+of their own) and refused. The embedded engine counts the Parquet score columns whose scores
+are decimals with a fixed number of places (most written scores are) by an integer key instead
+of the double itself, all of them in one pass over the file with a compiled loop
+(:mod:`costdash._grid_counting`, numba) while DuckDB decodes the columns: the same groups and
+numbers, two to three times faster for a million distinct scores
+(:meth:`_DuckDBReader.count_on_grid` says when the keys are trusted).
 
 ``round_digits`` rounds scores half up to that many decimals before grouping, which bounds the
 output (at most ``10**digits`` scores per unit of score range) at a stated cost: the rounded
@@ -42,6 +43,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from costdash import _grid_counting
 from costdash._io_layouts import _find_column, _key, _positive_index
 from costdash._io_messages import _quoted
 from costdash.errors import InputFileError, ParameterError
@@ -308,17 +310,11 @@ def _count(reader: _Reader, plan: _Plan, round_digits: int | None,
     """The main pass: positives and rows per (model, score[, fold]), as :func:`_finish` reads.
 
     Exact wide score columns that the reader can count on an integer grid
-    (:meth:`_DuckDBReader.count_on_grid`) are counted so; the others in one query.
+    (:meth:`_DuckDBReader.count_on_grid`) are counted so; the others by the generic query.
     """
     if plan.layout == "long" or plan.fold is not None or round_digits is not None:
         return reader.run(_counting_sql(plan, reader.quote, round_digits, positive_values))
-    parts, rest = [], []
-    for model in plan.models:
-        counted = reader.count_on_grid(model, plan.label, positive_values)
-        if counted is None:
-            rest.append(model)
-        else:
-            parts.append(counted)
+    parts, rest = reader.count_on_grid(plan.models, plan.label, positive_values)
     if rest:
         parts.append(reader.run(_counting_sql(dataclasses.replace(plan, models=tuple(rest)),
                                               reader.quote, round_digits, positive_values)))
@@ -441,10 +437,11 @@ class _Reader:
     def run(self, sql: str) -> pd.DataFrame:
         raise NotImplementedError
 
-    def count_on_grid(self, column: str, label: str, positive_values: Sequence[Any]
-                      ) -> pd.DataFrame | None:
-        """One exact score column's counts by a faster route, or None: use the generic query."""
-        return None
+    def count_on_grid(self, columns: Sequence[str], label: str, positive_values: Sequence[Any]
+                      ) -> tuple[list[pd.DataFrame], list[str]]:
+        """Exact score columns' counts by a faster route, and the columns left to the generic
+        query."""
+        return [], list(columns)
 
     def close(self) -> None:
         pass
@@ -462,6 +459,7 @@ class _DuckDBReader(_Reader):
         import duckdb
 
         self._temp: tempfile.TemporaryDirectory[str] | None = None
+        self._threads = threads
         self.relation = None
         self.con = None
         if isinstance(source, duckdb.DuckDBPyRelation):
@@ -527,58 +525,125 @@ class _DuckDBReader(_Reader):
             raise InputFileError(f"{self.name}: cannot be aggregated ({_reason(exc)})",
                                  source=self.name) from None
 
-    def count_on_grid(self, column: str, label: str, positive_values: Sequence[Any]
-                      ) -> pd.DataFrame | None:
-        """Count one score column of Parquet files grouped by an integer key, when it fits.
+    def count_on_grid(self, columns: Sequence[str], label: str, positive_values: Sequence[Any]
+                      ) -> tuple[list[pd.DataFrame], list[str]]:
+        """Count the score columns of Parquet files that fit an integer grid by their keys.
 
-        DuckDB counts a million distinct doubles about three times slower than integers whose
-        range its statistics bound: those go into a "perfect hash", an array indexed by the
-        key. Most scores written to files have a few decimals, so the key is
-        ``round(score * 10**d)``, with ``d`` the fewest decimals that carry the first rows
-        exactly, and the column's range comes free from the Parquet statistics. The same pass
-        counts the rows whose score does not come back as ``key / 10**d``; only when there are
-        none is the key trusted (then distinct scores have distinct keys, and ``key / 10**d`` is
-        each score bit for bit), else None. None too for other inputs, for a range under
-        ``2**17`` keys (the generic hash is as fast there) or over ``2**22`` (the array would
-        not stay small), and for a NaN, whose key DuckDB refuses to make.
+        Most scores written to files have a few decimals, so ``key = round(score * 10**d)``,
+        with ``d`` the fewest decimals that carry a column's first rows exactly, is an integer
+        whose range the Parquet statistics give for free. Counting by key is much faster than
+        hashing a million doubles: with numba, every such column is counted in one pass over
+        the file by :mod:`costdash._grid_counting`'s compiled loop; without it, DuckDB counts
+        each column on its own into a "perfect hash" (an array indexed by the key), which pays
+        only from ``2**17`` keys on. Either way the same pass counts the rows whose score does
+        not come back as ``key / 10**d`` to the last bit, and the keys are trusted only when
+        there are none (then distinct scores have distinct keys, and ``key / 10**d`` is each
+        score bit for bit). A column with such rows, a NULL, a non-finite score, or a range
+        over ``2**22`` keys is left to the generic query.
+
+        Returns
+        -------
+        list of pandas.DataFrame, list of str
+            Counts (``model, score, n_pos, n``) of the columns counted here; the columns left
+            to the generic query.
         """
+        grids = self._grids(columns) if self.con is not None and self._kind == "parquet" else {}
+        if not grids:
+            return [], list(columns)
+        if _grid_counting.available():
+            counted = {}
+            for group in _passes(list(grids.values())):
+                counted.update(self._count_grids_compiled(group, label, positive_values))
+        else:
+            counted = {}
+            for column, grid in grids.items():
+                if _GRID_BITS[0] <= max(int(grid.keys - 1).bit_length(), 1):
+                    counted[column] = self._count_grid_in_duckdb(grid, label, positive_values)
+        frames = {c: f for c, f in counted.items() if f is not None}
+        return list(frames.values()), [c for c in columns if c not in frames]
+
+    def _grids(self, columns: Sequence[str]) -> dict[str, _grid_counting.GridColumn]:
+        """The columns whose first rows sit on a decimal grid of at most ``2**22`` keys."""
+        assert self.con is not None
+        scores = [f"CAST({self.quote(c)} AS DOUBLE)" for c in columns]
+        # fetchall, not fetchone: a result left unfinished blocks the connection (DuckDB 2).
+        bounds = self.con.execute("SELECT " + ", ".join(f"MIN({s}), MAX({s})" for s in scores)
+                                  + " FROM src").fetchall()[0]
+        first = self.con.sql("SELECT " + ", ".join(scores) + f" FROM src LIMIT {_GRID_SAMPLE}"
+                             ).to_arrow_table()
+        grids = {}
+        for j, column in enumerate(columns):
+            low, high = bounds[2 * j], bounds[2 * j + 1]
+            if low is None or not (math.isfinite(low) and math.isfinite(high)):
+                continue
+            sample = first.column(j).drop_null().to_numpy().astype(np.float64)
+            decimals = next((d for d in range(_GRID_MAX_DECIMALS + 1)
+                             if np.array_equal(np.round(sample * 10.0 ** d) / 10.0 ** d, sample)),
+                            None)
+            if decimals is None:
+                continue
+            scale = 10.0 ** decimals
+            low_key, high_key = round(low * scale), round(high * scale)
+            keys = high_key - low_key + 1
+            # Keys past 2**53 are not exact doubles: key / scale could not give scores back.
+            if (max(int(keys - 1).bit_length(), 1) <= _GRID_BITS[1]
+                    and max(abs(low_key), abs(high_key)) < 2**53):
+                grids[column] = _grid_counting.GridColumn(column, scale, low_key, keys)
+        return grids
+
+    def _count_grids_compiled(self, grids: list[_grid_counting.GridColumn], label: str,
+                              positive_values: Sequence[Any]) -> dict[str, pd.DataFrame | None]:
+        """All grid columns in one pass: DuckDB decodes, the compiled loop counts."""
         import duckdb
 
-        if self.con is None or self._kind != "parquet":
-            return None
-        score = f"CAST({self.quote(column)} AS DOUBLE)"
-        # fetchall, not fetchone: a result left unfinished blocks the connection (DuckDB 2).
-        low, high = self.con.execute(f"SELECT MIN({score}), MAX({score}) FROM src").fetchall()[0]
-        if low is None or not (math.isfinite(low) and math.isfinite(high)):
-            return None
-        first = self.con.execute(f"SELECT {score} AS s FROM src WHERE {score} IS NOT NULL "
-                                 f"LIMIT {_GRID_SAMPLE}").fetchnumpy()["s"]
-        first = np.asarray(first, dtype=np.float64)
-        decimals = next((d for d in range(_GRID_MAX_DECIMALS + 1)
-                         if np.array_equal(np.round(first * 10.0 ** d) / 10.0 ** d, first)), None)
-        if decimals is None:
-            return None
-        scale = repr(10.0 ** decimals)
-        keys = round(high * 10.0 ** decimals) - round(low * 10.0 ** decimals) + 1
-        bits = max(int(keys - 1).bit_length(), 1)
-        if not _GRID_BITS[0] <= bits <= _GRID_BITS[1]:
-            return None
-        sql = (f"SELECT {_literal(column)} AS model, CAST(k AS DOUBLE) / {scale} AS score, "
+        assert self.con is not None
+        scores = ", ".join(f"CAST({self.quote(g.name)} AS DOUBLE)" for g in grids)
+        positive = _is_positive_sql(positive_values).replace("label IN", f"{self.quote(label)} IN")
+        sql = f"SELECT CAST({positive} AS UTINYINT), {scores} FROM src"
+        # Batches of about 8 MB: big enough that the per-batch overhead vanishes, small enough
+        # to stay a few batches in memory.
+        rows = min(max((8 << 20) // (1 + 8 * len(grids)) // 2048, 32) * 2048, 1 << 20)
+        try:
+            batches = self.con.sql(sql).to_arrow_reader(rows)
+            counted = _grid_counting.count_batches(batches, grids, self._threads)
+        except duckdb.Error as exc:
+            raise InputFileError(f"{self.name}: cannot be aggregated ({_reason(exc)})",
+                                 source=self.name) from None
+        frames: dict[str, pd.DataFrame | None] = {}
+        for counts in counted:
+            if counts.off_grid:
+                frames[counts.column.name] = None
+                continue
+            score, n_pos, n = counts.scores()
+            frames[counts.column.name] = pd.DataFrame({
+                "model": counts.column.name, "score": score, "n_pos": n_pos, "n": n})
+        return frames
+
+    def _count_grid_in_duckdb(self, grid: _grid_counting.GridColumn, label: str,
+                              positive_values: Sequence[Any]) -> pd.DataFrame | None:
+        """One column counted by DuckDB into an array indexed by the key (its "perfect hash")."""
+        import duckdb
+
+        assert self.con is not None
+        scale = repr(grid.scale)
+        score = f"CAST({self.quote(grid.name)} AS DOUBLE)"
+        sql = (f"SELECT {_literal(grid.name)} AS model, CAST(k AS DOUBLE) / {scale} AS score, "
                f"n_pos, n, off FROM (SELECT CAST(round(x * {scale}) AS BIGINT) AS k, "
                f"COUNT(*) FILTER (WHERE {_is_positive_sql(positive_values)}) AS n_pos, "
                f"COUNT(*) AS n, COUNT(*) FILTER (WHERE round(x * {scale}) / {scale} <> x) AS off "
                f"FROM (SELECT {score} AS x, {self.quote(label)} AS label FROM src) AS r "
                f"GROUP BY k) AS g")
+        bits = max(int(grid.keys - 1).bit_length(), 1)
         default = self.con.execute("SELECT current_setting('perfect_ht_threshold')"
                                    ).fetchall()[0][0]
         try:
             self.con.execute(f"SET perfect_ht_threshold = {bits}")
             counted = self.con.sql(sql).to_arrow_table().to_pandas()
         except duckdb.Error:
-            return None
+            return None  # a NaN, whose key DuckDB refuses to make: the generic query says so
         finally:
             self.con.execute(f"SET perfect_ht_threshold = {int(default)}")
-        if counted["off"].sum():
+        if counted["off"].sum() or counted["score"].isna().any():
             return None
         return counted.drop(columns="off")
 
@@ -589,6 +654,22 @@ class _DuckDBReader(_Reader):
             self._temp.cleanup()
 
 
+def _passes(grids: list[_grid_counting.GridColumn]) -> list[list[_grid_counting.GridColumn]]:
+    """Grid columns in groups counted in one pass each, whose arrays together stay within
+    ``_GRID_PASS_BYTES`` (a column at the largest grid takes 48 MB)."""
+    groups: list[list[_grid_counting.GridColumn]] = [[]]
+    held = 0
+    for grid in grids:
+        size = grid.keys * 2 * (4 + 8)      # int32 counts and their int64 totals
+        if groups[-1] and held + size > _GRID_PASS_BYTES:
+            groups.append([])
+            held = 0
+        groups[-1].append(grid)
+        held += size
+    return groups
+
+
+_GRID_PASS_BYTES = 512 << 20
 _GRID_SAMPLE = 65536
 _GRID_MAX_DECIMALS = 9
 _GRID_BITS = (17, 22)

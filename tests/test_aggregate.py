@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import costdash
+from costdash import _grid_counting
 from costdash.aggregation import aggregate, max_roc_distance
 from costdash.bands import cost_band
 from costdash.cli import main
@@ -363,42 +364,53 @@ def test_band_command_on_counts_matches_rows_and_refuses_counts_as_validation(tm
         capsys.readouterr().err
 
 
-# --- DuckDB's integer-grid route for decimal scores in Parquet -----------------------------------
+# --- the integer-grid route for decimal scores in Parquet ----------------------------------------
+
+@pytest.fixture(params=["compiled", "duckdb"])
+def grid_route(request, monkeypatch):
+    """Each test of the grid route runs with numba's loop and with DuckDB's array (no numba)."""
+    if request.param == "duckdb":
+        monkeypatch.setattr(_grid_counting, "available", lambda: False)
+    return request.param
+
 
 def grid_frame(n: int = 60_000, seed: int = 7) -> pd.DataFrame:
-    """Scores on decimal grids wide enough for the grid route (over 2**17 keys), with ties."""
+    """Scores on decimal grids wide enough for DuckDB's array (over 2**17 keys), with ties."""
     rng = np.random.default_rng(seed)
     y = (rng.random(n) < 0.25).astype(np.int8)
     return pd.DataFrame({
         "y_true": y,
         "six": np.round(rng.random(n) * 0.7 + 0.3 * y, 6),          # ~1e6 keys, few ties
         "neg": rng.integers(-400_000, 400_000, n) + 90_000 * y.astype(np.int64),  # below zero
-        "coarse": np.round(rng.random(n) + 0.2 * y, 2),               # 121 keys: generic route
+        "coarse": np.round(rng.random(n) + 0.2 * y, 2),               # 121 keys
         "wide": rng.random(n) + 0.1 * y,                              # 17 digits: generic route
     })
 
 
-def grid_route_taken(path, column: str) -> bool:
+def grid_routes_taken(path, columns) -> list[bool]:
+    """Which columns the grid route counts (all asked in one call, as ``aggregate`` does)."""
     from costdash.aggregation import _DuckDBReader
     reader = _DuckDBReader(str(path), "1GB", None, None)
     try:
-        return reader.count_on_grid(column, "y_true", [1]) is not None
+        _, rest = reader.count_on_grid(list(columns), "y_true", [1])
+        return [c not in rest for c in columns]
     finally:
         reader.close()
 
 
-def test_grid_route_counts_exactly_what_the_generic_query_counts(tmp_path, capsys):
+def test_grid_route_counts_exactly_what_the_generic_query_counts(tmp_path, capsys, grid_route):
     frame = grid_frame()
     frame.loc[frame.index[::7], "six"] = frame["six"].iloc[3]          # heavy ties on one score
     parquet, csv = tmp_path / "rows.parquet", tmp_path / "rows.csv"
     frame.to_parquet(parquet, index=False)
     frame.to_csv(csv, index=False, float_format=None)   # CSV always takes the generic query
-    assert [grid_route_taken(parquet, c) for c in ("six", "neg", "coarse", "wide")] == \
-        [True, True, False, False]
+    # The compiled loop takes small grids too; DuckDB's array pays only from 2**17 keys.
+    assert grid_routes_taken(parquet, ("six", "neg", "coarse", "wide")) == \
+        [True, True, grid_route == "compiled", False]
     on_grid, generic = aggregate(parquet), aggregate(csv)
     pd.testing.assert_frame_equal(on_grid.table, generic.table)
     # ... and they are the rows' own distinct scores, bit for bit.
-    for column in ("six", "neg"):
+    for column in ("six", "neg", "coarse"):
         mine = on_grid.table[on_grid.table["model"] == column]
         np.testing.assert_array_equal(np.sort(mine["score"].to_numpy()),
                                       np.unique(frame[column].to_numpy(np.float64)))
@@ -407,23 +419,45 @@ def test_grid_route_counts_exactly_what_the_generic_query_counts(tmp_path, capsy
     assert analysis_json(counts, capsys) == analysis_json(csv, capsys)
 
 
-def test_grid_route_falls_back_when_later_rows_leave_the_grid(tmp_path):
+def test_grid_route_falls_back_when_later_rows_leave_the_grid(tmp_path, grid_route):
     frame = grid_frame()
     # The first rows (the sample) have 6 decimals; a later row has more: keys would merge it
     # with a neighbour, so the pass finds it and the generic query counts the column instead.
     frame.loc[50_000, "six"] = frame.loc[50_001, "six"] + 1e-9
     frame.to_parquet(tmp_path / "rows.parquet", index=False)
     frame.to_csv(tmp_path / "rows.csv", index=False, float_format=None)
-    assert not grid_route_taken(tmp_path / "rows.parquet", "six")
+    assert grid_routes_taken(tmp_path / "rows.parquet", ("six", "neg")) == [False, True]
     result = aggregate(tmp_path / "rows.parquet")
     pd.testing.assert_frame_equal(result.table, aggregate(tmp_path / "rows.csv").table)
     assert (result.table["score"] == frame.loc[50_000, "six"]).sum() == 1
 
 
 @pytest.mark.parametrize("bad, kind", [(np.nan, "missing"), (np.inf, "infinite")])
-def test_grid_route_refuses_non_finite_scores_like_the_generic_query(tmp_path, bad, kind):
+def test_grid_route_refuses_non_finite_scores_like_the_generic_query(tmp_path, bad, kind,
+                                                                    grid_route):
     frame = grid_frame()
     frame.loc[55_555, "six"] = bad
     frame.to_parquet(tmp_path / "rows.parquet", index=False)
     with pytest.raises(InputFileError, match=f"column 'six' has 1 row with an? {kind} value"):
         aggregate(tmp_path / "rows.parquet")
+
+
+def test_grid_route_refuses_a_null_score_like_the_generic_query(tmp_path, grid_route):
+    frame = grid_frame()
+    frame["six"] = frame["six"].astype("Float64")
+    frame.loc[44_444, "six"] = pd.NA
+    frame.to_parquet(tmp_path / "rows.parquet", index=False)
+    assert grid_routes_taken(tmp_path / "rows.parquet", ("six", "neg")) == [False, True]
+    with pytest.raises(InputFileError, match="column 'six' has 1 row with a missing value"):
+        aggregate(tmp_path / "rows.parquet")
+
+
+def test_grid_columns_split_into_passes_that_bound_memory_count_the_same(tmp_path, monkeypatch):
+    from costdash import aggregation
+    frame = grid_frame()
+    frame.to_parquet(tmp_path / "rows.parquet", index=False)
+    together = aggregate(tmp_path / "rows.parquet")
+    monkeypatch.setattr(aggregation, "_GRID_PASS_BYTES", 1)      # one column per pass
+    assert [len(g) for g in aggregation._passes([_grid_counting.GridColumn("a", 1.0, 0, 9)] * 3)
+            ] == [1, 1, 1]
+    pd.testing.assert_frame_equal(aggregate(tmp_path / "rows.parquet").table, together.table)

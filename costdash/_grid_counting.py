@@ -1,0 +1,244 @@
+"""Scores on a decimal grid counted per (key, label) by a compiled loop, in one pass over batches.
+
+:func:`costdash.aggregate` counts a wide file's exact score columns this way when numba is
+installed (a dependency of the package; without it DuckDB's own aggregate does the work). The
+reason is speed: DuckDB's vectorised ``GROUP BY`` over a million distinct keys spends most of its
+time on random writes into per-thread tables of 24-32 MB and reads the file once per score
+column. Here the engine only decodes the columns once into Arrow batches, and each column is
+counted by a loop of a few instructions per row into an array of ``2 * keys`` entries,
+one worker thread per group of columns (the loop releases the GIL), while the engine decodes the
+next batches. ``benchmarks/bench_aggregate.py`` measures both routes against the same scan floor.
+
+A row counts only when its score is ``key / scale`` to the last bit, with ``key`` the nearest
+integer to ``score * scale`` inside the column's key range: then distinct scores have distinct
+keys and ``key / scale`` gives each score back exactly. Every other row (NULL, NaN, infinite,
+more decimals than the grid, outside the range) is counted as *off the grid*, and a column with
+any such row must be counted by the generic query instead.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+try:
+    import numba
+except ImportError:  # pragma: no cover - numba is a dependency; this keeps a bare install working
+    numba = None
+
+__all__ = ["GridColumn", "GridCounts", "available", "count_batches", "count_column"]
+
+_QUEUED_BATCHES = 2
+"""Batches waiting per worker: enough to keep the engine decoding while a worker counts, few
+enough that memory stays a few batches whatever the file's size."""
+
+
+def available() -> bool:
+    """Whether the compiled loop can run (numba imports)."""
+    return numba is not None
+
+
+@dataclass(frozen=True)
+class GridColumn:
+    """One score column's grid: scores ``(low_key + i) / scale`` for ``i`` in ``range(keys)``.
+
+    Attributes
+    ----------
+    name : str
+        The column's name, as the counts report it.
+    scale : float
+        ``10.0 ** decimals``.
+    low_key : int
+        The smallest key, ``round(min(score) * scale)``.
+    keys : int
+        Number of keys from the smallest to the largest score.
+    """
+
+    name: str
+    scale: float
+    low_key: int
+    keys: int
+
+
+@dataclass(frozen=True)
+class GridCounts:
+    """Rows and positives per key of one column, and the rows that were off its grid.
+
+    Attributes
+    ----------
+    column : GridColumn
+    n_pos, n : numpy.ndarray of int64
+        Positives and rows per key, ``keys`` entries each.
+    off_grid : int
+        Rows whose score is not exactly a key of the grid; when positive, ``n_pos`` and ``n``
+        leave those rows out and must not be used.
+    """
+
+    column: GridColumn
+    n_pos: NDArray[np.int64]
+    n: NDArray[np.int64]
+    off_grid: int
+
+    def scores(self) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+        """The keys that hold rows, as ``(score, n_pos, n)``, scores increasing."""
+        held = np.flatnonzero(self.n)
+        score = (np.float64(self.column.low_key) + held) / self.column.scale
+        return score, self.n_pos[held], self.n[held]
+
+
+def _count_into(scores: NDArray[np.float64], positive: NDArray[np.uint8], scale: float,
+                low_key: float, counts: NDArray[np.int32]) -> int:
+    """Add each row to ``counts[2 * key_index + positive]``; return the rows off the grid.
+
+    The comparison ``key / scale == score`` is False for NaN, so NULLs (NaN after Arrow) and
+    NaNs are off the grid; infinities pass it and fall outside the range.
+    """
+    off = 0
+    keys = counts.shape[0] // 2
+    for i in range(scores.shape[0]):
+        score = scores[i]
+        key = np.rint(score * scale)
+        if not key / scale == score:
+            off += 1
+            continue
+        index = key - low_key
+        if not 0.0 <= index < keys:
+            off += 1
+            continue
+        counts[2 * np.int64(index) + positive[i]] += 1
+    return off
+
+
+if numba is not None:
+    # cache=True keeps the machine code on disk (next to this file, or in the user's cache when
+    # the package directory is read-only): a new process loads it in milliseconds.
+    _count_into = numba.njit(nogil=True, cache=True)(_count_into)
+
+
+def count_column(scores: NDArray[np.float64], positive: NDArray[np.uint8], column: GridColumn
+                 ) -> GridCounts:
+    """Count one column held in memory (the loop :func:`count_batches` runs per batch).
+
+    Parameters
+    ----------
+    scores : numpy.ndarray of float64
+    positive : numpy.ndarray of uint8
+        1 for a positive example, 0 for a negative one.
+    column : GridColumn
+
+    Returns
+    -------
+    GridCounts
+
+    Examples
+    --------
+    >>> column = GridColumn("m", scale=10.0, low_key=1, keys=3)
+    >>> counted = count_column(np.array([0.1, 0.3, 0.3, 0.25]), np.array([1, 0, 1, 0], np.uint8),
+    ...                        column)
+    >>> counted.n.tolist(), counted.n_pos.tolist(), counted.off_grid
+    ([1, 0, 2], [1, 0, 1], 1)
+    """
+    counter = _Counter(column)
+    counter.add(np.ascontiguousarray(scores, dtype=np.float64),
+                np.ascontiguousarray(positive, dtype=np.uint8))
+    return counter.result()
+
+
+def _counts_of(column: GridColumn, counts: NDArray[np.int64], off: int) -> GridCounts:
+    pairs = counts.reshape(-1, 2)
+    return GridCounts(column=column, n_pos=pairs[:, 1].copy(), n=pairs.sum(axis=1), off_grid=off)
+
+
+def count_batches(batches: Iterable[Any], columns: Sequence[GridColumn],
+                  workers: int | None = None) -> list[GridCounts]:
+    """Count every column of a stream of Arrow record batches, one pass, in worker threads.
+
+    Parameters
+    ----------
+    batches : iterable of pyarrow.RecordBatch
+        Column 0 is the label as ``uint8`` (1 positive, 0 negative, no NULLs); column ``1 + j``
+        holds ``columns[j]``'s scores as ``double``. The engine producing them keeps decoding
+        while the workers count.
+    columns : sequence of GridColumn
+    workers : int, optional
+        Threads counting (each owns some columns and their arrays); default: one per column,
+        at most one per CPU.
+
+    Returns
+    -------
+    list of GridCounts
+        In the order of ``columns``.
+    """
+    workers = max(1, min(len(columns), workers or os.cpu_count() or 1))
+    counters = [_Counter(c) for c in columns]
+    inboxes: list[queue.Queue[Any]] = [queue.Queue(maxsize=_QUEUED_BATCHES)
+                                        for _ in range(workers)]
+    failures: list[BaseException] = []
+
+    def work(inbox: queue.Queue[Any], mine: list[_Counter]) -> None:
+        while (batch := inbox.get()) is not None:
+            if failures:
+                continue  # keep taking batches so that the producer never blocks on a full queue
+            try:
+                positive = batch.column(0).to_numpy(zero_copy_only=False)
+                for j, counter in mine:
+                    counter.add(batch.column(1 + j).to_numpy(zero_copy_only=False), positive)
+            except BaseException as exc:  # handed to the caller's thread below
+                failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(inbox, list(enumerate(counters))[w::workers]),
+                                name=f"costdash-grid-{w}", daemon=True)
+               for w, inbox in enumerate(inboxes)]
+    for thread in threads:
+        thread.start()
+    try:
+        for batch in batches:
+            for inbox in inboxes:
+                inbox.put(batch)
+            if failures:
+                break
+    finally:
+        for inbox in inboxes:
+            inbox.put(None)
+        for thread in threads:
+            thread.join()
+    if failures:
+        raise failures[0]
+    return [counter.result() for counter in counters]
+
+
+class _Counter:
+    """One column's counts: an ``int32`` array for the loop (half the memory traffic of
+    ``int64``), added into the ``int64`` totals before any entry could overflow."""
+
+    _ROWS_BEFORE_FLUSH = 2**31 - 1
+
+    def __init__(self, column: GridColumn) -> None:
+        self.column = column
+        self.counts = np.zeros(2 * column.keys, dtype=np.int32)
+        self.totals = np.zeros(2 * column.keys, dtype=np.int64)
+        self.pending = 0
+        self.off = 0
+
+    def add(self, scores: NDArray[np.float64], positive: NDArray[np.uint8]) -> None:
+        if self.pending + len(scores) > self._ROWS_BEFORE_FLUSH:
+            self._flush()
+        self.pending += len(scores)
+        self.off += int(_count_into(scores, positive, float(self.column.scale),
+                                    float(self.column.low_key), self.counts))
+
+    def _flush(self) -> None:
+        self.totals += self.counts
+        self.counts[:] = 0
+        self.pending = 0
+
+    def result(self) -> GridCounts:
+        self._flush()
+        return _counts_of(self.column, self.totals, self.off)
