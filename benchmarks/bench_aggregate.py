@@ -16,7 +16,10 @@ What runs:
 2. **Floor**: ``SELECT sum(gbm), sum(logreg), sum(y_true)`` over the file with the same DuckDB
    settings: the time it takes just to read the columns the aggregation reads.
 3. **DuckDB**: ``costdash.aggregate(file)`` (``memory_limit`` 1 GB, all cores), written to
-   Parquet; its time, peak RSS and its ratio to the floor.
+   Parquet; its time, peak RSS and its ratio to the floor. The scores on a decimal grid are
+   counted by the compiled loop (numba) while DuckDB decodes the file once; **duckdb without
+   numba** is the same call with the loop switched off (DuckDB's own array, one pass per
+   column), the route a machine without numba takes, measured in the same run.
 4. **Analysis**: ``load_predictions`` of the aggregate plus ``analyze`` (ROC, hull, envelope,
    choice), the part a server or notebook does.
 5. **Spark** (unless ``--no-spark``): the same file through ``aggregate(engine="spark")`` in
@@ -77,6 +80,9 @@ report(seconds=time.perf_counter() - t, sums=[float(v) for v in row])
 
 DUCKDB = """
 import costdash, costdash.aggregation, duckdb, pyarrow  # imports are not part of the timing
+from costdash import _grid_counting
+if {without_numba}:  # the route a machine without numba takes: DuckDB's array per column
+    _grid_counting.available = lambda: False
 t = time.perf_counter()
 result = costdash.aggregate('{path}', memory_limit='{memory_limit}')
 result.write('{out}')
@@ -161,10 +167,12 @@ def main() -> int:
         results["parquet_mb"] = os.path.getsize(path) / 2**20
         print(f"data: {args.rows:,} rows x 2 classifiers, {results['parquet_mb']:,.0f} MB of "
               f"Parquet, generated in {gen['seconds']:.1f} s", flush=True)
-        runs: dict[str, list[dict[str, Any]]] = {"floor": [], "duckdb": [], "analysis": []}
+        runs: dict[str, list[dict[str, Any]]] = {"floor": [], "duckdb": [],
+                                                 "duckdb_without_numba": [], "analysis": []}
         for _ in range(args.repeats):
             runs["floor"].append(run_child(FLOOR, **step))
-            runs["duckdb"].append(run_child(DUCKDB, **step))
+            runs["duckdb"].append(run_child(DUCKDB, without_numba=False, **step))
+            runs["duckdb_without_numba"].append(run_child(DUCKDB, without_numba=True, **step))
             runs["analysis"].append(run_child(ANALYSIS, **step))
         for name, done in runs.items():
             results[name] = {"seconds": _median([r["seconds"] for r in done]),
@@ -173,14 +181,19 @@ def main() -> int:
         results["duckdb"]["output_rows"] = runs["duckdb"][0]["output_rows"]
         results["analysis"]["load_seconds"] = _median([r["load_seconds"] for r in runs["analysis"]])
         results["ratio_to_floor"] = results["duckdb"]["seconds"] / results["floor"]["seconds"]
+        results["ratio_to_floor_without_numba"] = (results["duckdb_without_numba"]["seconds"]
+                                                   / results["floor"]["seconds"])
         results["aggregate_mb"] = os.path.getsize(out) / 2**20
         for name, label in (("floor", "floor  (scan: sum of the 3 columns)"),
-                            ("duckdb", "duckdb aggregate"), ("analysis", "analysis of aggregate")):
+                            ("duckdb", "duckdb aggregate"),
+                            ("duckdb_without_numba", "duckdb aggregate without numba"),
+                            ("analysis", "analysis of aggregate")):
             r = results[name]
-            print(f"{label:37s} {r['seconds']:7.2f} s median of "
+            print(f"{label:38s} {r['seconds']:7.2f} s median of "
                   f"{' '.join(f'{s:.2f}' for s in r['all_seconds'])}; peak RSS "
                   f"{r['peak_rss_mb']:,.0f} MB", flush=True)
-        print(f"duckdb / floor: {results['ratio_to_floor']:.2f}; aggregate: "
+        print(f"duckdb / floor: {results['ratio_to_floor']:.2f} (without numba: "
+              f"{results['ratio_to_floor_without_numba']:.2f}); aggregate: "
               f"{results['duckdb']['output_rows']:,} rows, {results['aggregate_mb']:.1f} MB; "
               f"analysis: load {results['analysis']['load_seconds']:.2f} s of it", flush=True)
         if not args.no_spark:

@@ -33,7 +33,7 @@ try:
 except ImportError:  # pragma: no cover - numba is a dependency; this keeps a bare install working
     numba = None
 
-__all__ = ["GridColumn", "GridCounts", "available", "count_batches", "count_column"]
+__all__ = ["GridColumn", "GridCounts", "available", "count_batches", "count_column", "warm_up"]
 
 _QUEUED_BATCHES = 2
 """Batches waiting per worker: enough to keep the engine decoding while a worker counts, few
@@ -97,22 +97,27 @@ def _count_into(scores: NDArray[np.float64], positive: NDArray[np.uint8], scale:
                 low_key: float, counts: NDArray[np.int32]) -> int:
     """Add each row to ``counts[2 * key_index + positive]``; return the rows off the grid.
 
-    The comparison ``key / scale == score`` is False for NaN, so NULLs (NaN after Arrow) and
-    NaNs are off the grid; infinities pass it and fall outside the range.
+    Two loops: the first finds each row's entry (or -1) without a branch, so the compiler
+    makes it SIMD (the exactness check is a division); the second only increments, the part
+    bound by memory. Together about a third faster than one loop doing both. The comparison
+    ``key / scale == score`` is False for NaN, so NULLs (NaN after Arrow) and NaNs are off the
+    grid; infinities pass it and fall outside the range.
     """
-    off = 0
     keys = counts.shape[0] // 2
+    entries = np.empty(scores.shape[0], dtype=np.int32)
     for i in range(scores.shape[0]):
         score = scores[i]
         key = np.rint(score * scale)
-        if not key / scale == score:
-            off += 1
-            continue
         index = key - low_key
-        if not 0.0 <= index < keys:
+        on_grid = (key / scale == score) & (index >= 0.0) & (index < keys)
+        entries[i] = np.int32(index) * 2 + np.int32(positive[i]) if on_grid else np.int32(-1)
+    off = 0
+    for i in range(entries.shape[0]):
+        entry = entries[i]
+        if entry < 0:
             off += 1
-            continue
-        counts[2 * np.int64(index) + positive[i]] += 1
+        else:
+            counts[entry] += 1
     return off
 
 
@@ -120,6 +125,28 @@ if numba is not None:
     # cache=True keeps the machine code on disk (next to this file, or in the user's cache when
     # the package directory is read-only): a new process loads it in milliseconds.
     _count_into = numba.njit(nogil=True, cache=True)(_count_into)
+
+
+def warm_up() -> threading.Thread | None:
+    """Load the compiled loop in a background thread, ahead of the first batch.
+
+    numba's first call in a process takes about half a second even when the machine code
+    comes from its disk cache (it starts LLVM); started first, that overlaps with the engine's
+    planning queries and first batches instead of stalling the pass. Returns the thread, or
+    None without numba.
+    """
+    if numba is None:
+        return None
+
+    def load() -> None:
+        # The signature count_batches calls: Arrow's read-only arrays, a writable int32 array.
+        scores, positive = np.zeros(1), np.zeros(1, dtype=np.uint8)
+        scores.flags.writeable = positive.flags.writeable = False
+        _count_into(scores, positive, 1.0, 0.0, np.zeros(2, dtype=np.int32))
+
+    thread = threading.Thread(target=load, name="costdash-grid-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def count_column(scores: NDArray[np.float64], positive: NDArray[np.uint8], column: GridColumn

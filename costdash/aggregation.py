@@ -188,6 +188,7 @@ def aggregate(source: Any, *, engine: Literal["duckdb", "spark"] | None = None,
                              f"{round_digits!r}")
     engine = _engine_of(source, engine)
     if engine == "duckdb":
+        _grid_counting.warm_up()
         reader: _Reader = _DuckDBReader(source, memory_limit, threads, temp_directory)
     else:
         reader = _SparkReader(source, master)
@@ -199,7 +200,8 @@ def aggregate(source: Any, *, engine: Literal["duckdb", "spark"] | None = None,
         # are then the output's rows; finding the labels costs next to nothing (see below).
         labels = _label_values(reader, plan)
         positive_values, positive_label = _positive_values(labels, plan, reader.name, positive)
-        grouped = _count(reader, plan, round_digits, positive_values)
+        grouped = _count(reader, plan, round_digits, positive_values,
+                         _labels_are_flags(labels, positive_values))
     finally:
         reader.close()
     table, stats = _finish(grouped, plan, reader.name, round_digits)
@@ -306,7 +308,7 @@ def _labels_sql(plan: _Plan, quote: Any) -> str:
 
 
 def _count(reader: _Reader, plan: _Plan, round_digits: int | None,
-           positive_values: Sequence[Any]) -> pd.DataFrame:
+           positive_values: Sequence[Any], labels_are_flags: bool = False) -> pd.DataFrame:
     """The main pass: positives and rows per (model, score[, fold]), as :func:`_finish` reads.
 
     Exact wide score columns that the reader can count on an integer grid
@@ -314,11 +316,22 @@ def _count(reader: _Reader, plan: _Plan, round_digits: int | None,
     """
     if plan.layout == "long" or plan.fold is not None or round_digits is not None:
         return reader.run(_counting_sql(plan, reader.quote, round_digits, positive_values))
-    parts, rest = reader.count_on_grid(plan.models, plan.label, positive_values)
+    parts, rest = reader.count_on_grid(plan.models, plan.label, positive_values,
+                                       labels_are_flags)
     if rest:
         parts.append(reader.run(_counting_sql(dataclasses.replace(plan, models=tuple(rest)),
                                               reader.quote, round_digits, positive_values)))
     return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+
+
+def _labels_are_flags(labels: pd.DataFrame, positive_values: Sequence[Any]) -> bool:
+    """Whether the labels are the integers (or booleans) 0 and 1 with 1 positive: then the label
+    column itself is the positive flag, which DuckDB hands over faster than a computed one."""
+    values = labels["label"].tolist() + list(positive_values)
+    if not all(isinstance(v, (bool, int, np.integer, np.bool_)) for v in values):
+        return False
+    return ({int(v) for v in labels["label"]} == {0, 1}
+            and [int(v) for v in positive_values] == [1])
 
 
 def _is_positive_sql(positive_values: Sequence[Any]) -> str:
@@ -437,8 +450,8 @@ class _Reader:
     def run(self, sql: str) -> pd.DataFrame:
         raise NotImplementedError
 
-    def count_on_grid(self, columns: Sequence[str], label: str, positive_values: Sequence[Any]
-                      ) -> tuple[list[pd.DataFrame], list[str]]:
+    def count_on_grid(self, columns: Sequence[str], label: str, positive_values: Sequence[Any],
+                      labels_are_flags: bool = False) -> tuple[list[pd.DataFrame], list[str]]:
         """Exact score columns' counts by a faster route, and the columns left to the generic
         query."""
         return [], list(columns)
@@ -525,8 +538,8 @@ class _DuckDBReader(_Reader):
             raise InputFileError(f"{self.name}: cannot be aggregated ({_reason(exc)})",
                                  source=self.name) from None
 
-    def count_on_grid(self, columns: Sequence[str], label: str, positive_values: Sequence[Any]
-                      ) -> tuple[list[pd.DataFrame], list[str]]:
+    def count_on_grid(self, columns: Sequence[str], label: str, positive_values: Sequence[Any],
+                      labels_are_flags: bool = False) -> tuple[list[pd.DataFrame], list[str]]:
         """Count the score columns of Parquet files that fit an integer grid by their keys.
 
         Most scores written to files have a few decimals, so ``key = round(score * 10**d)``,
@@ -539,7 +552,8 @@ class _DuckDBReader(_Reader):
         not come back as ``key / 10**d`` to the last bit, and the keys are trusted only when
         there are none (then distinct scores have distinct keys, and ``key / 10**d`` is each
         score bit for bit). A column with such rows, a NULL, a non-finite score, or a range
-        over ``2**22`` keys is left to the generic query.
+        over ``2**22`` keys is left to the generic query. ``labels_are_flags``: the label
+        column holds only 0 and 1 (or false and true), 1 positive, and can be read as it is.
 
         Returns
         -------
@@ -553,7 +567,8 @@ class _DuckDBReader(_Reader):
         if _grid_counting.available():
             counted = {}
             for group in _passes(list(grids.values())):
-                counted.update(self._count_grids_compiled(group, label, positive_values))
+                counted.update(self._count_grids_compiled(group, label, positive_values,
+                                                          labels_are_flags))
         else:
             counted = {}
             for column, grid in grids.items():
@@ -592,13 +607,15 @@ class _DuckDBReader(_Reader):
         return grids
 
     def _count_grids_compiled(self, grids: list[_grid_counting.GridColumn], label: str,
-                              positive_values: Sequence[Any]) -> dict[str, pd.DataFrame | None]:
+                              positive_values: Sequence[Any], labels_are_flags: bool
+                              ) -> dict[str, pd.DataFrame | None]:
         """All grid columns in one pass: DuckDB decodes, the compiled loop counts."""
         import duckdb
 
         assert self.con is not None
         scores = ", ".join(f"CAST({self.quote(g.name)} AS DOUBLE)" for g in grids)
-        positive = _is_positive_sql(positive_values).replace("label IN", f"{self.quote(label)} IN")
+        positive = (self.quote(label) if labels_are_flags else
+                    _is_positive_sql(positive_values).replace("label IN", f"{self.quote(label)} IN"))
         sql = f"SELECT CAST({positive} AS UTINYINT), {scores} FROM src"
         # Batches of about 8 MB: big enough that the per-batch overhead vanishes, small enough
         # to stay a few batches in memory.

@@ -461,3 +461,20 @@ def test_grid_columns_split_into_passes_that_bound_memory_count_the_same(tmp_pat
     assert [len(g) for g in aggregation._passes([_grid_counting.GridColumn("a", 1.0, 0, 9)] * 3)
             ] == [1, 1, 1]
     pd.testing.assert_frame_equal(aggregate(tmp_path / "rows.parquet").table, together.table)
+
+
+@pytest.mark.parametrize("labels, positive", [(("no", "yes"), "yes"), ((False, True), None),
+                                              ((1, 2), "2"), ((0, 1), "0")])
+def test_grid_route_reads_labels_of_any_kind_like_the_generic_query(tmp_path, labels, positive,
+                                                                     grid_route):
+    frame = grid_frame(n=20_000)
+    frame["y_true"] = np.where(frame["y_true"] == 1, labels[1], labels[0])
+    if isinstance(labels[0], (bool, np.bool_)):
+        frame["y_true"] = frame["y_true"].astype(bool)
+    frame.to_parquet(tmp_path / "rows.parquet", index=False)
+    frame.to_csv(tmp_path / "rows.csv", index=False, float_format=None)
+    on_grid = aggregate(tmp_path / "rows.parquet", positive=positive)
+    generic = aggregate(tmp_path / "rows.csv", positive=positive)
+    pd.testing.assert_frame_equal(on_grid.table, generic.table)
+    assert on_grid.table["n_pos"].sum() == (frame["y_true"] == (
+        labels[0] if positive == str(labels[0]) else labels[1])).sum() * 4
