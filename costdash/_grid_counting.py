@@ -243,14 +243,14 @@ def count_batches(batches: Iterable[Any], columns: Sequence[GridColumn],
 
 class _Counter:
     """One column's counts: an ``int32`` array for the loop (half the memory traffic of
-    ``int64``), added into the ``int64`` totals before any entry could overflow."""
+    ``int64``), added into ``int64`` totals before any entry could overflow."""
 
     _ROWS_BEFORE_FLUSH = 2**31 - 1
 
     def __init__(self, column: GridColumn) -> None:
         self.column = column
         self.counts = np.zeros(2 * column.keys, dtype=np.int32)
-        self.totals = np.zeros(2 * column.keys, dtype=np.int64)
+        self.totals: NDArray[np.int64] | None = None   # needed only past 2**31 - 1 rows
         self.pending = 0
         self.off = 0
 
@@ -262,10 +262,12 @@ class _Counter:
                                     float(self.column.low_key), self.counts))
 
     def _flush(self) -> None:
+        if self.totals is None:
+            self.totals = np.zeros(self.counts.shape, dtype=np.int64)
         self.totals += self.counts
         self.counts[:] = 0
         self.pending = 0
 
     def result(self) -> GridCounts:
-        self._flush()
-        return _counts_of(self.column, self.totals, self.off)
+        totals = self.counts + (0 if self.totals is None else self.totals)
+        return _counts_of(self.column, totals.astype(np.int64, copy=False), self.off)
