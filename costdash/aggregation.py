@@ -92,6 +92,10 @@ class AggregateStats:
         per fold) to the rounded one; 0.0 without rounding or when nothing merged.
     seconds : float
         Wall time of the aggregation.
+    counted_by_key : tuple of str
+        Classifiers whose scores sat on a decimal grid (Parquet, wide layout, exact scores) and
+        were counted by an integer key, the fast route; the others were grouped by the score
+        itself. Empty for Spark.
     """
 
     engine: str
@@ -104,6 +108,7 @@ class AggregateStats:
     merged_bins: int
     max_roc_distance: float
     seconds: float
+    counted_by_key: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -165,7 +170,8 @@ def aggregate(source: Any, *, engine: Literal["duckdb", "spark"] | None = None,
         the active session, else ``local[*]``.
     memory_limit, threads, temp_directory : optional
         DuckDB's settings: past ``memory_limit`` it spills to ``temp_directory`` (default: a
-        fresh directory under the system's temporary one).
+        fresh directory under the system's temporary one). ``threads`` also bounds the threads
+        of the compiled counting loop.
 
     Returns
     -------
@@ -200,14 +206,14 @@ def aggregate(source: Any, *, engine: Literal["duckdb", "spark"] | None = None,
         # are then the output's rows; finding the labels costs next to nothing (see below).
         labels = _label_values(reader, plan)
         positive_values, positive_label = _positive_values(labels, plan, reader.name, positive)
-        grouped = _count(reader, plan, round_digits, positive_values,
-                         _labels_are_flags(labels, positive_values))
+        grouped, by_key = _count(reader, plan, round_digits, positive_values,
+                                 _labels_are_flags(labels, positive_values))
     finally:
         reader.close()
     table, stats = _finish(grouped, plan, reader.name, round_digits)
     return Aggregate(table=table, stats=AggregateStats(
         engine=engine, seconds=time.perf_counter() - started, positive_label=positive_label,
-        **stats))
+        counted_by_key=tuple(m for m in plan.models if m in by_key), **stats))
 
 
 def max_roc_distance(n_pos: np.ndarray, n_neg: np.ndarray, total_pos: int | np.ndarray,
@@ -308,20 +314,23 @@ def _labels_sql(plan: _Plan, quote: Any) -> str:
 
 
 def _count(reader: _Reader, plan: _Plan, round_digits: int | None,
-           positive_values: Sequence[Any], labels_are_flags: bool = False) -> pd.DataFrame:
+           positive_values: Sequence[Any], labels_are_flags: bool = False
+           ) -> tuple[pd.DataFrame, list[str]]:
     """The main pass: positives and rows per (model, score[, fold]), as :func:`_finish` reads.
 
     Exact wide score columns that the reader can count on an integer grid
     (:meth:`_DuckDBReader.count_on_grid`) are counted so; the others by the generic query.
+    Returns the counts and the columns counted on the grid.
     """
     if plan.layout == "long" or plan.fold is not None or round_digits is not None:
-        return reader.run(_counting_sql(plan, reader.quote, round_digits, positive_values))
+        return reader.run(_counting_sql(plan, reader.quote, round_digits, positive_values)), []
     parts, rest = reader.count_on_grid(plan.models, plan.label, positive_values,
                                        labels_are_flags)
+    by_key = [m for m in plan.models if m not in rest]
     if rest:
         parts.append(reader.run(_counting_sql(dataclasses.replace(plan, models=tuple(rest)),
                                               reader.quote, round_digits, positive_values)))
-    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    return (parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)), by_key
 
 
 def _labels_are_flags(labels: pd.DataFrame, positive_values: Sequence[Any]) -> bool:

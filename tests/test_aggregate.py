@@ -409,6 +409,9 @@ def test_grid_route_counts_exactly_what_the_generic_query_counts(tmp_path, capsy
         [True, True, grid_route == "compiled", False]
     on_grid, generic = aggregate(parquet), aggregate(csv)
     pd.testing.assert_frame_equal(on_grid.table, generic.table)
+    assert on_grid.stats.counted_by_key == (("six", "neg", "coarse") if grid_route == "compiled"
+                                            else ("six", "neg"))
+    assert generic.stats.counted_by_key == ()
     # ... and they are the rows' own distinct scores, bit for bit.
     for column in ("six", "neg", "coarse"):
         mine = on_grid.table[on_grid.table["model"] == column]

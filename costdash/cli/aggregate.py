@@ -42,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--memory-limit", default="1GB", metavar="SIZE",
                         help="DuckDB's memory limit; it spills to disk past it (default 1GB)")
     parser.add_argument("--threads", type=int, metavar="N",
-                        help="DuckDB threads (default: all cores)")
+                        help="threads for DuckDB and for the compiled counting loop "
+                             "(default: all cores)")
     group = parser.add_argument_group("reading the rows")
     group.add_argument("--label-column", help="column of true labels (default: detected)")
     group.add_argument("--model-column", help="long layout: column naming the classifier")
