@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +33,8 @@ try:
 except ImportError:  # pragma: no cover - numba is a dependency; this keeps a bare install working
     numba = None
 
-__all__ = ["GridColumn", "GridCounts", "available", "count_batches", "count_column", "warm_up"]
+__all__ = ["GridColumn", "GridCounts", "available", "count_batches", "count_column",
+           "count_parts", "warm_up"]
 
 _QUEUED_BATCHES = 2
 """Batches waiting per worker: enough to keep the engine decoding while a worker counts, few
@@ -241,6 +242,61 @@ def count_batches(batches: Iterable[Any], columns: Sequence[GridColumn],
     return [counter.result() for counter in counters]
 
 
+def count_parts(parts: Sequence[Any], read: Callable[[Any], Iterable[tuple[Any, list[Any]]]],
+                columns: Sequence[GridColumn], workers: int | None = None) -> list[GridCounts]:
+    """Count every column over independent parts of the input, in parallel worker threads.
+
+    Each worker takes the next part, reads it and counts it at once, while its batches are
+    still in the CPU's cache, into counts of its own; the workers' counts are added at the end.
+    This is the route for Parquet files, whose row groups are such parts.
+
+    Parameters
+    ----------
+    parts : sequence
+        Whatever ``read`` takes (for Parquet: a file and a row group).
+    read : callable
+        ``read(part)`` yields ``(positive, [scores of columns[0], scores of columns[1], ...])``
+        batches: ``uint8`` arrays of 0/1 and ``float64`` arrays (NaN for NULL). It runs in the
+        worker threads, so it must release the GIL to gain from them (Arrow's readers do).
+    columns : sequence of GridColumn
+    workers : int, optional
+        Threads; default: one per CPU, at most one per part.
+
+    Returns
+    -------
+    list of GridCounts
+        In the order of ``columns``.
+    """
+    workers = max(1, min(len(parts), workers or os.cpu_count() or 1))
+    pending = iter(parts)
+    taking = threading.Lock()
+    failures: list[BaseException] = []
+    counters = [[_Counter(c) for c in columns] for _ in range(workers)]
+
+    def work(mine: list[_Counter]) -> None:
+        while not failures:
+            with taking:
+                part = next(pending, None)
+            if part is None:
+                return
+            try:
+                for positive, scores in read(part):
+                    for counter, column_scores in zip(mine, scores):
+                        counter.add(column_scores, positive)
+            except BaseException as exc:  # handed to the caller's thread below
+                failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(mine,), name=f"costdash-grid-{w}",
+                                daemon=True) for w, mine in enumerate(counters)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+    return [_Counter.sum(per_column) for per_column in zip(*counters)]
+
+
 class _Counter:
     """One column's counts: an ``int32`` array for the loop (half the memory traffic of
     ``int64``), added into ``int64`` totals before any entry could overflow."""
@@ -269,5 +325,16 @@ class _Counter:
         self.pending = 0
 
     def result(self) -> GridCounts:
+        return _counts_of(self.column, self._total(), self.off)
+
+    def _total(self) -> NDArray[np.int64]:
         totals = self.counts + (0 if self.totals is None else self.totals)
-        return _counts_of(self.column, totals.astype(np.int64, copy=False), self.off)
+        return totals.astype(np.int64, copy=False)
+
+    @staticmethod
+    def sum(counters: Sequence[_Counter]) -> GridCounts:
+        """The counts of several workers' counters of one column, added."""
+        totals = counters[0]._total()
+        for other in counters[1:]:
+            totals = totals + other._total()
+        return _counts_of(counters[0].column, totals, sum(c.off for c in counters))
