@@ -1,13 +1,13 @@
 """Scores on a decimal grid counted per (key, label) by a compiled loop, in one pass over batches.
 
-:func:`costdash.aggregate` counts a wide file's exact score columns this way when numba is
-installed (a dependency of the package; without it DuckDB's own aggregate does the work). The
-reason is speed: DuckDB's vectorised ``GROUP BY`` over a million distinct keys spends most of its
-time on random writes into per-thread tables of 24-32 MB and reads the file once per score
-column. Here the engine only decodes the columns once into Arrow batches, and each column is
-counted by a loop of a few instructions per row into an array of ``2 * keys`` entries,
-one worker thread per group of columns (the loop releases the GIL), while the engine decodes the
-next batches. ``benchmarks/bench_aggregate.py`` measures both routes against the same scan floor.
+:func:`costdash.aggregate` counts the exact score columns of Parquet files this way when numba
+is installed (a dependency of the package; without it DuckDB's own aggregate does the work).
+The reason is speed: DuckDB's vectorised ``GROUP BY`` over a million distinct keys spends most
+of its time on random writes into per-thread tables of 24-32 MB, and reads the file once per
+score column. Here each worker thread reads a part of the input (a row group), and counts each
+batch of it at once, while it is in the CPU's cache, by a loop of a few instructions per row
+into an array of ``2 * keys`` entries per column; the loop releases the GIL, and so does Arrow's
+reader. ``benchmarks/bench_aggregate.py`` measures both routes against the same scan floor.
 
 A row counts only when its score is ``key / scale`` to the last bit, with ``key`` the nearest
 integer to ``score * scale`` inside the column's key range: then distinct scores have distinct
@@ -19,7 +19,6 @@ any such row must be counted by the generic query instead.
 from __future__ import annotations
 
 import os
-import queue
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -33,13 +32,7 @@ try:
 except ImportError:  # pragma: no cover - numba is a dependency; this keeps a bare install working
     numba = None
 
-__all__ = ["GridColumn", "GridCounts", "available", "count_batches", "count_column",
-           "count_parts", "warm_up"]
-
-_QUEUED_BATCHES = 2
-"""Batches waiting per worker: enough to keep the engine decoding while a worker counts, few
-enough that memory stays a few batches whatever the file's size."""
-
+__all__ = ["GridColumn", "GridCounts", "available", "count_column", "count_parts", "warm_up"]
 
 def available() -> bool:
     """Whether the compiled loop can run (numba imports)."""
@@ -140,10 +133,11 @@ def warm_up() -> threading.Thread | None:
         return None
 
     def load() -> None:
-        # The signature count_batches calls: Arrow's read-only arrays, a writable int32 array.
-        scores, positive = np.zeros(1), np.zeros(1, dtype=np.uint8)
-        scores.flags.writeable = positive.flags.writeable = False
-        _count_into(scores, positive, 1.0, 0.0, np.zeros(2, dtype=np.int32))
+        # The signature of float64 scores without NULLs: Arrow's read-only array of them,
+        # the labels converted to a new uint8 array, the counts' int32 array.
+        scores = np.zeros(1)
+        scores.flags.writeable = False
+        _count_into(scores, np.zeros(1, dtype=np.uint8), 1.0, 0.0, np.zeros(2, dtype=np.int32))
 
     thread = threading.Thread(target=load, name="costdash-grid-warm-up", daemon=True)
     thread.start()
@@ -152,7 +146,7 @@ def warm_up() -> threading.Thread | None:
 
 def count_column(scores: NDArray[np.float64], positive: NDArray[np.uint8], column: GridColumn
                  ) -> GridCounts:
-    """Count one column held in memory (the loop :func:`count_batches` runs per batch).
+    """Count one column held in memory (the loop :func:`count_parts` runs per batch).
 
     Parameters
     ----------
@@ -182,64 +176,6 @@ def count_column(scores: NDArray[np.float64], positive: NDArray[np.uint8], colum
 def _counts_of(column: GridColumn, counts: NDArray[np.int64], off: int) -> GridCounts:
     pairs = counts.reshape(-1, 2)
     return GridCounts(column=column, n_pos=pairs[:, 1].copy(), n=pairs.sum(axis=1), off_grid=off)
-
-
-def count_batches(batches: Iterable[Any], columns: Sequence[GridColumn],
-                  workers: int | None = None) -> list[GridCounts]:
-    """Count every column of a stream of Arrow record batches, one pass, in worker threads.
-
-    Parameters
-    ----------
-    batches : iterable of pyarrow.RecordBatch
-        Column 0 is the label as ``uint8`` (1 positive, 0 negative, no NULLs); column ``1 + j``
-        holds ``columns[j]``'s scores as ``double``. The engine producing them keeps decoding
-        while the workers count.
-    columns : sequence of GridColumn
-    workers : int, optional
-        Threads counting (each owns some columns and their arrays); default: one per column,
-        at most one per CPU.
-
-    Returns
-    -------
-    list of GridCounts
-        In the order of ``columns``.
-    """
-    workers = max(1, min(len(columns), workers or os.cpu_count() or 1))
-    counters = [_Counter(c) for c in columns]
-    inboxes: list[queue.Queue[Any]] = [queue.Queue(maxsize=_QUEUED_BATCHES)
-                                        for _ in range(workers)]
-    failures: list[BaseException] = []
-
-    def work(inbox: queue.Queue[Any], mine: list[_Counter]) -> None:
-        while (batch := inbox.get()) is not None:
-            if failures:
-                continue  # keep taking batches so that the producer never blocks on a full queue
-            try:
-                positive = batch.column(0).to_numpy(zero_copy_only=False)
-                for j, counter in mine:
-                    counter.add(batch.column(1 + j).to_numpy(zero_copy_only=False), positive)
-            except BaseException as exc:  # handed to the caller's thread below
-                failures.append(exc)
-
-    threads = [threading.Thread(target=work, args=(inbox, list(enumerate(counters))[w::workers]),
-                                name=f"costdash-grid-{w}", daemon=True)
-               for w, inbox in enumerate(inboxes)]
-    for thread in threads:
-        thread.start()
-    try:
-        for batch in batches:
-            for inbox in inboxes:
-                inbox.put(batch)
-            if failures:
-                break
-    finally:
-        for inbox in inboxes:
-            inbox.put(None)
-        for thread in threads:
-            thread.join()
-    if failures:
-        raise failures[0]
-    return [counter.result() for counter in counters]
 
 
 def count_parts(parts: Sequence[Any], read: Callable[[Any], Iterable[tuple[Any, list[Any]]]],

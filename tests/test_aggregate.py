@@ -481,3 +481,27 @@ def test_grid_route_reads_labels_of_any_kind_like_the_generic_query(tmp_path, la
     pd.testing.assert_frame_equal(on_grid.table, generic.table)
     assert on_grid.table["n_pos"].sum() == (frame["y_true"] == (
         labels[0] if positive == str(labels[0]) else labels[1])).sum() * 4
+
+
+def test_grid_route_leaves_decimal_columns_to_duckdbs_cast(tmp_path, monkeypatch):
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from costdash.aggregation import _DuckDBReader
+    frame = grid_frame(n=5_000)
+    table = pa.table({"y_true": frame["y_true"].to_numpy(),
+                      "six": pa.array([decimal.Decimal(f"{v:.6f}") for v in frame["six"]],
+                                      pa.decimal128(9, 6)),
+                      "neg": frame["neg"].to_numpy()})
+    pq.write_table(table, tmp_path / "rows.parquet")
+    compiled = []
+    count_compiled = _DuckDBReader._count_grids_compiled
+    monkeypatch.setattr(_DuckDBReader, "_count_grids_compiled", lambda self, grids, *rest: (
+        compiled.extend(g.name for g in grids), count_compiled(self, grids, *rest))[1])
+    result = aggregate(tmp_path / "rows.parquet")
+    # Arrow reads the integers as DuckDB does; the decimals go to DuckDB's array, by key still.
+    assert compiled == ["neg"] and result.stats.counted_by_key == ("six", "neg")
+    frame[["y_true", "six", "neg"]].to_csv(tmp_path / "rows.csv", index=False)
+    pd.testing.assert_frame_equal(result.table, aggregate(tmp_path / "rows.csv").table)

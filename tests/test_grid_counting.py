@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from costdash import _grid_counting
-from costdash._grid_counting import GridColumn, count_batches, count_column
+from costdash._grid_counting import GridColumn, count_column, count_parts
 
 pytestmark = pytest.mark.skipif(not _grid_counting.available(), reason="numba is a dependency")
 
@@ -58,39 +58,38 @@ def test_scores_come_back_bit_for_bit_and_batches_add_up():
     score, n_pos, n = whole.scores()
     np.testing.assert_array_equal(score, np.unique(scores))       # exactly the rows' scores
     assert n.sum() == 50_000 and n_pos.sum() == positive.sum()
-    batches = [pa.RecordBatch.from_arrays([pa.array(positive[i:i + 7_000]),
-                                           pa.array(scores[i:i + 7_000]),
-                                           pa.array(-scores[i:i + 7_000])], ["p", "a", "b"])
-               for i in range(0, 50_000, 7_000)]
     mirrored = GridColumn("b", 1e6, -750_000, 1_000_001)
-    in_batches = count_batches(batches, [column, mirrored], workers=2)
-    np.testing.assert_array_equal(in_batches[0].n, whole.n)
-    np.testing.assert_array_equal(in_batches[0].n_pos, whole.n_pos)
-    assert in_batches[1].off_grid == 0
-    np.testing.assert_array_equal(in_batches[1].scores()[0], np.unique(-scores))
+    parts = [(i, i + 7_000) for i in range(0, 50_000, 7_000)]
+
+    def read(part):
+        start, stop = part
+        yield positive[start:stop], [scores[start:stop], -scores[start:stop]]
+
+    in_parts = count_parts(parts, read, [column, mirrored], workers=2)
+    np.testing.assert_array_equal(in_parts[0].n, whole.n)
+    np.testing.assert_array_equal(in_parts[0].n_pos, whole.n_pos)
+    assert in_parts[1].off_grid == 0
+    np.testing.assert_array_equal(in_parts[1].scores()[0], np.unique(-scores))
 
 
 def test_nulls_are_off_the_grid():
-    batch = pa.RecordBatch.from_arrays([pa.array([1, 0, 1], pa.uint8()),
-                                        pa.array([0.5, None, 0.25])], ["p", "s"])
-    counted, = count_batches([batch], [GridColumn("s", 100.0, 25, 26)])
+    scores = pa.array([0.5, None, 0.25]).to_numpy(zero_copy_only=False)
+    counted = count_column(scores, np.array([1, 0, 1], np.uint8), GridColumn("s", 100.0, 25, 26))
     assert (counted.n.sum(), counted.off_grid) == (2, 1)
 
 
-def test_a_failing_worker_stops_the_pass_without_blocking_the_producer():
-    produced = []
-    endless = 1_000_000        # would take minutes to produce: the pass must stop long before
+def test_a_failing_part_stops_the_workers_and_reaches_the_caller():
+    taken = []
 
-    def batches():
-        for i in range(endless):
-            produced.append(i)
-            # A text column where a score column belongs: the worker's counting fails.
-            yield pa.RecordBatch.from_arrays([pa.array([1], pa.uint8()), pa.array(["x"])],
-                                             ["p", "s"])
+    def read(part):
+        taken.append(part)
+        if part == 3:
+            raise OSError("row group 3 is damaged")
+        yield np.ones(2, np.uint8), [np.array([0.0, 1.0])]
 
-    with pytest.raises(Exception):
-        count_batches(batches(), [GridColumn("s", 1.0, 0, 1)])
-    assert len(produced) < endless
+    with pytest.raises(OSError, match="row group 3 is damaged"):
+        count_parts(range(100_000), read, [GridColumn("s", 1.0, 0, 2)], workers=2)
+    assert len(taken) < 100_000       # the workers stopped taking parts
 
 
 def test_counts_flushed_to_int64_before_the_int32_array_could_overflow(monkeypatch):
@@ -100,9 +99,10 @@ def test_counts_flushed_to_int64_before_the_int32_array_could_overflow(monkeypat
     positive = (rng.random(10_000) < 0.5).astype(np.uint8)
     whole = count_column(scores, positive, column)
     monkeypatch.setattr(_grid_counting._Counter, "_ROWS_BEFORE_FLUSH", 1_500)
-    batches = [pa.RecordBatch.from_arrays([pa.array(positive[i:i + 1_000]),
-                                           pa.array(scores[i:i + 1_000])], ["p", "s"])
-               for i in range(0, 10_000, 1_000)]
-    flushed, = count_batches(batches, [column])
+
+    def read(start):
+        yield positive[start:start + 1_000], [scores[start:start + 1_000]]
+
+    flushed, = count_parts(range(0, 10_000, 1_000), read, [column], workers=1)
     np.testing.assert_array_equal(flushed.n, whole.n)
     np.testing.assert_array_equal(flushed.n_pos, whole.n_pos)
