@@ -581,7 +581,8 @@ class _DuckDBReader(_Reader):
         compiled = [grid for column, grid in grids.items() if _grid_counting.available()
                     and self._types[column].split("(")[0] in _ARROW_READS_AS_DOUBLE]
         counted: dict[str, pd.DataFrame | None] = {}
-        for group in _passes(compiled) if compiled else []:
+        workers = self._threads or os.cpu_count() or 1
+        for group in _passes(compiled, workers) if compiled else []:
             counted.update(self._count_grids_compiled(group, label, positive_values,
                                                       labels_are_flags))
         for column, grid in grids.items():
@@ -706,13 +707,14 @@ class _DuckDBReader(_Reader):
             self._temp.cleanup()
 
 
-def _passes(grids: list[_grid_counting.GridColumn]) -> list[list[_grid_counting.GridColumn]]:
+def _passes(grids: list[_grid_counting.GridColumn], workers: int
+            ) -> list[list[_grid_counting.GridColumn]]:
     """Grid columns in groups counted in one pass each, whose arrays together stay within
-    ``_GRID_PASS_BYTES`` (a column at the largest grid takes 48 MB)."""
+    ``_GRID_PASS_BYTES`` (a column at the largest grid takes 134 MB with 2 workers)."""
     groups: list[list[_grid_counting.GridColumn]] = [[]]
     held = 0
     for grid in grids:
-        size = grid.keys * 2 * (4 + 8)      # int32 counts and their int64 totals
+        size = grid.keys * 2 * (4 * workers + 8)   # each worker's int32 counts, the int64 sum
         if groups[-1] and held + size > _GRID_PASS_BYTES:
             groups.append([])
             held = 0

@@ -461,8 +461,8 @@ def test_grid_columns_split_into_passes_that_bound_memory_count_the_same(tmp_pat
     frame.to_parquet(tmp_path / "rows.parquet", index=False)
     together = aggregate(tmp_path / "rows.parquet")
     monkeypatch.setattr(aggregation, "_GRID_PASS_BYTES", 1)      # one column per pass
-    assert [len(g) for g in aggregation._passes([_grid_counting.GridColumn("a", 1.0, 0, 9)] * 3)
-            ] == [1, 1, 1]
+    assert [len(g) for g in aggregation._passes([_grid_counting.GridColumn("a", 1.0, 0, 9)] * 3,
+                                                workers=2)] == [1, 1, 1]
     pd.testing.assert_frame_equal(aggregate(tmp_path / "rows.parquet").table, together.table)
 
 
