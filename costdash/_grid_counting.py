@@ -34,6 +34,7 @@ except ImportError:  # pragma: no cover - numba is a dependency; this keeps a ba
 
 __all__ = ["GridColumn", "GridCounts", "available", "count_column", "count_parts", "warm_up"]
 
+
 def available() -> bool:
     """Whether the compiled loop can run (numba imports)."""
     return numba is not None
@@ -117,7 +118,8 @@ def _count_into(scores: NDArray[np.float64], positive: NDArray[np.uint8], scale:
 
 if numba is not None:
     # cache=True keeps the machine code on disk (next to this file, or in the user's cache when
-    # the package directory is read-only): a new process loads it in milliseconds.
+    # the package directory is read-only): a new process skips compiling it, though not
+    # numba's own start (see warm_up).
     _count_into = numba.njit(nogil=True, cache=True)(_count_into)
 
 
