@@ -17,9 +17,10 @@ What runs:
    settings: the time it takes just to read the columns the aggregation reads.
 3. **DuckDB**: ``costdash.aggregate(file)`` (``memory_limit`` 1 GB, all cores), written to
    Parquet; its time, peak RSS and its ratio to the floor. The scores on a decimal grid are
-   counted by the compiled loop (numba) while DuckDB decodes the file once; **duckdb without
-   numba** is the same call with the loop switched off (DuckDB's own array, one pass per
-   column), the route a machine without numba takes, measured in the same run.
+   counted by the compiled loop (numba) in one pass over the file's row groups, read by Arrow
+   (numba's start in the fresh process is timed, its import is not); **duckdb without numba**
+   is the same call with the loop switched off (DuckDB's own array, one pass per column), the
+   route a machine without numba takes, measured in the same run.
 4. **Analysis**: ``load_predictions`` of the aggregate plus ``analyze`` (ROC, hull, envelope,
    choice), the part a server or notebook does.
 5. **Spark** (unless ``--no-spark``): the same file through ``aggregate(engine="spark")`` in
