@@ -172,7 +172,7 @@ def count_column(scores: NDArray[np.float64], positive: NDArray[np.uint8], colum
     counter = _Counter(column)
     counter.add(np.ascontiguousarray(scores, dtype=np.float64),
                 np.ascontiguousarray(positive, dtype=np.uint8))
-    return counter.result()
+    return _Counter.sum([counter])
 
 
 def _counts_of(column: GridColumn, counts: NDArray[np.int64], off: int) -> GridCounts:
@@ -261,9 +261,6 @@ class _Counter:
         self.totals += self.counts
         self.counts[:] = 0
         self.pending = 0
-
-    def result(self) -> GridCounts:
-        return _counts_of(self.column, self._total(), self.off)
 
     def _total(self) -> NDArray[np.int64]:
         totals = self.counts + (0 if self.totals is None else self.totals)

@@ -637,6 +637,7 @@ class _DuckDBReader(_Reader):
 
         names = [label] + [g.name for g in grids]
         opened = threading.local()
+        wanted_as: dict[Any, Any] = {}   # the positive values as an Arrow array of each type
 
         def read(part: tuple[str, int]) -> Any:
             path, row_group = part
@@ -649,8 +650,9 @@ class _DuckDBReader(_Reader):
                 if labels_are_flags:
                     positive = labels.to_numpy(zero_copy_only=False).astype(np.uint8, copy=False)
                 else:
-                    wanted = pa.array(list(positive_values)).cast(labels.type)
-                    positive = pc.is_in(labels, value_set=wanted).to_numpy(
+                    if labels.type not in wanted_as:
+                        wanted_as[labels.type] = pa.array(list(positive_values)).cast(labels.type)
+                    positive = pc.is_in(labels, value_set=wanted_as[labels.type]).to_numpy(
                         zero_copy_only=False).view(np.uint8)
                 yield positive, [_as_float64(batch.column(1 + j)) for j in range(len(grids))]
 
