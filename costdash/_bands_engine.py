@@ -410,36 +410,47 @@ def _double_bootstrap(sb: _Superbins, replicates: int, inner: int, rng: np.rando
     Every outer replicate is itself resampled ``inner`` times (a multinomial over its own counts
     per super-bin: the super-bins of the data are exact for any re-weighting of its rows), and
     ``r_b`` is the mid-rank position of ``2 theta*_b - theta_hat`` among the inner envelopes.
+    The inner resamples of several outer replicates go through one envelope computation (as
+    many as ``max_batch_elements`` allows): with few super-bins the per-call overhead, not the
+    arithmetic, is what costs. They are drawn in the same order as one outer replicate at a
+    time, so a seed gives the same band whatever the grouping.
     """
     k = sb.k
     dtype = _count_dtype(sb.n_pos + sb.n_neg)
     pos_sampler = _Multinomial(sb.pos_weights)
     neg_sampler = _Multinomial(sb.neg_weights)
     cost = _full_data_envelope(sb, pc)
-    curves = np.empty((replicates, pc.size), dtype=np.float64)
-    calibration = np.empty((replicates, pc.size), dtype=np.float64)
+    g = pc.size
+    curves = np.empty((replicates, g), dtype=np.float64)
+    calibration = np.empty((replicates, g), dtype=np.float64)
     tables: dict[tuple[int, int], tuple[NDArray[np.float64], NDArray[np.int32]]] = {}
     per_batch = max(1, max_batch_elements // (k + 1))
     inner_batch = max(1, min(inner, per_batch))
+    # Outer replicates whose inner resamples share one envelope computation.
+    group = max(1, per_batch // inner)
     for start, stop in _batches(replicates, per_batch):
         b = stop - start
         dy = pos_sampler.draw(rng, b, dtype)
         dx = neg_sampler.draw(rng, b, dtype)
         curves[start:stop] = _envelopes(_cumulative(dx, dtype), _cumulative(dy, dtype),
                                         sb.n_pos, sb.n_neg, sb.anchors, pc)
-        for r in range(b):
-            inner_pos = _Multinomial(dy[r].astype(np.int64), tables)
-            inner_neg = _Multinomial(dx[r].astype(np.int64), tables)
-            target = 2.0 * curves[start + r] - cost
-            below = np.zeros(pc.size)
-            for i0, i1 in _batches(inner, inner_batch):
-                m = i1 - i0
-                env = _envelopes(_cumulative(inner_neg.draw(rng, m, dtype), dtype),
-                                 _cumulative(inner_pos.draw(rng, m, dtype), dtype),
-                                 sb.n_pos, sb.n_neg, sb.anchors, pc)
-                below += np.count_nonzero(env < target, axis=0)
-                below += 0.5 * np.count_nonzero(env == target, axis=0)
-            calibration[start + r] = below / inner
+        for g0, g1 in _batches(b, group):
+            neg_draws, pos_draws = [], []
+            for r in range(g0, g1):
+                inner_pos = _Multinomial(dy[r].astype(np.int64), tables)
+                inner_neg = _Multinomial(dx[r].astype(np.int64), tables)
+                for i0, i1 in _batches(inner, inner_batch):
+                    neg_draws.append(inner_neg.draw(rng, i1 - i0, dtype))
+                    pos_draws.append(inner_pos.draw(rng, i1 - i0, dtype))
+            env = _envelopes(_cumulative(np.concatenate(neg_draws), dtype),
+                             _cumulative(np.concatenate(pos_draws), dtype),
+                             sb.n_pos, sb.n_neg, sb.anchors, pc)
+            del neg_draws, pos_draws
+            env = env.reshape(g1 - g0, inner, g)
+            target = 2.0 * curves[start + g0:start + g1] - cost
+            below = np.count_nonzero(env < target[:, None, :], axis=1).astype(np.float64)
+            below += 0.5 * np.count_nonzero(env == target[:, None, :], axis=1)
+            calibration[start + g0:start + g1] = below / inner
         if progress is not None:
             progress(stop, replicates)
     return curves, calibration
