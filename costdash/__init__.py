@@ -47,6 +47,9 @@ from costdash.hull import (
 from costdash.roc import RocCurve, roc_curve, roc_from_counts, roc_from_score_counts, roc_of
 
 # Modules written alongside the core; imported lazily so ``import costdash`` stays light.
+# No submodule may share a name listed here: importing a submodule binds it as the package's
+# attribute, which would then shadow the function of that name (``costdash.threshold_choice``
+# lives in ``costdash.choice_curves`` for that reason; tests/test_public_names.py checks them).
 _LAZY = {
     # issue 13: threshold choice, H-measure, decision curves, robust choices
     "ConditionBox": "costdash.robust",
@@ -58,10 +61,10 @@ _LAZY = {
     "DecisionCurves": "costdash.dca",
     "decision_curves": "costdash.dca",
     "net_benefit": "costdash.dca",
-    "ThresholdChoice": "costdash.threshold_choice",
-    "ThresholdChoiceCurve": "costdash.threshold_choice",
-    "threshold_choice": "costdash.threshold_choice",
-    "brier_score": "costdash.threshold_choice",
+    "ThresholdChoice": "costdash.choice_curves",
+    "ThresholdChoiceCurve": "costdash.choice_curves",
+    "threshold_choice": "costdash.choice_curves",
+    "brier_score": "costdash.choice_curves",
     "cross_fit": "costdash.calibration",
     "calibrate_classifier": "costdash.calibration",
     "load_predictions": "costdash.io",

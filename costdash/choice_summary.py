@@ -3,7 +3,7 @@ page, its API route (``GET /api/v1/datasets/<id>/choice.json``), the report and 
 analyze --json`` share.
 
 Nothing is computed here that the core modules do not compute: this module only calls
-:mod:`costdash.threshold_choice`, :mod:`costdash.hmeasure`, :mod:`costdash.dca`,
+:mod:`costdash.choice_curves`, :mod:`costdash.hmeasure`, :mod:`costdash.dca`,
 :mod:`costdash.robust` and :mod:`costdash.calibration` for the classifiers of an
 :class:`~costdash.analysis.Analysis` and packs their results with their ``*_to_dict``
 functions, so every consumer states the same numbers in the same keys.
@@ -35,7 +35,7 @@ from costdash.errors import ParameterError
 from costdash.hmeasure import HMeasure, h_measure
 from costdash.hull import optimal_vertex
 from costdash.roc import RocCurve
-from costdash.threshold_choice import (ThresholdChoice, gaps_to_dict, threshold_choice,
+from costdash.choice_curves import (ThresholdChoice, gaps_to_dict, threshold_choice,
                                        threshold_choice_to_dict)
 
 __all__ = ["CALIBRATIONS", "ClassifierChoice", "classifier_choices",
@@ -329,7 +329,7 @@ def _summary_from_curves(analysis: Analysis, curves: dict, *, pins, sens_p, sens
     """:func:`choice_summary` with its condition-free part given (:func:`condition_free`)."""
     import copy
 
-    from costdash.threshold_choice import _curve_dict, fixed_point_curve, fixed_threshold_curve
+    from costdash.choice_curves import _curve_dict, fixed_point_curve, fixed_threshold_curve
 
     loss_beta = (1.0, 1.0) if beta is None else (float(beta[0]), float(beta[1]))
     cond = analysis.operating_point.condition

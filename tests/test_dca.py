@@ -24,7 +24,7 @@ from costdash.dca import (
 from costdash.demo import DEMOS, load_demo
 from costdash.errors import ParameterError
 from costdash.roc import roc_curve
-from costdash.threshold_choice import score_driven_curve
+from costdash.choice_curves import score_driven_curve
 
 
 def synthetic(seed: int, n: int = 500):

@@ -1,4 +1,4 @@
-"""Threshold-choice curves (costdash.threshold_choice): the papers' identities on random data,
+"""Threshold-choice curves (costdash.choice_curves): the papers' identities on random data,
 checked in exact arithmetic by oracles that share no code with costdash, then the floats against
 those oracles.
 
@@ -27,7 +27,7 @@ from costdash.demo import DEMOS, load_demo
 from costdash.errors import ParameterError
 from costdash.hull import classifier_hull
 from costdash.roc import roc_curve, roc_from_counts
-from costdash.threshold_choice import (
+from costdash.choice_curves import (
     brier_score,
     fixed_threshold_curve,
     optimal_curve,
@@ -274,7 +274,7 @@ def test_beta_expected_losses_against_quadrature(demo, a, b):
     if demo != "breast-cancer":  # adaptive quadrature on every rate piece: one demo is enough
         return
     rate = rate_driven_curve(roc, beta=(a, b))
-    from costdash.threshold_choice import _rate_cost
+    from costdash.choice_curves import _rate_cost
 
     nodes = np.union1d(rate.pc, [])
     total = sum(integrate.quad(lambda x: float(_rate_cost(roc, np.array([x]))[0]) * weight(x),
@@ -287,7 +287,7 @@ def test_uniform_rate_driven_expected_loss_against_a_fine_trapezoid():
     data = load_demo("breast-cancer")
     for c in data.scored:
         roc = roc_curve(c.y_true, c.score)
-        from costdash.threshold_choice import _rate_cost
+        from costdash.choice_curves import _rate_cost
 
         x = np.union1d(np.linspace(0, 1, 400001), rate_driven_curve(roc).pc)
         assert rate_driven_curve(roc).expected_loss == pytest.approx(

@@ -18,7 +18,7 @@ from costdash import OperatingCondition, analyze
 from costdash.demo import DEMOS
 from costdash.io import load_predictions
 from costdash.robust import ConditionBox, robust_choice
-from costdash.threshold_choice import threshold_choice
+from costdash.choice_curves import threshold_choice
 from costdash.view import number_text
 
 from .test_e2e_curves import trace

@@ -5,6 +5,9 @@ Flach & Ferri ("Brier curves", ICML 2011; "A unified view of performance metrics
 compare it with thresholds chosen by a rule. Those papers are not in ``/work/shared/papers``;
 everything here is derived from the definitions below (see ``docs/threshold-choice.md``).
 
+The module is not named after :func:`threshold_choice`: a submodule of that name would be bound
+as ``costdash.threshold_choice`` once imported, shadowing the function.
+
 Notation. π = n₊/n is the data's prevalence, ROC point (F, T) = (FPR, TPR), x = PC(+) and
 NE(x) = x(1 - T) + (1 - x)F the normalized expected cost (cost space). The *cost proportion*
 
