@@ -19,6 +19,7 @@ from costdash._io_messages import (
     _quoted,
     _rows_text,
 )
+from costdash._wording import counted
 from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier
 from costdash.errors import InputFileError, ParameterError
 
@@ -353,7 +354,8 @@ def _rows_to_keep(rows: np.ndarray, numbers: dict[str, np.ndarray],
     if not any_bad.any():
         return None
     if any_bad.all():
-        raise InputFileError(f"{source}: no rows left after dropping all {len(rows)} rows with "
+        raise InputFileError(f"{source}: no rows left after dropping all "
+                             f"{counted(len(rows), 'row', spec='')} with "
                              f"missing or infinite values", source=source)
     return ~any_bad
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from costdash._wording import counted
 from costdash.errors import InputFileError
 
 _SHOW_ROWS = 5
@@ -20,7 +21,7 @@ def _size(n: int) -> str:
     for unit, scale in (("GB", 1024**3), ("MB", 1024**2), ("kB", 1024)):
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
-    return f"{n} bytes"
+    return counted(n, "byte", spec="")
 
 
 

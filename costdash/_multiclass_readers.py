@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from costdash._io_read import _as_utf8, _read_source, _sniff_format, sniff_separator
 from costdash._multiclass_confusion import _fmt_labels
+from costdash._wording import counted
 from costdash.errors import InputFileError, ParameterError
 
 Source = Union[str, os.PathLike, IO[bytes]]
@@ -76,8 +77,9 @@ def _read_labelled_matrix(path: Source, name: str | None, what: str
     cells: list[list[str]] = []
     for r, row in enumerate(rows, start=1):
         if len(row) != len(header):
-            raise InputFileError(f"{source}, row {r}: expected {len(header)} cells (a label and "
-                                 f"{len(col_labels)} values), got {len(row)}",
+            raise InputFileError(f"{source}, row {r}: expected {counted(len(header), 'cell')} (a "
+                                 f"label and {counted(len(col_labels), 'value')}), got "
+                                 f"{len(row)}",
                                  source=source, rows=(r,))
         if row[0] == "":
             raise InputFileError(f"{source}, row {r}: the first cell (the row's class label) is "
@@ -263,7 +265,8 @@ class LabelPredictions:
         """
         ca, cb = self.classifier(a), self.classifier(b)
         if ca.y_true.shape != cb.y_true.shape:
-            raise InputFileError(f"{self.source}: {a!r} has {ca.y_true.size} rows and {b!r} has "
+            raise InputFileError(f"{self.source}: {a!r} has {counted(ca.y_true.size, 'row')} and "
+                                 f"{b!r} has "
                                  f"{cb.y_true.size}; a paired comparison needs the same examples",
                                  source=self.source)
         differ = np.flatnonzero(ca.y_true != cb.y_true)
@@ -326,7 +329,8 @@ def load_label_predictions(path: Source, *,
                              f"layout; the header has {_fmt_labels(header)}", source=source)
     for r, row in enumerate(rows, start=1):
         if len(row) != len(header):
-            raise InputFileError(f"{source}, row {r}: {len(row)} cells where the header has "
+            raise InputFileError(f"{source}, row {r}: {counted(len(row), 'cell')} where the "
+                                 f"header has "
                                  f"{len(header)}", source=source, rows=(r,))
     if not rows:
         raise InputFileError(f"{source}: no data rows", source=source)

@@ -30,13 +30,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from costdash.analysis import Analysis, ClassifierSummary
+from costdash.choice_curves import (ThresholdChoice, gaps_to_dict, threshold_choice,
+                                    threshold_choice_to_dict)
 from costdash.conditions import OperatingCondition
 from costdash.errors import ParameterError
 from costdash.hmeasure import HMeasure, h_measure
 from costdash.hull import optimal_vertex
 from costdash.roc import RocCurve
-from costdash.choice_curves import (ThresholdChoice, gaps_to_dict, threshold_choice,
-                                       threshold_choice_to_dict)
 
 __all__ = ["CALIBRATIONS", "ClassifierChoice", "classifier_choices",
            "classifier_choice_to_dict", "choice_summary", "choice_summary_of_view",

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from costdash.choice_curves import probability_problem
 from costdash.errors import ParameterError
 from costdash.roc import RocCurve
-from costdash.choice_curves import probability_problem
 
 __all__ = ["DecisionCurves", "decision_curves", "decision_curves_of_rocs",
            "decision_curves_to_dict", "net_benefit", "net_benefit_from_cost", "net_benefit_of_roc",

@@ -43,6 +43,7 @@ from costdash._io_layouts import (
 )
 from costdash._io_messages import _q, _quoted, _too_many_rows
 from costdash._io_read import _read_source, _read_table, _sniff_format
+from costdash._wording import counted
 from costdash.dataset import Dataset
 from costdash.errors import InputFileError, ParameterError
 
@@ -140,7 +141,8 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
         dataset = _load_scored(df, rows, source, layout, label_column, model_column,
                                score_column, fold_column, positive, models, drop_missing)
     if max_classifiers is not None and len(dataset.names) > max_classifiers:
-        raise InputFileError(f"{source}: has {len(dataset.names):,} classifiers, more than the "
+        raise InputFileError(f"{source}: has {counted(len(dataset.names), 'classifier')}, more "
+                             f"than the "
                              f"limit of {max_classifiers:,}; choose some with the models "
                              "option", source=source)
     return dataset

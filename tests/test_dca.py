@@ -12,6 +12,7 @@ from dcurves import dca as dcurves_dca
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from costdash.choice_curves import score_driven_curve
 from costdash.cli import main
 from costdash.dca import (
     decision_curves,
@@ -24,7 +25,6 @@ from costdash.dca import (
 from costdash.demo import DEMOS, load_demo
 from costdash.errors import ParameterError
 from costdash.roc import roc_curve
-from costdash.choice_curves import score_driven_curve
 
 
 def synthetic(seed: int, n: int = 500):
@@ -151,3 +151,25 @@ def test_cli_refused_model_is_null_with_a_note(capsys, tmp_path):
     assert "not probabilities" in out["refused"]["margin"]
     assert "margin" in captured.err
     assert main(["dca", str(path), "--thresholds", "0.5:1.5:0.1"]) == 2
+
+
+def test_cli_table_shows_long_names_whole_in_aligned_columns(capsys, tmp_path):
+    long = "gradient_boosting_with_isotonic_calibration"
+    path = tmp_path / "p.csv"
+    path.write_text(f"y_true,{long},lr\n1,0.9,0.8\n0,0.2,0.3\n1,0.6,0.4\n0,0.4,0.1\n")
+    assert main(["dca", str(path), "--thresholds", "0.1:0.5:0.2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header, rule, rows = lines[1], lines[2], lines[3:]
+    assert header.split() == ["p_t", long, "lr", "all", "none"]
+    assert len(rows) == 3 and len(rule) == len(header)
+    # Each column ends where its name ends in the header: the value sits under its name.
+    ends = [header.index(n) + len(n) for n in (long, "lr", "all", "none")]
+    y = np.array([1, 0, 1, 0], bool)
+    for row, pt in zip(rows, (0.1, 0.3, 0.5)):
+        assert len(row) == len(header)
+        cells = [row[:e].split()[-1] for e in ends]
+        assert [row[e:e + 1] for e in ends] == [" ", " ", " ", ""]
+        expected = [net_benefit(y, np.array([0.9, 0.2, 0.6, 0.4]), [pt])[0],
+                    net_benefit(y, np.array([0.8, 0.3, 0.4, 0.1]), [pt])[0],
+                    0.5 - 0.5 * pt / (1 - pt), 0.0]
+        np.testing.assert_allclose([float(c) for c in cells], expected, atol=5e-6)

@@ -21,12 +21,6 @@ from scipy import integrate
 from scipy.stats import beta as beta_dist
 from sklearn.isotonic import IsotonicRegression
 
-from costdash.cli import main
-from costdash.costspace import lower_envelope
-from costdash.demo import DEMOS, load_demo
-from costdash.errors import ParameterError
-from costdash.hull import classifier_hull
-from costdash.roc import roc_curve, roc_from_counts
 from costdash.choice_curves import (
     brier_score,
     fixed_threshold_curve,
@@ -35,6 +29,12 @@ from costdash.choice_curves import (
     score_driven_curve,
     threshold_choice,
 )
+from costdash.cli import main
+from costdash.costspace import lower_envelope
+from costdash.demo import DEMOS, load_demo
+from costdash.errors import ParameterError
+from costdash.hull import classifier_hull
+from costdash.roc import roc_curve, roc_from_counts
 from tests.strategies import brute_force_roc
 
 # --- random probability scores ------------------------------------------------------------------

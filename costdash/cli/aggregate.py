@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import sys
 
+from costdash._wording import counted
 from costdash.cli import number_type, print_json
 
 
@@ -73,11 +74,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     rounding = ""
     if stats.round_digits is not None:
-        rounding = (f"; rounding to {stats.round_digits} decimals merged "
-                    f"{stats.merged_bins:,} bins, moving the ROC curves (and hulls) by at most "
+        rounding = (f"; rounding to {counted(stats.round_digits, 'decimal')} merged "
+                    f"{counted(stats.merged_bins, 'bin')}, moving the ROC curves (and hulls) by "
+                    f"at most "
                     f"{stats.max_roc_distance:.3g}")
-    print(f"{args.output}: {stats.output_rows:,} rows from {stats.input_rows:,} predictions of "
-          f"{len(stats.classifiers)} classifiers ({stats.layout} layout, positive label "
+    print(f"{args.output}: {counted(stats.output_rows, 'row')} from "
+          f"{counted(stats.input_rows, 'prediction')} of "
+          f"{counted(len(stats.classifiers), 'classifier')} ({stats.layout} layout, positive label "
           f"'{stats.positive_label}') in {stats.seconds:.1f} s with {stats.engine}{rounding}",
           file=sys.stderr)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from costdash._wording import counted
 from costdash.analysis import Analysis, analysis_to_dict, analyze, threshold_text
 from costdash.cli import print_json
 from costdash.cli.common import (
@@ -161,8 +162,9 @@ def format_summary(result: Analysis) -> str:
     ds = result.dataset
     op = result.operating_point
     cond = op.condition
-    lines = [f"{ds.source}: {ds.n} examples, {ds.n_pos} positive ({ds.positive_label!r}), "
-             f"{ds.n_neg} negative" + (f", {ds.n_folds} folds" if ds.n_folds else ""), ""]
+    lines = [f"{ds.source}: {counted(ds.n, 'example', spec='')}, {ds.n_pos} positive "
+             f"({ds.positive_label!r}), {ds.n_neg} negative"
+             + (f", {counted(ds.n_folds, 'fold', spec='')}" if ds.n_folds else ""), ""]
     header = f"{'classifier':<24} {'AUC':>7} {'cost area':>10} {'operating range (PC(+))':>26}  on hull"
     lines += [header, "-" * len(header)]
     for c in result.classifiers:

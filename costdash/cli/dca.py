@@ -66,11 +66,13 @@ def run(args: argparse.Namespace) -> int:
 
 def format_curves(curves) -> str:
     names = [n for n, v in curves.net_benefit.items() if v is not None]
-    header = f"{'p_t':>6} " + " ".join(f"{n[:12]:>12}" for n in [*names, "all", "none"])
+    # Every column as wide as the longest name: names are shown whole, values stay aligned.
+    width = max([12, *(len(n) for n in names)])
+    header = f"{'p_t':>6} " + " ".join(f"{n:>{width}}" for n in [*names, "all", "none"])
     lines = [f"Net benefit per case (prevalence {curves.prevalence:.4g}); flag score >= p_t",
              header, "-" * len(header)]
     for i, pt in enumerate(curves.thresholds.tolist()):
         row = [curves.net_benefit[n][i] for n in names] + [curves.treat_all[i],
                                                             curves.treat_none[i]]
-        lines.append(f"{pt:>6.3g} " + " ".join(f"{v:>12.5f}" for v in row))
+        lines.append(f"{pt:>6.3g} " + " ".join(f"{v:>{width}.5f}" for v in row))
     return "\n".join(lines)

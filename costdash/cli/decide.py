@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from costdash._wording import counted
 from costdash.analysis import analyze, threshold_text
 from costdash.cli import print_json
 from costdash.cli.common import (
@@ -89,14 +90,14 @@ def format_robust(robust: dict) -> str:
     lines = [
         f"Over the box p(+) in [{box['p_pos'][0]:g}, {box['p_pos'][1]:g}], C(-|+) in "
         f"[{box['cost_fn'][0]:g}, {box['cost_fn'][1]:g}], C(+|-) in [{box['cost_fp'][0]:g}, "
-        f"{box['cost_fp'][1]:g}], per {vol:g} cases:",
+        f"{box['cost_fp'][1]:g}], per {counted(vol, 'case', spec='g')}:",
         f"  Minimax regret: {mm['classifier']}" + ("" if mm["threshold"] is None else
                                                    f", flag score >= {_thr(mm['threshold'])}")
         + f"; worst-case regret {mm['max_regret']:.6g}",
         f"  Bayes (uniform over the box): {by['classifier']}" + (
             "" if by["threshold"] is None else f", flag score >= {_thr(by['threshold'])}")
         + f"; expected cost {by['expected_cost']:.6g}, worst-case regret {by['max_regret']:.6g}",
-        f"  Switching by condition (policy table, {len(sw['optimal_choices'])} choices in the "
+        f"  Switching by condition (policy table, {counted(len(sw['optimal_choices']), 'choice')} in the "
         f"box) saves {sw['expected_saving']:.4g} on average over the Bayes choice; "
         + ("worth it: no fixed choice keeps the worst-case regret within "
            f"{sw['tolerance']:g}" if sw["worth_it"] else "not needed: one fixed choice is "

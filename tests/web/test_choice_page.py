@@ -13,6 +13,7 @@ import pytest
 from dash import html
 
 from costdash import OperatingCondition, analyze
+from costdash.choice_curves import threshold_choice
 from costdash.choice_summary import choice_summary, threshold_probability
 from costdash.cli import main
 from costdash.dca import net_benefit
@@ -20,7 +21,6 @@ from costdash.demo import DEMOS, load_demo
 from costdash.hmeasure import h_measure
 from costdash.io import load_predictions
 from costdash.robust import ConditionBox, robust_choice, robust_choice_pc
-from costdash.choice_curves import threshold_choice
 from costdash.view import View, number_text
 from dashboard import ids
 from dashboard.figures.choice import decision_curve_figure, threshold_choice_figure

@@ -15,10 +15,10 @@ import pytest
 from playwright.sync_api import Page
 
 from costdash import OperatingCondition, analyze
+from costdash.choice_curves import threshold_choice
 from costdash.demo import DEMOS
 from costdash.io import load_predictions
 from costdash.robust import ConditionBox, robust_choice
-from costdash.choice_curves import threshold_choice
 from costdash.view import number_text
 
 from .test_e2e_curves import trace
