@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from costdash._io_json import check_json_table
 from costdash._io_messages import _q, _reason, _size, _too_many_rows
 from costdash.errors import InputFileError, ParameterError
 
@@ -142,12 +143,18 @@ def _read_table(data: bytes, source: str, fmt: str, max_rows: int | None) -> pd.
             df = parquet.read().to_pandas()
         else:
             data = _as_utf8(data)
+            if fmt != "text":
+                # Before any native reader sees it, not even the row count's on a prefix:
+                # hostile nesting kills pyarrow's process (see costdash._io_json).
+                _refuse_nul(data, source)
+                # (JSON lines: the row limit is the line count's, below.)
+                check_json_table(data, source, lines=fmt == "jsonl",
+                                 max_rows=max_rows if fmt == "json" else None)
             if max_rows is not None and fmt in ("text", "jsonl"):
                 _check_line_count(data, source, fmt, max_rows)
             if fmt == "text":
                 df, header = _read_csv(data, source)
             else:
-                _refuse_nul(data, source)
                 df = _read_json(data, source, lines=fmt == "jsonl")
     except InputFileError:
         raise
