@@ -34,6 +34,7 @@ from costdash.decision import decide, decision_to_dict
 from costdash.errors import CostdashError
 from costdash.view import View
 from dashboard.bandcache import BandCache, cost_band_key
+from dashboard.responses import link_root
 from dashboard.services import Services
 from dashboard.sharing import (VIEW_KEYS, AnalysisNotFound, NotAuthorized, analysis_summary,
                                clean_name, expiry_from_days, iso, saved_view)
@@ -229,7 +230,7 @@ def create_dataset():
 # --- shared analyses (dashboard.sharing) -----------------------------------------------------------
 
 def _links(record: AnalysisRecord, manage_token: str | None = None) -> dict[str, Any]:
-    root = request.url_root.rstrip("/")
+    root = link_root() or ""
     out = {"url": f"{root}/s/{record.share_token}"}
     if manage_token is not None:
         out["manage_url"] = f"{root}/manage/{manage_token}"
@@ -360,7 +361,7 @@ def delete_dataset(dataset_id: str):
 def openapi():
     from dashboard.openapi import openapi_document
 
-    return jsonify(openapi_document(request.url_root.rstrip("/")))
+    return jsonify(openapi_document(link_root()))
 
 
 @api.get("/datasets/<dataset_id>")
@@ -461,7 +462,7 @@ def dataset_report(dataset_id: str):
     def report(record, dataset, view: View) -> str:
         bands = computed_bands(dataset_id, dataset, view)
         return build_report(dataset, view=view, name=record.name, bands=bands or None,
-                            dashboard_url=request.url_root)
+                            dashboard_url=link_root())
 
     found, error = _of_view(dataset_id, report)
     if error is not None:

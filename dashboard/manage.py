@@ -18,7 +18,7 @@ import html
 from flask import Blueprint, Flask, current_app, redirect, request
 
 from costdash.errors import CostdashError
-from dashboard.responses import not_found_page, page
+from dashboard.responses import link_root, not_found_page, page
 from dashboard.sharing import AnalysisNotFound, ShareService, iso
 from dashboard.shell import SHARED_PAGES
 from dashboard.storage import AnalysisRecord, StorageUnavailable
@@ -82,7 +82,7 @@ def _guard_shared_links():
 
 
 def _share_url(record: AnalysisRecord) -> str:
-    return f"{request.url_root.rstrip('/')}/s/{record.share_token}"
+    return f"{link_root() or ''}/s/{record.share_token}"
 
 
 @manage_pages.route("/manage/<token>", methods=["GET", "POST"])

@@ -172,7 +172,10 @@ _ANALYSIS_INFO = {
                                   "uploader's): what its link's pages and exports read."},
     "created_at": {"type": "string", "format": "date-time"},
     "expires_at": _nullable({"type": "string", "format": "date-time"}),
-    "url": {"type": "string", "format": "uri", "description": "The read-only link."},
+    "url": {"type": "string", "format": "uri-reference",
+            "description": "The read-only link: absolute on the service's public address "
+                           "(COSTDASH_PUBLIC_URL), relative (/s/...) when none is set and the "
+                           "request's Host is not this machine's."},
 }
 
 # Form fields of an upload that say how to read the file, named like the command line's options.
@@ -450,9 +453,10 @@ SCHEMAS: dict[str, Any] = {
     "AnalysisCreated": _closed({
         "id": _ANALYSIS_INFO["id"],
         "url": _ANALYSIS_INFO["url"],
-        "manage_url": {"type": "string", "format": "uri",
+        "manage_url": {"type": "string", "format": "uri-reference",
                        "description": "Rename, set the expiry or delete, in a browser. Keep it "
-                                      "private: it is shown only this once."},
+                                      "private: it is shown only this once. Absolute or "
+                                      "relative as url."},
         "manage_token": {"type": "string",
                          "description": "The bearer token of PATCH and DELETE; shown only "
                                         "this once."},

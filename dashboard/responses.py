@@ -4,12 +4,13 @@ is full), JSON errors under ``/api/`` (an unknown API path is a JSON 404, not Da
 404 for a Dash script path nobody registered.
 
 One blueprint, :data:`responses`, installs these app-wide policies
-(:func:`install_responses`).
+(:func:`install_responses`); :func:`link_root` is where every link the app hands out starts.
 """
 
 from __future__ import annotations
 
 import html
+import ipaddress
 import logging
 
 from dash.exceptions import DependencyException
@@ -18,8 +19,8 @@ from werkzeug.exceptions import MethodNotAllowed
 
 from dashboard.storage import StorageFull, StorageUnavailable
 
-__all__ = ["SECURITY_HEADERS", "disk_full_page", "install_responses", "not_found_page", "page",
-           "responses", "unavailable_page"]
+__all__ = ["SECURITY_HEADERS", "disk_full_page", "install_responses", "link_root",
+           "not_found_page", "page", "responses", "unavailable_page"]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,37 @@ code{background:#f0f4f8;padding:.1rem .3rem;border-radius:3px;word-break:break-a
 .note{color:#52606d}.ok{color:#0e7c3a}.err{color:#ab091e}
 form{margin:1rem 0;padding-top:.6rem;border-top:1px solid #e4e7eb}
 """
+
+
+def _loopback(host: str) -> bool:
+    """Whether a ``Host`` header (``name[:port]``, ``[v6]:port``) names this machine."""
+    if host.startswith("["):
+        name = host[1:].split("]", 1)[0]
+    else:
+        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    if name.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def link_root() -> str | None:
+    """Where the links this request hands out start: ``scheme://host`` of the service, or
+    None when the request's address cannot be trusted (links are then relative, ``/s/...``).
+
+    With ``COSTDASH_PUBLIC_URL`` set, every request is seen at that address
+    (:class:`dashboard.factory.PublicAddress`), so links are built on it. Without it, the
+    request's ``Host`` header is whatever the client sent: a link built on it could point
+    anywhere, and one cached or shown to somebody else would send them there. So only a
+    loopback host (``localhost``, ``127.0.0.1``, ``[::1]``: the embedded default and tests,
+    which nobody else can be sent to) gives absolute links; any other gives relative ones,
+    which the client resolves against the address it actually used.
+    """
+    if current_app.extensions["costdash"].settings.public_url or _loopback(request.host):
+        return request.url_root.rstrip("/")
+    return None
 
 
 def page(title: str, body: str, status: int = 200) -> Response:

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from http.client import HTTPException
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 import costdash
 from costdash.cli import number_type, print_json
@@ -251,6 +251,10 @@ def upload(args: argparse.Namespace) -> dict[str, Any]:
             and all(isinstance(reply.get(k), str) for k in ("url", "manage_url"))):
         raise PushFailed(f"the server at {server} did not answer like a costdash server (no "
                          "links in its reply); is --server the right address?", EXIT_FAILED)
+    # A server without COSTDASH_PUBLIC_URL answers relative links (it does not trust the Host
+    # header to build them): they are relative to the address this upload went to.
+    for key in ("url", "manage_url"):
+        reply[key] = urljoin(url, reply[key])
     return reply
 
 

@@ -39,7 +39,6 @@ import math
 from dataclasses import replace
 from typing import Any
 
-import flask
 from dash import ClientsideFunction, Dash, Input, Output, State, ctx, dcc, html, no_update
 
 from costdash.conditions import OperatingCondition
@@ -54,6 +53,7 @@ from costdash.view import MAX_PINS, field_named
 from dashboard import ids
 from dashboard.services import Services
 from dashboard.limits import client_limits
+from dashboard.responses import link_root
 from dashboard.components import Reply, each, open_demo, record_view, targets
 from dashboard.explore_layout import (HELP, _analysis_panel, _classifiers_panel,
                                       _conditions_panel, _exports, _plot_options, _pins_panel,
@@ -621,7 +621,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
         if not request:
             return no_update
         return share_view(services, request.get("view") or {}, request.get("name"),
-                          request.get("expiry"), flask.request.url_root)
+                          request.get("expiry"), link_root() or "")
 
     # Pinned thresholds: the panel's classifier list, the slider's grid (the thinned curve's
     # thresholds, from the cached view model), slider and box following each other, Pin/Remove

@@ -498,10 +498,19 @@ def test_links_are_built_on_the_public_url_not_the_host_header(tmp_path, breast_
         Settings.from_mapping({"public_url": "costdash.example.org/app"})
 
 
-def test_without_a_public_url_links_follow_the_request(client, breast_cancer_csv):
-    body = client.post("/api/v1/analyses", headers={"Host": "intranet:8050"}, data={
-        "file": (io.BytesIO(breast_cancer_csv.read_bytes()), "bc.csv")}).get_json()
-    assert body["url"].startswith("http://intranet:8050/s/")
+def test_without_a_public_url_links_are_relative_unless_the_host_is_this_machine(
+        client, breast_cancer_csv):
+    """Issue 22, finding 11: without COSTDASH_PUBLIC_URL a link built on the Host header goes
+    wherever the client says; links are relative then, except on a loopback host."""
+    def links(host: str) -> dict:
+        return client.post("/api/v1/analyses", headers={"Host": host}, data={
+            "file": (io.BytesIO(breast_cancer_csv.read_bytes()), "bc.csv")}).get_json()
+
+    body = links("intranet:8050")
+    assert body["url"] == f"/s/{body['url'].rsplit('/', 1)[1]}"
+    assert body["manage_url"] == f"/manage/{body['manage_token']}"
+    for host in ("127.0.0.1:8050", "localhost", "[::1]:8050"):
+        assert links(host)["url"].startswith(f"http://{host}/s/")
 
 
 @pytest.mark.parametrize("path", ["/s/" + "A" * 32, "/s/nonsense", "/manage/" + "A" * 32])
