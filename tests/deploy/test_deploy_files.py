@@ -61,8 +61,15 @@ def test_roles_run_the_tested_commands(compose):
 def test_web_and_worker_share_every_setting(compose):
     env = {"COSTDASH_SECRET_KEY": "k" * 64}
     web, worker = (role_env(compose["services"][s], env) for s in ("web", "worker"))
-    # The web role alone sits behind the proxy.
+    # The web role alone sits behind the proxy, and alone builds links (issue 22, finding 11:
+    # on the address users reach the proxy at, never on a request's Host).
     assert web.pop("COSTDASH_TRUSTED_PROXIES") == "1"
+    public = Settings.from_mapping({"public_url": web.pop("COSTDASH_PUBLIC_URL")}).public_url
+    proxy_port = compose["services"]["proxy"]["ports"][0].split(":")[0]
+    assert public == f"http://localhost:{proxy_port}"
+    assert role_env(compose["services"]["web"], {
+        **env, "COSTDASH_PUBLIC_URL": "https://costdash.example.org"})[
+        "COSTDASH_PUBLIC_URL"] == "https://costdash.example.org"
     shared = {k for k in web if k.startswith("COSTDASH_")}
     assert shared == SHARED == {k for k in worker if k.startswith("COSTDASH_")}
     assert {k: web[k] for k in shared} == {k: worker[k] for k in shared}
