@@ -30,6 +30,10 @@ threads = int(os.environ.get("WEB_THREADS", "4"))
 timeout = int(os.environ.get("WEB_TIMEOUT", "120"))
 graceful_timeout = 30
 keepalive = 5
+# gunicorn's largest: the address bar holds the whole view (models= lists every ticked
+# classifier), and the app answers longer addresses itself with a 414 in the API's JSON
+# (dashboard.responses.MAX_ADDRESS_BYTES); only request lines beyond this get gunicorn's own.
+limit_request_line = 8190
 
 # Each worker creates its own database engine and Redis clients after the fork; preloading
 # would share the parent's sockets between workers.

@@ -40,6 +40,8 @@ Environment variables (all optional):
 ``COSTDASH_UPLOAD_KEYS``     comma-separated keys; when set, uploads, shares and the write API need
                              one (``Authorization: Bearer <key>``, or entered once on the page);
                              viewers of links never do (default: unset, anyone may upload)
+``COSTDASH_SECURE_COOKIES``  ``true``: the session cookie is sent over HTTPS only (``Secure``);
+                             default: true when ``COSTDASH_PUBLIC_URL`` is ``https://``
 """
 
 from __future__ import annotations
@@ -106,6 +108,9 @@ class Settings:
     maintenance_seconds : float
         Seconds between two runs of the housekeeping (:class:`dashboard.factory.Maintenance`);
         0 runs it only when the app is created.
+    secure_cookies : bool or None
+        Whether the session cookie carries ``Secure`` (sent over HTTPS only); None: when
+        ``public_url`` is ``https://`` (:meth:`cookies_secure`).
     """
 
     data_dir: Path = field(default_factory=lambda: Path(".costdash-data"))
@@ -129,6 +134,7 @@ class Settings:
     rate_limit_shares: str = "60 per hour"
     trusted_proxies: int = 0
     upload_keys: tuple[str, ...] = ()
+    secure_cookies: bool | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
@@ -165,6 +171,8 @@ class Settings:
                 values[key] = env[f"COSTDASH_{key.upper()}"]
         if env.get("COSTDASH_UPLOAD_KEYS"):
             values["upload_keys"] = env["COSTDASH_UPLOAD_KEYS"]
+        if env.get("COSTDASH_SECURE_COOKIES"):
+            values["secure_cookies"] = env["COSTDASH_SECURE_COOKIES"]
         return cls.from_mapping({**values, **overrides})
 
     @classmethod
@@ -186,10 +194,23 @@ class Settings:
         for key in ("max_jobs_per_dataset", "max_jobs_per_dataset_per_hour"):
             if key in values and int(values[key]) < 1:
                 raise ValueError(f"{key} must be at least 1, not {values[key]!r}")
+        if isinstance(values.get("secure_cookies"), str):
+            text = values["secure_cookies"].strip().lower()
+            if text not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+                raise ValueError("COSTDASH_SECURE_COOKIES must be true or false, not "
+                                 f"{values['secure_cookies']!r}")
+            values["secure_cookies"] = text in ("1", "true", "yes", "on")
         if isinstance(values.get("upload_keys"), str):
             values["upload_keys"] = tuple(k.strip() for k in values["upload_keys"].split(",")
                                           if k.strip())
         return replace(cls(), **values)
+
+    def cookies_secure(self) -> bool:
+        """Whether the session cookie is marked ``Secure``: as set, else when the public
+        address is ``https://`` (behind TLS a browser must never send it in clear)."""
+        if self.secure_cookies is not None:
+            return self.secure_cookies
+        return bool(self.public_url and self.public_url.startswith("https://"))
 
     def resolved_secret_key(self) -> str:
         """The secret key: the configured one, else one generated once and kept in the data dir."""

@@ -21,7 +21,7 @@ from dashboard.config import Settings, redact_werkzeug_log
 from dashboard.jobs import background_manager, reap_jobs
 from dashboard.manage import install_manage
 from dashboard.pages import PAGES, page_module
-from dashboard.responses import install_responses
+from dashboard.responses import install_callback_guard, install_responses
 from dashboard.services import Services, ViewModels, init_cache
 from dashboard.sharing import ShareService
 from dashboard.shell import register_routing, shell_layout
@@ -207,6 +207,10 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
                background_callback_manager=background_manager(settings))
     server = app.server
     server.secret_key = settings.resolved_secret_key()
+    # The session holds only an upload key's id (dashboard.limits); it is not sent along with
+    # requests other sites start (Lax), nor over plain HTTP behind TLS (Secure).
+    server.config.update(SESSION_COOKIE_SAMESITE="Lax", SESSION_COOKIE_HTTPONLY=True,
+                         SESSION_COOKIE_SECURE=settings.cookies_secure())
     if settings.public_url:
         server.wsgi_app = PublicAddress(server.wsgi_app, settings.public_url)  # type: ignore[method-assign]
     store = make_store(settings)
@@ -218,6 +222,7 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
     install_api(server, services)
     install_limits(server, settings)
     install_responses(server)
+    install_callback_guard(app)
     install_manage(server)
     maintenance = Maintenance(services)
     maintenance.run_once()  # what a previous run left (a crash, a kill -9)

@@ -8,8 +8,11 @@ web processes and hosts count together. Beyond the limit a client gets 429 with
 ``COSTDASH_TRUSTED_PROXIES`` says how many proxies set ``X-Forwarded-For`` (ProxyFix).
 
 With ``COSTDASH_UPLOAD_KEYS`` set (a public instance), uploads and shares need one of the keys:
-``Authorization: Bearer <key>`` on the API, or the key entered once on the Explore page (kept
-in the browser's signed session cookie). Read links never need a key.
+``Authorization: Bearer <key>`` on the API, or the key entered once on the Explore page. The
+browser's session cookie then keeps the key's id (an HMAC of it under the secret key), never
+the key: Flask's session is signed, not encrypted, so whoever sees the cookie could read a key
+kept in it; an id grants nothing elsewhere, and dies with the key when the operator removes
+it from the list. Read links never need a key.
 """
 
 from __future__ import annotations
@@ -32,7 +35,12 @@ __all__ = ["ClientLimits", "install_limits", "client_limits"]
 
 _EXTENSION = "costdash-limits"
 _UPLOAD_ENDPOINTS = ("costdash_api.create_dataset", "costdash_api.create_analysis")
-_SESSION_KEY = "costdash-upload-key"
+_SESSION_KEY = "costdash-upload-key-id"
+
+
+def key_id(key: str, secret: str) -> str:
+    """The id of an upload key kept in a session: HMAC-SHA256 under the app's secret key."""
+    return hmac.new(secret.encode(), key.encode(), hashlib.sha256).hexdigest()
 
 
 def _client_address() -> str:
@@ -47,6 +55,10 @@ class ClientLimits:
     uploads: list[RateLimitItem]
     shares: list[RateLimitItem]
     upload_keys: tuple[str, ...]
+    key_prefix: str = ""
+    """The deployment's prefix of the limiter's counters (flask-limiter puts it on the upload
+    counters; the share counters, hit here, need it too)."""
+    secret: str = ""
 
     def share_refusal(self) -> str | None:
         """Count one share for this request's client; the message to show when it is over
@@ -54,34 +66,39 @@ class ClientLimits:
         return self._hit(self.shares, "shares", "analyses saved")
 
     def _hit(self, items: list[RateLimitItem], scope: str, what: str) -> str | None:
-        client = _client_address()
+        keys = (self.key_prefix, scope, _client_address())
         for item in items:
-            if not self.limiter.limiter.hit(item, scope, client):
-                reset, _ = self.limiter.limiter.get_window_stats(item, scope, client)
+            if not self.limiter.limiter.hit(item, *keys):
+                reset, _ = self.limiter.limiter.get_window_stats(item, *keys)
                 wait = max(1, math.ceil(reset - time.time()))
                 return (f"Too many {what} from your address: at most {item}. Try again in "
                         f"{_duration(wait)}.")
         return None
 
     def remember_key(self, given: str | None) -> bool:
-        """Keep a key entered in the browser in its signed session cookie, if it is one of
+        """Keep the id of a key entered in the browser in its session cookie, if it is one of
         the keys; whether it was."""
         given = (given or "").strip()
         if not any(hmac.compare_digest(given.encode(), k.encode()) for k in self.upload_keys):
             return False
-        session[_SESSION_KEY] = given
+        session[_SESSION_KEY] = key_id(given, self.secret)
         session.permanent = True
         return True
 
     def key_accepted(self) -> bool:
-        """Whether this request carries an upload key (header or session), when keys are set."""
+        """Whether this request carries an upload key (header) or a key's id (session), when
+        keys are set."""
         if not self.upload_keys:
             return True
         scheme, _, given = (request.headers.get("Authorization") or "").partition(" ")
-        candidates = [given.strip()] if scheme.lower() == "bearer" else []
-        candidates.append(session.get(_SESSION_KEY) or "")
-        return any(hmac.compare_digest(c.encode(), k.encode())
-                   for c in candidates if c for k in self.upload_keys)
+        if scheme.lower() == "bearer" and given.strip() and any(
+                hmac.compare_digest(given.strip().encode(), k.encode())
+                for k in self.upload_keys):
+            return True
+        kept = session.get(_SESSION_KEY)
+        return isinstance(kept, str) and any(
+            hmac.compare_digest(kept.encode(), key_id(k, self.secret).encode())
+            for k in self.upload_keys)
 
 
 def _duration(seconds: int) -> str:
@@ -108,16 +125,17 @@ def install_limits(server: Flask, settings: Settings) -> ClientLimits:
     """Count uploads and shares per client on ``server``; require upload keys when set."""
     if settings.trusted_proxies:
         server.wsgi_app = ProxyFix(server.wsgi_app, x_for=settings.trusted_proxies)
+    secret = settings.resolved_secret_key()
+    # Per deployment (its roles share the secret key): two deployments on one Redis, a staging
+    # copy beside production, count apart.
+    prefix = "costdash-limits-" + hashlib.sha256(secret.encode()).hexdigest()[:12]
     limiter = Limiter(
         _client_address, app=server, strategy="moving-window",
         storage_uri=settings.cache_url or "memory://",
         # Redis down must not stop uploads: count in memory meanwhile.
         swallow_errors=True, in_memory_fallback_enabled=True,
         headers_enabled=True, retry_after="delta-seconds", on_breach=_too_many,
-        # Per deployment (its roles share the secret key): two deployments on one Redis, a
-        # staging copy beside production, count apart.
-        key_prefix="costdash-limits-" + hashlib.sha256(
-            settings.resolved_secret_key().encode()).hexdigest()[:12])
+        key_prefix=prefix)
     for endpoint in _UPLOAD_ENDPOINTS:
         view = server.view_functions[endpoint]
         server.view_functions[endpoint] = limiter.shared_limit(
@@ -126,7 +144,7 @@ def install_limits(server: Flask, settings: Settings) -> ClientLimits:
             exempt_when=lambda: not client_limits().key_accepted())(view)
     limits = ClientLimits(limiter, uploads=list(parse_many(settings.rate_limit_uploads)),
                           shares=list(parse_many(settings.rate_limit_shares)),
-                          upload_keys=settings.upload_keys)
+                          upload_keys=settings.upload_keys, key_prefix=prefix, secret=secret)
     server.extensions[_EXTENSION] = limits
 
     @server.before_request

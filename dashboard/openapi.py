@@ -116,11 +116,20 @@ def _bounds(field: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def view_field_schema(name: str) -> dict[str, Any]:
+_PIN_TEXT = r"[^,]*[^,\s][^,]*:-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?"
+PINS_TEXT = f"^{_PIN_TEXT}(,{_PIN_TEXT})*$"
+"""Pins as the query and form fields write them: ``gbm:0.5,logreg:0.42`` (a name, a colon,
+a finite number)."""
+
+
+def view_field_schema(name: str, *, as_text: bool = False) -> dict[str, Any]:
     """The JSON Schema of one view field's value (as the view's JSON holds it).
 
     Numbers carry their bounds, ranges are two numbers within them, lists of names arrays of
-    strings; the description is the field's label, its meaning and its rule in words.
+    strings; the description is the field's label, its meaning and its rule in words. With
+    ``as_text``, as a query parameter or form field holds it where that differs from the JSON:
+    pins are one string of ``classifier:threshold`` items (the parser reads a field's text so;
+    as JSON objects they would be refused).
     """
     field = _VIEW_FIELDS[name]
     kind = field["kind"]
@@ -141,6 +150,9 @@ def view_field_schema(name: str) -> dict[str, Any]:
             "properties": {"model": {**text, "pattern": "^[^,]+$"},
                            "threshold": {"type": "number"}}}},
     }[kind]
+    if as_text and kind == "pins":
+        schema = {"type": "string", "pattern": PINS_TEXT,
+                  "examples": ["gbm:0.5,logreg:0.42"]}
     schema = {**schema, "description": f"{field['doc']} {field['requirement']}."}
     if field["default"] is not None:
         schema["default"] = field["default"]
@@ -152,7 +164,7 @@ def view_query_parameters(names: typing.Iterable[str]) -> list[dict[str, Any]]:
     not exploded: ``models=gbm,logreg``, ``sens_p=0.001,0.1``), as the dashboard's links."""
     out = []
     for name in names:
-        schema = view_field_schema(name)
+        schema = view_field_schema(name, as_text=True)
         parameter = {"name": name, "in": "query", "required": False,
                      "description": schema.pop("description"), "schema": schema}
         if schema["type"] == "array":
@@ -489,7 +501,8 @@ SCHEMAS: dict[str, Any] = {
             **_FILE_FIELD, **_LOADER_FIELDS,
             # The view saved with it: every field but the data set (the upload is the data).
             # models is also a loader option: the stored data keeps those, the view ticks them.
-            **{name: view_field_schema(name) for name in VIEW_KEYS if name != "models"},
+            **{name: view_field_schema(name, as_text=True) for name in VIEW_KEYS
+               if name != "models"},
             "name": {**ANALYSIS_NAME, "description": "Default: the file's name. "
                                                      + ANALYSIS_NAME["description"]},
             "expires_in_days": {**EXPIRES_IN_DAYS, "description": EXPIRES_IN_DAYS["description"]
@@ -728,6 +741,12 @@ PATHS: dict[str, Any] = {
     },
 }
 
+_TOO_LONG = _error("The address (path and query) is over 8,000 bytes. (A request line over "
+                   "8,190 bytes is refused by the server in front, with its own body.)")
+for _item in PATHS.values():
+    for _operation in _item.values():
+        _operation["responses"].setdefault("414", _TOO_LONG)
+
 _DOCUMENT: dict[str, Any] = {
     "openapi": OPENAPI_VERSION,
     "info": {
@@ -736,7 +755,9 @@ _DOCUMENT: dict[str, Any] = {
         "summary": "Cost-sensitive classifier selection: upload predictions, save analyses "
                    "behind links.",
         "description": "Every error reply is JSON {\"error\": message}. Uploads are "
-                       "multipart/form-data with the file in the field 'file'.",
+                       "multipart/form-data with the file in the field 'file'. A method a "
+                       "path does not have answers 405 with an Allow header naming those it "
+                       "has.",
     },
     "tags": [
         {"name": "datasets", "description": "Uploaded predictions files."},

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import ipaddress
 import logging
+from typing import Any
 
 from dash.exceptions import DependencyException
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
@@ -19,8 +20,9 @@ from werkzeug.exceptions import MethodNotAllowed
 
 from dashboard.storage import StorageFull, StorageUnavailable
 
-__all__ = ["SECURITY_HEADERS", "disk_full_page", "install_responses", "link_root",
-           "not_found_page", "page", "responses", "unavailable_page"]
+__all__ = ["MAX_ADDRESS_BYTES", "SECURITY_HEADERS", "callback_request_problem", "disk_full_page",
+           "install_callback_guard", "install_responses", "link_root", "not_found_page", "page",
+           "responses", "unavailable_page"]
 
 log = logging.getLogger(__name__)
 
@@ -115,21 +117,44 @@ def disk_full_page() -> Response:
         "is safe. The operator has to free space; please try again later.</p>"), 507)
 
 
-def _api_rule_exists(path: str) -> bool:
-    """Whether some method of an ``/api/`` route answers ``path`` (Dash's catch-all excluded)."""
+_METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+MAX_ADDRESS_BYTES = 8000
+"""Longest path and query the app answers (414 above it)."""
+
+
+def _api_methods(path: str) -> set[str]:
+    """The methods an ``/api/`` route answers at ``path`` (Dash's catch-all excluded)."""
     adapter = current_app.url_map.bind("localhost")
+    methods: set[str] = set()
     for method in ("GET", "POST", "PATCH", "DELETE", "PUT"):
         try:
             rule, _ = adapter.match(path, method=method, return_rule=True)
         except Exception:  # noqa: BLE001 - NotFound, MethodNotAllowed, RequestRedirect
             continue
         if rule.rule.startswith("/api/"):
-            return True
-    return False
+            methods.add(method)
+    if "GET" in methods:
+        methods.add("HEAD")
+    return methods
 
 
 responses = Blueprint("costdash_responses", __name__)
 """The app-wide response policies (no routes of its own)."""
+
+
+@responses.before_app_request
+def _address_too_long():
+    # gunicorn refuses request lines over its limit_request_line (8190 in gunicorn.conf.py)
+    # with a plain 414 of its own; below that the app answers, in the API's JSON.
+    size = len(request.path.encode("utf-8", "surrogateescape")) + len(request.query_string)
+    if size <= MAX_ADDRESS_BYTES:
+        return None
+    message = (f"The address is {size:,} bytes long, over the limit of {MAX_ADDRESS_BYTES:,}; "
+               "fewer classifiers in models, or the API's POST, make it shorter.")
+    if request.path.startswith(("/api/", "/_dash")) or request.path == "/healthz":
+        return jsonify({"error": message}), 414
+    return page("Address too long", f"<h1>This address is too long</h1><p>{html.escape(message)}"
+                "</p>", 414)
 
 
 @responses.before_app_request
@@ -138,8 +163,13 @@ def _unknown_api_path():
     if path.startswith("/api/") and (request.url_rule is None
                                      or not request.url_rule.rule.startswith("/api/")):
         # Dash's catch-all route would answer unknown API paths with its HTML page.
-        if isinstance(request.routing_exception, MethodNotAllowed) and _api_rule_exists(path):
-            return jsonify({"error": f"{request.method} is not allowed on {path}"}), 405
+        allowed = _api_methods(path) if isinstance(request.routing_exception,
+                                                   MethodNotAllowed) else set()
+        if allowed:
+            reply = jsonify({"error": f"{request.method} is not allowed on {path}"})
+            # RFC 9110: a 405 names the methods the resource has.
+            reply.headers["Allow"] = ", ".join(m for m in _METHOD_ORDER if m in allowed)
+            return reply, 405
         return jsonify({"error": f"no API endpoint {request.method} {path}; see "
                                  "/api/v1/openapi.json"}), 404
     return None
@@ -175,7 +205,69 @@ def _security_headers(response: Response) -> Response:
         response.headers.setdefault(name, value)
     if request.path.startswith(("/s/", "/manage/")):
         response.headers["Cache-Control"] = "no-store"
+    if request.path.startswith(_UNLISTED):
+        # A link is meant for whom it was sent to: a search engine that finds one (a page
+        # that links it, a browser that reports visited addresses) must not list it.
+        response.headers["X-Robots-Tag"] = "noindex, nofollow"
     return response
+
+
+_UNLISTED = ("/s/", "/manage/", "/api/")
+"""Paths of shared links, manage links and the API (read links' JSON, reports, exports)."""
+
+
+# --- Dash's callback route ----------------------------------------------------------------------
+
+def _is_dependency(item: Any) -> bool:
+    """A callback input, state or output as the renderer sends it: ``{"id", "property"}``, or
+    a list of them (pattern-matching ids)."""
+    if isinstance(item, list):
+        return all(_is_dependency(i) for i in item)
+    return isinstance(item, dict) and "id" in item and isinstance(item.get("property"), str)
+
+
+def callback_request_problem(body: Any, callback_map: dict[str, Any]) -> str | None:
+    """What is wrong with a ``/_dash-update-component`` body, or None when Dash can run it.
+
+    Dash looks the output up and unpacks inputs and state without checking them: an unknown
+    output or a malformed list is a ``KeyError`` or ``TypeError`` in its dispatch, answered
+    500 with a traceback in the log. Those are the client's mistakes (or a probe), so they get
+    a 400 naming the problem."""
+    if not isinstance(body, dict):
+        return "send the callback as a JSON object"
+    output = body.get("output")
+    if not isinstance(output, str) or output not in callback_map:
+        return f"no callback has the output {str(output)[:200]!r}"
+    spec = callback_map[output]
+    for key in ("inputs", "state"):
+        given = body.get(key, [])
+        if not (isinstance(given, list) and all(_is_dependency(i) for i in given)):
+            return f"{key} must be a list of {{id, property}} objects"
+        if len(given) != len(spec.get(key) or []):
+            return f"this callback takes {len(spec.get(key) or [])} {key}, not {len(given)}"
+    outputs = body.get("outputs", [])
+    if not (_is_dependency(outputs) or isinstance(outputs, dict) and _is_dependency([outputs])):
+        return "outputs must be an {id, property} object or a list of them"
+    changed = body.get("changedPropIds", [])
+    if not (isinstance(changed, list) and all(isinstance(c, str) for c in changed)):
+        return "changedPropIds must be a list of strings"
+    return None
+
+
+def install_callback_guard(app: Any) -> None:
+    """Answer malformed requests to the Dash app's callback route with a clean 400 (see
+    :func:`callback_request_problem`) before Dash's dispatch sees them."""
+    route = app.config.routes_pathname_prefix + "_dash-update-component"
+
+    @app.server.before_request
+    def _check_callback_request():
+        if request.method != "POST" or request.path != route:
+            return None
+        problem = callback_request_problem(request.get_json(silent=True), app.callback_map)
+        if problem is None:
+            return None
+        log.info("callback request refused: %s", problem)
+        return jsonify({"error": problem}), 400
 
 
 def install_responses(server: Flask) -> None:

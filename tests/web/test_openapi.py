@@ -232,9 +232,13 @@ def test_export_query_parameters_are_the_view(path):
     query = {p["name"]: p for p in parameters if p["in"] == "query"}
     assert set(query) - {"band"} == set(VIEW_KEYS)
     view = openapi_document()["components"]["schemas"]["View"]["properties"]
-    for name in VIEW_KEYS:
+    for name in set(VIEW_KEYS) - {"pins"}:
         assert {k: v for k, v in query[name]["schema"].items()} == \
             {k: v for k, v in view[name].items() if k != "description"}, name
+    # Pins travel as the parser reads a query's text (issue 22, finding 11: the document said
+    # a JSON array, which the parser refuses in a query or form field).
+    assert query["pins"]["schema"]["type"] == "string"
+    assert view["pins"]["type"] == "array"
     # Lists and ranges travel comma-separated, as the dashboard writes them.
     assert (query["models"]["style"], query["models"]["explode"]) == ("form", False)
     assert (query["sens_p"]["style"], query["sens_p"]["explode"]) == ("form", False)
@@ -258,6 +262,24 @@ def test_values_the_parser_refuses_are_invalid_against_the_schema(bad):
     api = Api(client=None)
     json_view = {**View().with_values(p_pos=0.2).to_json(), **bad}
     assert api.schema_errors(json_view, "components", "schemas", "View")
+
+
+def test_pins_as_the_document_writes_them_are_what_the_parser_reads():
+    """In a query or a form, the documented text form parses; the JSON form the document used
+    to show is refused by the parser and invalid against the document."""
+    document = openapi_document()
+    query = {p["name"]: p for p in document["paths"]["/api/v1/datasets/{dataset_id}/report.html"]
+             ["get"]["parameters"]}
+    form = document["components"]["schemas"]["AnalysisUpload"]["properties"]
+    for schema in (query["pins"]["schema"], form["pins"]):
+        validator = Draft202012Validator(schema)
+        for text in ("gbm:0.5,logreg:0.42", "a:b:1e-3"):
+            assert list(validator.iter_errors(text)) == []
+            assert View.parse({"pins": text}, only=("pins",)).pins
+        as_json = json.dumps([{"model": "gbm", "threshold": 0.5}])
+        assert list(validator.iter_errors(as_json))
+        with pytest.raises(ValueError):
+            View.parse({"pins": as_json}, only=("pins",))
 
 
 def test_csv_names_are_the_exports():
@@ -435,6 +457,18 @@ def exercise_storage_down(api: Api, demo: Path) -> None:
     api.call("get", f"/api/v1/analyses/{token}", 200)
 
 
+def exercise_long_addresses(api: Api) -> None:
+    """Every operation answers an address over 8,000 bytes with its documented 414 (issue 22,
+    finding 11: gunicorn's own 414 was undocumented)."""
+    long_query = "?unit=" + "x" * 8_100
+    for path, item in api.document["paths"].items():
+        url = path.replace("{dataset_id}", "0" * 32).replace("{id_or_token}", "0" * 16) \
+            .replace("{name}", "hull")
+        for method in item:
+            message = api.call(method, url + long_query, 414).get_json()["error"]
+            assert "over the limit of 8,000" in message
+
+
 def test_datasets_and_exports(api, breast_cancer_csv, bad_csv):
     exercise_datasets(api, breast_cancer_csv, bad_csv)
 
@@ -466,4 +500,5 @@ def test_every_documented_reply_is_exercised(api, small_limit_api, breast_cancer
     exercise_server_failure(api, breast_cancer_csv)
     exercise_storage_down(api, breast_cancer_csv)
     exercise_upload_limit(small_limit_api, breast_cancer_csv)
+    exercise_long_addresses(api)
     assert api.documented_replies() - (api.seen | small_limit_api.seen) == set()
