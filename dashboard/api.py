@@ -231,7 +231,7 @@ def create_dataset():
 
 def _links(record: AnalysisRecord, manage_token: str | None = None) -> dict[str, Any]:
     root = link_root() or ""
-    out = {"url": f"{root}/s/{record.share_token}"}
+    out: dict[str, Any] = {"url": None if record.revoked else f"{root}/s/{record.share_token}"}
     if manage_token is not None:
         out["manage_url"] = f"{root}/manage/{manage_token}"
     return out
@@ -285,6 +285,8 @@ def get_analysis(token: str):
             services.sharing.authorize(record.id, request.headers.get("Authorization"))
         except NotAuthorized as exc:
             return _error(str(exc), 401 if exc.missing else 403)
+    if not full:
+        services.sharing.record_open(record)
     max_points = None if full else services.settings.max_roc_points
     view = saved_view(record.view)
     stored = services.store.info(record.dataset_id)
@@ -296,7 +298,7 @@ def get_analysis(token: str):
     except DatasetNotFound as exc:
         return _error(str(exc), 404)
     extra = {"view": effective_view(view, stored.prevalence),
-             "analysis": {**analysis_summary(record), **_links(record),
+             "analysis": {**analysis_summary(record, managed=full), **_links(record),
                           "roc_points": "all" if full else f"at most {max_points} per classifier"}}
     # The analysis is a JSON object without these two keys: append them to its text.
     body = text[:-1] + "," + json.dumps(extra, separators=(",", ":"))[1:]
@@ -332,7 +334,33 @@ def update_analysis(analysis_id: str):
         raise
     except CostdashError as exc:
         return _error(str(exc), 400)
-    return jsonify({"analysis": {**analysis_summary(record), **_links(record)}})
+    return _managed_reply(record)
+
+
+def _managed_reply(record: AnalysisRecord):
+    return jsonify({"analysis": {**analysis_summary(record, managed=True), **_links(record)}})
+
+
+@api.post("/analyses/<analysis_id>/link")
+def replace_link(analysis_id: str):
+    """A new read-only link; the old one answers 404 from now on (the analysis stays)."""
+    return _relink(analysis_id, lambda sharing, record: sharing.replace_link(record))
+
+
+@api.delete("/analyses/<analysis_id>/link")
+def revoke_link(analysis_id: str):
+    """No read-only link any more (the analysis stays; POST makes a new one)."""
+    return _relink(analysis_id, lambda sharing, record: sharing.revoke_link(record))
+
+
+def _relink(analysis_id: str, change: Callable[[Any, AnalysisRecord], AnalysisRecord]):
+    try:
+        record = change(_services().sharing, _managed_record(analysis_id))
+    except NotAuthorized as exc:
+        return _error(str(exc), 401 if exc.missing else 403)
+    except AnalysisNotFound as exc:
+        return _error(str(exc), 404)
+    return _managed_reply(record)
 
 
 @api.delete("/analyses/<analysis_id>")

@@ -4,7 +4,8 @@
   :mod:`dashboard.shell`); :func:`_guard_shared_links` answers **404 with a friendly page**
   before Dash when the token leads nowhere (deleted, expired, mistyped), so a dead link is a
   real 404.
-* ``/manage/<token>``: rename, set or clear the expiry, delete. Plain HTML forms posting back to
+* ``/manage/<token>``: rename, set or clear the expiry, replace or revoke the read-only link,
+  delete; how many times the link was opened and when last. Plain HTML forms posting back to
   the same address (the token in the path is the credential; pages are ``no-store``).
 
 The rules (tokens, expiry, what deleting removes) are :mod:`dashboard.sharing`'s; the page
@@ -34,7 +35,23 @@ def _sharing() -> ShareService:
     return current_app.extensions["costdash"].sharing
 
 
-def _manage_body(record: AnalysisRecord, share_url: str, message: str = "",
+def _opened(record: AnalysisRecord) -> str:
+    if not record.opens:
+        return "Not opened yet."
+    times = "once" if record.opens == 1 else f"{record.opens:,} times"
+    return f"Opened {times}; last {iso(record.last_opened_at)}."
+
+
+def _link_part(record: AnalysisRecord, share_url: str | None) -> str:
+    e = html.escape
+    if share_url is None:
+        return ("<p id=share-url-revoked><b>No read-only link:</b> you revoked it. Make a new "
+                "one below to share the analysis again.</p>")
+    return ("<p>Read-only link (send this one):<br>"
+            f"<code id=share-url>{e(share_url)}</code></p>")
+
+
+def _manage_body(record: AnalysisRecord, share_url: str | None, message: str = "",
                  error: str = "") -> str:
     e = html.escape
     expiry = iso(record.expires_at)
@@ -42,8 +59,9 @@ def _manage_body(record: AnalysisRecord, share_url: str, message: str = "",
         f"<h1>Manage “{e(record.name)}”</h1>",
         f"<p class=ok role=status>{e(message)}</p>" if message else "",
         f"<p class=err role=alert>{e(error)}</p>" if error else "",
-        "<p>Read-only link (send this one):<br>",
-        f"<code id=share-url>{e(share_url)}</code></p>",
+        _link_part(record, share_url),
+        f"<p id=link-opens>{e(_opened(record))} (A count and a time: nothing about who "
+        "opened it is kept.)</p>",
         "<p class=note>This page's own address is the manage link: keep it to yourself. "
         "Whoever has it can rename or delete the analysis.</p>",
         f"<p>Created {e(iso(record.created_at) or '')}; "
@@ -58,6 +76,16 @@ def _manage_body(record: AnalysisRecord, share_url: str, message: str = "",
         "<label for=expires_in_days>Expire in days (empty: never)</label>"
         "<input type=number id=expires_in_days name=expires_in_days min=0.01 step=any>"
         " <button type=submit id=expiry-button>Set expiry</button></form>",
+        "<form method=post><input type=hidden name=action value=rotate>"
+        "<p>A new read-only link: the current one stops working at once (send the new one to "
+        "those who should keep access).</p>"
+        f"<button type=submit id=rotate-button>{'New link' if share_url else 'Make a link'}"
+        "</button></form>",
+        "" if share_url is None else
+        "<form method=post><input type=hidden name=action value=revoke>"
+        "<p>Revoke the read-only link: it stops working; the analysis stays, and you can make "
+        "a new link later.</p><button type=submit class=danger id=revoke-button>Revoke link"
+        "</button></form>",
         "<form method=post onsubmit=\"return confirm('Delete this analysis and its data?')\">"
         "<input type=hidden name=action value=delete>"
         "<p>Deleting removes the saved view and the uploaded data (unless another analysis "
@@ -75,14 +103,16 @@ def _guard_shared_links():
         if sub not in SHARED_PAGES:
             return not_found_page()
         try:
-            _sharing().open(token)
+            record = _sharing().open(token)
         except AnalysisNotFound:
             return not_found_page()
+        if request.method == "GET":  # HEAD is a check, not an opening
+            _sharing().record_open(record)
     return None
 
 
-def _share_url(record: AnalysisRecord) -> str:
-    return f"{link_root() or ''}/s/{record.share_token}"
+def _share_url(record: AnalysisRecord) -> str | None:
+    return None if record.revoked else f"{link_root() or ''}/s/{record.share_token}"
 
 
 @manage_pages.route("/manage/<token>", methods=["GET", "POST"])
@@ -93,8 +123,9 @@ def manage(token: str):
     except AnalysisNotFound:
         return not_found_page()
     if request.method in ("GET", "HEAD"):
-        done = {"renamed": "Renamed.", "expiry": "Expiry saved."}.get(
-            request.args.get("done", ""), "")
+        done = {"renamed": "Renamed.", "expiry": "Expiry saved.",
+                "relinked": "New read-only link made: the old one no longer works.",
+                "revoked": "Read-only link revoked."}.get(request.args.get("done", ""), "")
         return page(f"Manage {record.name}", _manage_body(record, _share_url(record), done))
     action = request.form.get("action")
     try:
@@ -104,6 +135,12 @@ def manage(token: str):
         if action == "expiry":
             sharing.set_expiry(record, request.form.get("expires_in_days"))
             return redirect(f"/manage/{token}?done=expiry", code=303)
+        if action == "rotate":
+            sharing.replace_link(record)
+            return redirect(f"/manage/{token}?done=relinked", code=303)
+        if action == "revoke":
+            sharing.revoke_link(record)
+            return redirect(f"/manage/{token}?done=revoked", code=303)
         if action == "delete":
             sharing.delete(record)
             return page("Deleted", "<h1>Deleted</h1><p>The analysis and its data are gone; "

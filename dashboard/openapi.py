@@ -184,11 +184,20 @@ _ANALYSIS_INFO = {
                                   "uploader's): what its link's pages and exports read."},
     "created_at": {"type": "string", "format": "date-time"},
     "expires_at": _nullable({"type": "string", "format": "date-time"}),
-    "url": {"type": "string", "format": "uri-reference",
-            "description": "The read-only link: absolute on the service's public address "
-                           "(COSTDASH_PUBLIC_URL), relative (/s/...) when none is set and the "
-                           "request's Host is not this machine's."},
+    "url": _nullable({"type": "string", "format": "uri-reference",
+                      "description": "The read-only link: absolute on the service's public "
+                                     "address (COSTDASH_PUBLIC_URL), relative (/s/...) when "
+                                     "none is set and the request's Host is not this "
+                                     "machine's; null once the owner revoked it."}),
+    "opens": {"type": "integer", "minimum": 0,
+              "description": "How many times the read-only link was opened (a page of it or "
+                             "its JSON without the manage token); in replies to the manage "
+                             "token only. Nothing about who opened it is kept."},
+    "last_opened_at": _nullable({"type": "string", "format": "date-time",
+                                 "description": "When it was last opened (manage token "
+                                                "only)."}),
 }
+_MANAGED_ONLY = ("opens", "last_opened_at")
 
 # Form fields of an upload that say how to read the file, named like the command line's options.
 _LOADER_FIELDS = {
@@ -447,7 +456,8 @@ SCHEMAS: dict[str, Any] = {
                                      "data set), with the operating condition actually "
                                      "analysed: p(+) unset is the data's prevalence, costs "
                                      "unset are 1."),
-    "AnalysisInfo": _closed(_ANALYSIS_INFO, description="A saved analysis (no secrets)."),
+    "AnalysisInfo": _closed(_ANALYSIS_INFO, optional=_MANAGED_ONLY,
+                            description="A saved analysis (no secrets)."),
     "SharedAnalysis": _closed({
         **_ANALYZE_RESULT,
         "view": _ref("SavedView"),
@@ -456,7 +466,8 @@ SCHEMAS: dict[str, Any] = {
             "roc_points": {"type": "string",
                            "description": "'all' with the manage token, else 'at most N per "
                                           "classifier'."},
-        }, description="The saved analysis (no secrets) and the resolution of its ROC arrays."),
+        }, optional=_MANAGED_ONLY,
+            description="The saved analysis (no secrets) and the resolution of its ROC arrays."),
     }, description="A saved analysis: the costdash analyze --json of its data set under the "
                    "saved condition, the saved view, and the analysis itself. Each classifier's "
                    "ROC arrays are thinned to the dashboard's resolution (hull and envelope "
@@ -464,7 +475,7 @@ SCHEMAS: dict[str, Any] = {
                    "the predictions."),
     "AnalysisCreated": _closed({
         "id": _ANALYSIS_INFO["id"],
-        "url": _ANALYSIS_INFO["url"],
+        "url": _ANALYSIS_INFO["url"]["anyOf"][0],
         "manage_url": {"type": "string", "format": "uri-reference",
                        "description": "Rename, set the expiry or delete, in a browser. Keep it "
                                       "private: it is shown only this once. Absolute or "
@@ -716,6 +727,35 @@ PATHS: dict[str, Any] = {
             "parameters": [_ANALYSIS_ID],
             "responses": {
                 "204": {"description": "Deleted."},
+                "401": _NO_TOKEN, "403": _WRONG_TOKEN,
+                "404": _error("No analysis has this id."), "503": STORAGE_DOWN,
+            },
+        },
+    },
+    "/api/v1/analyses/{id_or_token}/link": {
+        "post": {
+            "operationId": "replaceLink", "tags": ["analyses"],
+            "summary": "Give an analysis a new read-only link",
+            "description": "A new token, in the reply's url; the old link answers 404 from "
+                           "now on, and so does everything it opened (the read-only data set "
+                           "id changes too). Also opens a link again after a revoke.",
+            "security": _MANAGED,
+            "parameters": [_ANALYSIS_ID],
+            "responses": {
+                "200": _json_reply("The analysis with its new link.", _ref("AnalysisUpdated")),
+                "401": _NO_TOKEN, "403": _WRONG_TOKEN,
+                "404": _error("No analysis has this id."), "503": STORAGE_DOWN,
+            },
+        },
+        "delete": {
+            "operationId": "revokeLink", "tags": ["analyses"],
+            "summary": "Revoke an analysis's read-only link, keeping the analysis",
+            "description": "The link (and what it opened) answers 404 from now on; the reply's "
+                           "url is null. POST gives a new link.",
+            "security": _MANAGED,
+            "parameters": [_ANALYSIS_ID],
+            "responses": {
+                "200": _json_reply("The analysis, without a link.", _ref("AnalysisUpdated")),
                 "401": _NO_TOKEN, "403": _WRONG_TOKEN,
                 "404": _error("No analysis has this id."), "503": STORAGE_DOWN,
             },

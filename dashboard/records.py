@@ -231,12 +231,21 @@ class AnalysisRecord:
     dataset_id: str
     view: Mapping[str, Any]
     share_token: str
+    """The read-only link's token; empty once the owner revoked the link."""
     manage_key: str
     created_at: float
     expires_at: float | None
+    opens: int = 0
+    """How many times the read-only link was opened (its pages and its API reads)."""
+    last_opened_at: float | None = None
 
     def expired(self, now: float | None = None) -> bool:
         return self.expires_at is not None and self.expires_at <= (now or time.time())
+
+    @property
+    def revoked(self) -> bool:
+        """The owner closed the read-only link (the analysis stays; a new link may follow)."""
+        return not self.share_token
 
 
 class AnalysisStore(ABC):
@@ -267,6 +276,19 @@ class AnalysisStore(ABC):
     @abstractmethod
     def purge_expired(self, now: float | None = None) -> tuple[str, ...]:
         """Delete expired analyses (and data only they needed); returns the handles that went."""
+
+    @abstractmethod
+    def record_open(self, share_key: str, now: float) -> None:
+        """Count one opening of the read-only link whose token hashes to ``share_key``, at
+        ``now`` (a counter and a time stamp: nothing about who opened it)."""
+
+    @abstractmethod
+    def replace_link(self, analysis_id: str, share_token: str,
+                     share_key: str) -> tuple[AnalysisRecord, str] | None:
+        """Give the analysis a new read-only link (``share_token``, empty to revoke it, and the
+        hash ``share_key`` it is found by) and a new read-only handle, in one transaction: the
+        old link and everything it reached answer as gone. Returns the record and the old
+        handle, or None when there is no such analysis."""
 
 
 class Store(DatasetStore, AnalysisStore):

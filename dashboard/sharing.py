@@ -6,8 +6,13 @@ state). Saving one hands out two secrets:
 * the **share token**, in the read-only link ``/s/<token>``: whoever has it sees the view and may
   move the sliders (a what-if that saves nothing);
 * the **manage token**, in ``/manage/<token>`` and as ``Authorization: Bearer <token>`` for the
-  API: rename, set an expiry, delete. Only its SHA-256 is stored, and it is shown once, to the
-  uploader; the read-only page never carries it.
+  API: rename, set an expiry, replace or revoke the read-only link, delete. Only its SHA-256
+  is stored, and it is shown once, to the uploader; the read-only page never carries it.
+
+Replacing the read-only link (a new share token) or revoking it (none) keeps the analysis; the
+old link, and the read-only handle its pages read the data through, answer as gone at once.
+Each opening of the link (a page of it, or its JSON) counts: a counter and the time of the
+last one, nothing about who opened it; the manage page shows them.
 
 Tokens are 192 random bits from :mod:`secrets` (URL-safe base64, 32 characters). They are looked
 up by their SHA-256, and a bearer token is checked with :func:`hmac.compare_digest`, so neither
@@ -254,6 +259,30 @@ class ShareService:
             raise NotAuthorized("this token does not manage that analysis")
         return record
 
+    def record_open(self, record: AnalysisRecord, now: float | None = None) -> None:
+        """Count one opening of ``record``'s read-only link (a record :meth:`open` returned)."""
+        self.store.record_open(token_key(record.share_token),
+                               time.time() if now is None else now)
+
+    def replace_link(self, record: AnalysisRecord) -> AnalysisRecord:
+        """A new read-only link for the analysis; the old one, and the read-only handle its
+        pages used, answer as gone from now on."""
+        return self._relinked(record, new_token())
+
+    def revoke_link(self, record: AnalysisRecord) -> AnalysisRecord:
+        """Close the read-only link, keeping the analysis (:meth:`replace_link` opens a new
+        one). The token is gone; the stored key is the hash of a random token nobody was
+        given, so no token finds the analysis."""
+        return self._relinked(record, "")
+
+    def _relinked(self, record: AnalysisRecord, token: str) -> AnalysisRecord:
+        done = self.store.replace_link(record.id, token, token_key(token or new_token()))
+        if done is None:
+            raise AnalysisNotFound(f"the analysis '{record.id}' was deleted meanwhile")
+        new, old_handle = done
+        self.forget_dataset(old_handle)
+        return new
+
     def rename(self, record: AnalysisRecord, name: Any) -> AnalysisRecord:
         return self._updated(self.store.update_analysis(record.id, name=clean_name(name)), record)
 
@@ -297,10 +326,15 @@ class ShareService:
         return record
 
 
-def analysis_summary(record: AnalysisRecord) -> dict[str, Any]:
-    """The API's description of an analysis (no secrets)."""
-    return {"id": record.id, "name": record.name, "dataset_id": record.dataset_id,
-            "created_at": iso(record.created_at), "expires_at": iso(record.expires_at)}
+def analysis_summary(record: AnalysisRecord, *, managed: bool = False) -> dict[str, Any]:
+    """The API's description of an analysis (no secrets); ``managed`` (a reply to the manage
+    token) adds how often its link was opened and when last."""
+    out: dict[str, Any] = {"id": record.id, "name": record.name,
+                           "dataset_id": record.dataset_id, "created_at": iso(record.created_at),
+                           "expires_at": iso(record.expires_at)}
+    if managed:
+        out.update(opens=record.opens, last_opened_at=iso(record.last_opened_at))
+    return out
 
 
 def iso(t: float | None) -> str | None:

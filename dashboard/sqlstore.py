@@ -76,6 +76,10 @@ analyses_table = sa.Table(
     sa.Column("view", sa.Text, nullable=False),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("expires_at", sa.Float, nullable=True, index=True),
+    # How often the read-only link was opened, and when last: no address, no agent.
+    # Added after the first release: _add_missing_columns gives older databases them.
+    sa.Column("opens", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("last_opened_at", sa.Float, nullable=True),
 )
 
 handles_table = sa.Table(
@@ -194,12 +198,14 @@ class SqlStore(Store):
                         conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"),
                                      {"k": _SCHEMA_LOCK})
                     _metadata.create_all(conn, checkfirst=True)
+                    _add_missing_columns(conn)
                     _give_analyses_their_handles(conn)
                 return
             except sa.exc.OperationalError as exc:
                 # Another worker created a table between the check and the CREATE (SQLite
-                # commits each CREATE on its own, so the rest may still be missing): check again.
-                racing = ("already exists", "database is locked")
+                # commits each CREATE on its own, so the rest may still be missing), or added
+                # a column: check again.
+                racing = ("already exists", "database is locked", "duplicate column")
                 if (self.dialect == "sqlite" and any(r in str(exc) for r in racing)
                         and time.monotonic() < deadline):
                     time.sleep(0.05)
@@ -395,7 +401,10 @@ class SqlStore(Store):
                               view=json.loads(r["view"]), share_token=r["share_token"],
                               manage_key=r["manage_key"], created_at=float(r["created_at"]),
                               expires_at=None if r["expires_at"] is None
-                              else float(r["expires_at"]))
+                              else float(r["expires_at"]),
+                              opens=int(r["opens"]),
+                              last_opened_at=None if r["last_opened_at"] is None
+                              else float(r["last_opened_at"]))
 
     def _select_analyses(self) -> Any:
         return sa.select(*self._analysis_columns).select_from(analyses_table.join(
@@ -427,6 +436,31 @@ class SqlStore(Store):
                              .where(analyses_table.c.id == analysis_id).values(**values))
             return self._analysis(conn.execute(
                 self._select_analyses().where(analyses_table.c.id == analysis_id)).first())
+
+    def record_open(self, share_key: str, now: float) -> None:
+        with self._begin() as conn:
+            if self.dialect == "postgresql":
+                # A count lost in a crash is worth less than a flush of the log per view.
+                conn.execute(sa.text("SET LOCAL synchronous_commit TO OFF"))
+            conn.execute(analyses_table.update().where(analyses_table.c.share_key == share_key)
+                         .values(opens=analyses_table.c.opens + 1, last_opened_at=now))
+
+    def replace_link(self, analysis_id: str, share_token: str,
+                     share_key: str) -> tuple[AnalysisRecord, str] | None:
+        with self._begin() as conn:
+            old = conn.execute(sa.select(handles_table).where(
+                handles_table.c.analysis_id == analysis_id)).first()
+            if old is None:
+                return None
+            conn.execute(analyses_table.update().where(analyses_table.c.id == analysis_id)
+                         .values(share_token=share_token, share_key=share_key))
+            conn.execute(handles_table.delete().where(handles_table.c.handle == old.handle))
+            conn.execute(handles_table.insert(), {
+                "handle": new_handle(), "dataset_id": old.dataset_id, "name": old.name,
+                "created_at": time.time(), "analysis_id": analysis_id})
+            record = self._analysis(conn.execute(
+                self._select_analyses().where(analyses_table.c.id == analysis_id)).first())
+        return record, old.handle
 
     def _delete_analyses(self, conn: sa.Connection, where: Any) -> tuple[int, tuple[str, ...]]:
         doomed = conn.execute(sa.select(analyses_table.c.id, analyses_table.c.dataset_id)
@@ -469,6 +503,23 @@ class SqlStore(Store):
                 .limit(limit)).scalars().all()
             self._delete_unneeded_content(conn, orphans)
         return handles
+
+
+def _add_missing_columns(conn: sa.Connection) -> None:
+    """Columns added to a table after databases were made with it, added to those databases
+    (``create_all`` makes missing tables only): ``ALTER TABLE ... ADD COLUMN``, with the
+    column's default for the rows already there."""
+    for table in _metadata.sorted_tables:
+        present = {c["name"] for c in sa.inspect(conn).get_columns(table.name)}
+        for column in table.columns:
+            if column.name in present:
+                continue
+            kind = column.type.compile(dialect=conn.dialect)
+            default = (f" DEFAULT {column.server_default.arg}"
+                       if column.server_default is not None else "")
+            null = "" if column.nullable else " NOT NULL"
+            conn.execute(sa.text(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" '
+                                 f"{kind}{default}{null}"))
 
 
 def _give_analyses_their_handles(conn: sa.Connection) -> None:

@@ -170,7 +170,9 @@ def test_manage_operations_need_the_bearer_token_and_nothing_else_does():
                for method, operation in item.items()
                if operation.get("security") and {} not in operation["security"]}
     assert secured == {("/api/v1/analyses/{id_or_token}", "patch"),
-                       ("/api/v1/analyses/{id_or_token}", "delete")}
+                       ("/api/v1/analyses/{id_or_token}", "delete"),
+                       ("/api/v1/analyses/{id_or_token}/link", "post"),
+                       ("/api/v1/analyses/{id_or_token}/link", "delete")}
     # A read link's JSON takes the token optionally: with it, every ROC point (issue 11, 6).
     optional = {(path, method) for path, item in document["paths"].items()
                 for method, operation in item.items() if {} in operation.get("security", [])}
@@ -397,6 +399,27 @@ def exercise_analyses(api: Api, demo: Path, broken: Path) -> None:
     api.call("patch", "/api/v1/analyses/" + "0" * 16, 404, json={"name": "x"},
              headers=bearer(created["manage_token"]))
 
+    # The read-only link replaced, then revoked, then made again; the analysis stays, and the
+    # manage token's replies say how often the link was opened.
+    link = f"{analysis}/link"
+    owner = bearer(created["manage_token"])
+    before = api.call("get", f"/api/v1/analyses/{token}", 200, headers=owner).get_json()
+    assert before["analysis"]["opens"] == 1  # the read without a token above
+    replaced = api.call("post", link, 200, headers=owner).get_json()["analysis"]
+    new_token = replaced["url"].rsplit("/", 1)[-1]
+    assert new_token != token and replaced["opens"] == 1
+    api.call("get", f"/api/v1/analyses/{token}", 404)
+    api.call("get", f"/api/v1/analyses/{new_token}", 200)
+    revoked = api.call("delete", link, 200, headers=owner).get_json()["analysis"]
+    assert revoked["url"] is None and revoked["opens"] == 2
+    api.call("get", f"/api/v1/analyses/{new_token}", 404)
+    token = api.call("post", link, 200, headers=owner).get_json()["analysis"]["url"] \
+        .rsplit("/", 1)[-1]
+    for method in ("post", "delete"):
+        api.call(method, link, 401)
+        api.call(method, link, 403, headers=bearer(token))
+        api.call(method, "/api/v1/analyses/" + "0" * 16 + "/link", 404, headers=owner)
+
     api.call("delete", analysis, 401, headers={"Authorization": "Basic abc"})
     api.call("delete", analysis, 403, headers=bearer(token))  # the read-only token manages nothing
     api.call("delete", analysis, 204, headers=bearer(created["manage_token"]))
@@ -452,6 +475,8 @@ def exercise_storage_down(api: Api, demo: Path) -> None:
         api.call("patch", analysis, 503, json={"name": "x"},
                  headers=bearer(created["manage_token"]))
         api.call("delete", analysis, 503, headers=bearer(created["manage_token"]))
+        for method in ("post", "delete"):
+            api.call(method, f"{analysis}/link", 503, headers=bearer(created["manage_token"]))
         assert api.call("get", "/healthz", 503).get_json()["status"] == "error"
     # Back up, nothing was lost.
     api.call("get", f"/api/v1/analyses/{token}", 200)
