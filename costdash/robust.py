@@ -154,8 +154,8 @@ class RobustChoice:
         The Bayes choice's worst-case regret over the box, per period.
     switching_saving : float
         Expected saving per period of the policy table (the best choice for each condition)
-        over the Bayes choice, conditions uniform over the box (Gauss-Legendre, 24 nodes per
-        range; see :func:`robust_choice`).
+        over the Bayes choice, conditions uniform over the box: integrated in closed form
+        between the policy's breakpoints, exact up to rounding.
     optimal_choices : tuple of (str, float or None)
         The (classifier, threshold) pairs optimal somewhere in the box (the policy table's
         rows the box reaches), from the corners' PC(+) range.
@@ -252,19 +252,7 @@ def robust_choice(analysis: Analysis, box: ConditionBox, *, volume: float = 1.0,
     constant = centre.constant_cost  # E[p C(+|+) + (1 - p) C(-|-)], linear in p
     bayes_cost = float(expected[i_bayes]) + constant
 
-    # E over the box of the envelope's cost: tensor Gauss-Legendre (the integrand is piecewise
-    # smooth, so this is approximate, to ~1e-4 relative; the choices above are exact).
-    x, wts = np.polynomial.legendre.leggauss(24)
-    axes = []
-    for lo, hi in (box.p_pos, box.cost_fn, box.cost_fp):
-        axes.append(((lo + hi) / 2.0 + (hi - lo) / 2.0 * x, wts / 2.0))
-    (p, wp), (fn, wfn), (fp, wfp) = axes
-    P, FN, FP = np.meshgrid(p, fn, fp, indexing="ij")
-    W = wp[:, None, None] * wfn[None, :, None] * wfp[None, None, :]
-    u = (P * (FN - box.cost_tp)).ravel()
-    w = ((1.0 - P) * (FP - box.cost_tn)).ravel()
-    policy_cost = float(np.sum(W.ravel() * _best_cost(hull, u, w)))
-    saving = (float(expected[i_bayes]) - policy_cost) * volume
+    saving = _switching_saving(hull, box, cands.fpr[i_bayes], cands.tpr[i_bayes]) * volume
 
     reach = sensitivity(hull, box.p_pos, box.cost_fn, box.cost_fp, cost_tp=box.cost_tp,
                         cost_tn=box.cost_tn)
@@ -277,6 +265,138 @@ def robust_choice(analysis: Analysis, box: ConditionBox, *, volume: float = 1.0,
         bayes_max_regret=float(worst[i_bayes] * volume), switching_saving=max(saving, 0.0),
         optimal_choices=choices, worth_switching=bool(worst[i_mm] * volume > tolerance),
         tolerance=float(tolerance))
+
+
+# --- the expected saving of switching, in closed form -------------------------------------------
+#
+# With U = P·A and W = (1 - P)·B (P = p(+), A = C(-|+) - C(+|+), B = C(+|-) - C(-|-), independent
+# and uniform over their ranges), the cost per case of ROC point (F, T) is U(1 - T) + WF plus the
+# constant part. Walking the hull from the Bayes vertex, the best vertex for (U, W) gains
+# (ΔT·U - ΔF·W)+ on each edge to the right and (ΔF·W - ΔT·U)+ on each edge to the left (the edges'
+# slopes decrease, so the gains are positive on a run of edges next to the Bayes vertex and 0
+# beyond), so the saving is a sum of expected hinges E[(s·P·A - (1 - P)·B)+], each a positive
+# quantity computed without subtracting two large expected costs.
+#
+# One hinge, written with r = B/A and y = r/(s + r) (the p(+) at which the edge's two ends cost
+# the same): E[(s·P·A - (1 - P)·B)+] = E[A·ψ(B/A)], ψ(r) = (s + r)·E[(P - y)+], which is linear in
+# r for y <= p0, 0 for y >= p1, and s(p1 - y)²/(2(p1 - p0)(1 - y)) between. E[A·g(B/A)] is the
+# integral of g against the density of r weighted by A: c0 + c3/r³ on each of at most three
+# pieces (A and B both ranges: (min(a1, b1/r)³ - max(a0, b0/r)³)/(3 Δa Δb); A a single value:
+# a²/Δb; B a single value: b²/(Δa r³)). So every piece integrates in closed form: powers of r on
+# the linear part, powers of y and 1 - y with one logarithm (substituting y) between. Differences
+# are written in the pieces' widths (log1p, products) so narrow pieces keep their precision.
+
+_NARROW = 2.0 ** -26
+"""A range narrower than this fraction of its size is taken as its midpoint. The closed forms
+divide by the width, losing about eps·size/width of relative precision; the midpoint is off by
+at most width/size (the hinge is convex and piecewise linear): both stay below ~1.5e-8."""
+
+
+def _span(lo: float, hi: float) -> tuple[float, float]:
+    if hi - lo <= _NARROW * max(abs(lo), abs(hi)):
+        mid = (lo + hi) / 2.0
+        return mid, mid
+    return float(lo), float(hi)
+
+
+def _density_pieces(a: tuple[float, float], b: tuple[float, float]
+                    ) -> list[tuple[float, float, float, float]]:
+    """(r_from, r_to, c0, c3): E[A·g(B/A)] = Σ ∫ g(r)(c0 + c3/r³) dr over the pieces (A, B
+    ranges, at least one of them wider than a single value)."""
+    (a0, a1), (b0, b1) = a, b
+    if a0 == a1:
+        return [(b0 / a0, b1 / a0, a0 * a0 / (b1 - b0), 0.0)]
+    if b0 == b1:
+        return [(b0 / a1, b0 / a0, 0.0, b0 * b0 / (a1 - a0))]
+    k = 1.0 / (3.0 * (a1 - a0) * (b1 - b0))
+    cuts = sorted({b0 / a1, b0 / a0, b1 / a1, b1 / a0})
+    pieces = []
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        mid = (lo + hi) / 2.0
+        c0 = ((a1 ** 3 if mid < b1 / a1 else 0.0) - (a0 ** 3 if mid > b0 / a0 else 0.0)) * k
+        c3 = ((b1 ** 3 if mid > b1 / a1 else 0.0) - (b0 ** 3 if mid < b0 / a0 else 0.0)) * k
+        pieces.append((lo, hi, c0, c3))
+    return pieces
+
+
+def _hinge(s: float, p: tuple[float, float], q: tuple[float, float], a: tuple[float, float],
+           b: tuple[float, float]) -> float:
+    """E[(s·P·A - (1 - P)·B)+] for independent P uniform on ``p`` (``q`` = 1 - its ends, given
+    so that a mirrored call keeps them exact), A on ``a`` and B on ``b`` (a range of one value:
+    that value). Needs s > 0, 0 < p0 <= p1 < 1 and positive A, B."""
+    (p0, p1), (q0, q1) = p, q
+    mean_p, mean_q = (p0 + p1) / 2.0, (q0 + q1) / 2.0
+    r_lo, r_hi = s * p0 / q0, s * p1 / q1   # ψ is linear up to r_lo, 0 from r_hi
+    dp = p1 - p0
+
+    def psi(r: float) -> float:
+        if r <= r_lo:
+            return s * mean_p - r * mean_q
+        if r >= r_hi:
+            return 0.0
+        y, v = r / (s + r), s / (s + r)
+        return s * (p1 - y) ** 2 / (2.0 * dp * v)
+
+    if a[0] == a[1] and b[0] == b[1]:
+        return a[0] * psi(b[0] / a[0])
+    total = 0.0
+    for lo, hi, c0, c3 in _density_pieces(a, b):
+        cuts = [lo, *sorted(x for x in (r_lo, r_hi) if lo < x < hi), hi]
+        for x0, x1 in zip(cuts[:-1], cuts[1:]):
+            mid, width = (x0 + x1) / 2.0, x1 - x0
+            if width <= 0.0 or mid >= r_hi:
+                continue
+            if mid <= r_lo:   # ψ = d0 + d1·r
+                d0, d1 = s * mean_p, -mean_q
+                total += (c0 * width * (d0 + d1 * mid)
+                          + c3 * width * (d0 * mid / (x0 * x0 * x1 * x1) + d1 / (x0 * x1)))
+                continue
+            # y from y0 to y1 (v = 1 - y from v0 down to v1), of width dy.
+            y0, y1 = x0 / (s + x0), x1 / (s + x1)
+            v0, v1 = s / (s + x0), s / (s + x1)
+            dy = s * width / ((s + x0) * (s + x1))
+            # ∫ (v - q1)²/v³ dv over [v1, v0] and ∫ (p1 - y)²/y³ dy over [y0, y1]
+            i0 = (math.log1p(dy / v1) - 2.0 * q1 * dy / (v0 * v1)
+                  + q1 * q1 * dy * (v0 + v1) / (2.0 * v0 * v0 * v1 * v1))
+            i3 = (p1 * p1 * dy * (y0 + y1) / (2.0 * y0 * y0 * y1 * y1)
+                  - 2.0 * p1 * dy / (y0 * y1) + math.log1p(dy / y0))
+            total += (c0 * s * s * i0 + c3 * i3 / s) / (2.0 * dp)
+    return total
+
+
+def _switching_saving(hull: RocHull, box: ConditionBox, fpr: float, tpr: float) -> float:
+    """Expected cost per case of the fixed choice (fpr, tpr), the Bayes one, minus that of the
+    best hull vertex for each condition, conditions uniform over ``box``: in closed form (see
+    the notes above), exact up to rounding."""
+    p = _span(*box.p_pos)
+    q = (1.0 - p[0], 1.0 - p[1])
+    a = _span(box.cost_fn[0] - box.cost_tp, box.cost_fn[1] - box.cost_tp)
+    b = _span(box.cost_fp[0] - box.cost_tn, box.cost_fp[1] - box.cost_tn)
+    mean_u = (p[0] + p[1]) / 2.0 * (a[0] + a[1]) / 2.0
+    mean_w = (q[0] + q[1]) / 2.0 * (b[0] + b[1]) / 2.0
+    expected = mean_u * (1.0 - hull.tpr) + mean_w * hull.fpr
+    v = int(np.argmin(expected))
+    saving = mean_u * (1.0 - tpr) + mean_w * fpr - float(expected[v])
+    d_f, d_t = np.diff(hull.fpr), np.diff(hull.tpr)
+    # W/U lies in [lowest, highest] over the box: an edge steeper than every W/U gains on the
+    # whole box (linear: the gain's mean), one flatter than every W/U nowhere; only the edges
+    # between (the policy table's rows the box reaches) need a hinge.
+    lowest = q[1] * b[0] / (p[1] * a[1])
+    highest = q[0] * b[1] / (p[0] * a[0])
+    with np.errstate(divide="ignore"):
+        slope = d_t / d_f
+    right = np.arange(d_f.size) >= v   # edge j joins vertices j and j + 1
+    always = np.where(right, slope >= highest, slope <= lowest)
+    gain = np.where(right, d_t * mean_u - d_f * mean_w, d_f * mean_w - d_t * mean_u)
+    saving += float(np.sum(gain[always]))
+    sometimes = np.flatnonzero((slope > lowest) & (slope < highest))
+    for j in sometimes.tolist():
+        if right[j]:
+            saving += float(d_f[j]) * _hinge(float(slope[j]), p, q, a, b)
+        else:   # (ΔF·W - ΔT·U)+: the same hinge with the roles of the classes swapped
+            saving += float(d_t[j]) * _hinge(float(d_f[j] / d_t[j]), (q[1], q[0]),
+                                             (p[1], p[0]), b, a)
+    return float(saving)
 
 
 @dataclass(frozen=True)
