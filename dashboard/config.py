@@ -239,26 +239,54 @@ class Settings:
 
 # --- no secrets in logs --------------------------------------------------------------------------
 
-_SECRET_PATH = re.compile(r"(/(?:s|manage)/|/api/v1/analyses/)([^\s/?#\"']+)")
+_SECRET_PATH = re.compile(r"(/(?:s|manage)/|/api/v1/(?:analyses|datasets)/)([^\s/?#\"']+)")
+_DATA_PARAMETER = re.compile(r"([?&;]data=)([^\s&;#\"']+)")
+_CAPABILITY = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{32}(?![A-Za-z0-9_-])")
 _BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+")
 _ANALYSIS_ID = re.compile(r"[0-9a-f]{16}")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/=")
 REDACTED = "<redacted>"
 
 
-def redact_tokens(text: str) -> str:
-    """``text`` with the secrets of links taken out: whatever follows ``/s/``, ``/manage/``
-    and ``/api/v1/analyses/`` in a path (share and manage tokens; an analysis id, which is
-    no secret, is kept), and bearer tokens."""
-    def path(m: re.Match[str]) -> str:
-        return m.group(1) + (m.group(2) if _ANALYSIS_ID.fullmatch(m.group(2)) else REDACTED)
+def _unescaped(m: re.Match[str]) -> str:
+    # Only characters that are never an escape's point (no control characters, spaces or
+    # quotes reach a log line this way): enough that /%73/<token> or data%3D<id> is seen.
+    char = chr(int(m.group(1), 16))
+    return char if char in _PLAIN else m.group(0)
 
-    return _BEARER.sub(lambda m: m.group(1) + REDACTED, _SECRET_PATH.sub(path, text))
+
+def redact_tokens(text: str) -> str:
+    """``text`` with every capability taken out (``<redacted>``):
+
+    * whatever follows ``/s/``, ``/manage/``, ``/api/v1/analyses/`` (share and manage tokens;
+      an analysis id, 16 hex digits, is no secret and is kept) and ``/api/v1/datasets/`` (an
+      upload's or a read link's data set handle), ``//`` paths included;
+    * the value of a ``data=`` query parameter (a handle, on every page's address);
+    * anything shaped like a token or a handle (32 URL-safe characters standing alone), wherever
+      it is: a mistyped path, a message quoting a handle;
+    * bearer tokens.
+
+    Percent-escapes of letters, digits and ``-._~/=`` are read as those characters first, so
+    an escaped path (``/%73/<token>``, which the app answers as ``/s/<token>``) is no way
+    round it.
+    """
+    def path(m: re.Match[str]) -> str:
+        keep = m.group(1).startswith("/api/v1/analyses/") and _ANALYSIS_ID.fullmatch(m.group(2))
+        return m.group(1) + (m.group(2) if keep else REDACTED)
+
+    text = _ESCAPE.sub(_unescaped, text)
+    text = _SECRET_PATH.sub(path, text)
+    text = _DATA_PARAMETER.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _CAPABILITY.sub(REDACTED, text)
+    return _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
 
 
 class RedactTokens(logging.Filter):
-    """A logging filter that takes the tokens of links out of every record it sees
-    (:func:`redact_tokens`): gunicorn's access and error lines (``"POST /manage/<token>"``),
-    Werkzeug's request lines, Flask's "Exception on /s/<token>".
+    """A logging filter that takes every capability out of every record it sees
+    (:func:`redact_tokens`): gunicorn's access and error lines (``"POST /manage/<token>"``,
+    ``"GET /explore?data=<handle>"``), Werkzeug's request lines, Flask's "Exception on
+    /s/<token>", a traceback's message quoting a handle.
 
     gunicorn.conf.py puts it on the handlers of every logger; :func:`redact_werkzeug_log` on
     the development server's logger. Kept here, beside the settings, because this module is
@@ -273,6 +301,12 @@ class RedactTokens(logging.Filter):
         clean = redact_tokens(message)
         if clean != message:
             record.msg, record.args = clean, ()
+        if record.exc_info and not record.exc_text:
+            # The traceback's last line repeats the exception's message (a handle in "no data
+            # set with id ..."): format it here, redacted, and the handler uses that text.
+            record.exc_text = redact_tokens(logging.Formatter().formatException(record.exc_info))
+        elif record.exc_text:
+            record.exc_text = redact_tokens(record.exc_text)
         return True
 
 

@@ -204,3 +204,42 @@ def test_the_share_panel_gives_relative_links_on_an_untrusted_host(tmp_path,
         text = json.dumps(reply.get_json())
         assert f'"href": "{root}/s/' in text and f'"href": "{root}/manage/' in text, text[:500]
         assert "evil.example" not in text
+
+
+@pytest.mark.parametrize("line, kept", [
+    ("GET //s/{t}/curves HTTP/1.1", "GET //s/<redacted>/curves HTTP/1.1"),
+    ("GET /%73/{t} HTTP/1.1", "GET /s/<redacted> HTTP/1.1"),
+    ("GET /s%2F{t}", "GET /s/<redacted>"),
+    ("GET /explore?p_pos=0.2&data={h}&models=a,b", "GET /explore?p_pos=0.2&data=<redacted>&models=a,b"),
+    ("GET /explore?data={h}&data={h}", "GET /explore?data=<redacted>&data=<redacted>"),
+    ("GET /explore?d%61ta%3D{h}", "GET /explore?data=<redacted>"),
+    ("GET /api/v1/datasets/{h}/report.html", "GET /api/v1/datasets/<redacted>/report.html"),
+    ("GET //api/v1/analyses/{t}", "GET //api/v1/analyses/<redacted>"),
+    ("POST /api/v1/analyses/0123456789abcdef/link", "POST /api/v1/analyses/0123456789abcdef/link"),
+    ("DatasetNotFound: no data set with id '{h}'", "DatasetNotFound: no data set with id '<redacted>'"),
+    ("GET /s//{t} HTTP/1.1", "GET /s//<redacted> HTTP/1.1"),
+    ('GET /explore?unit=%E2%82%AC&p_pos=0.1 "x%0Ay"', 'GET /explore?unit=%E2%82%AC&p_pos=0.1 "x%0Ay"'),
+])
+def test_every_capability_is_taken_out_of_log_lines(line, kept):
+    """Finding 9, the function behind every gunicorn and Werkzeug log line (the deployed
+    processes: tests/deploy/test_log_redaction.py)."""
+    from dashboard.config import redact_tokens
+
+    t, h = "M06No-oZTKiPNdczaZxYPjPBHZAmhF10", "0123456789abcdef0123456789abcdef"
+    assert redact_tokens(line.format(t=t, h=h)) == kept
+
+
+def test_a_traceback_quoting_a_handle_is_redacted():
+    from dashboard.config import RedactTokens
+
+    handle = "0123456789abcdef0123456789abcdef"
+    try:
+        raise KeyError(f"no data set with id '{handle}'")
+    except KeyError:
+        import sys
+
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed on %s",
+                                   (f"/api/v1/datasets/{handle}",), sys.exc_info())
+    RedactTokens().filter(record)
+    text = logging.Formatter().format(record)
+    assert handle not in text and "Traceback" in text and "<redacted>" in text
