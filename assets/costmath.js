@@ -13,7 +13,11 @@
  *   optimalIndex           costdash.hull.optimal_vertex: the first hull vertex whose outgoing
  *                          edge is flatter than the iso-performance slope, compared on logs
  *   trivialCost            OperatingCondition.trivial_normalized_cost: min(PC, 1 - PC)
- *   saving                 OperatingCondition.saving_vs_trivial: 1 - NE / min(PC, 1 - PC)
+ *   trivialMoney           OperatingCondition.trivial_expected_cost: the better trivial
+ *                          classifier's expected cost per case, constant part included
+ *   savingMoney            OperatingCondition.saving_money: (min(PC, 1 - PC) - NE) x the scale
+ *   saving                 OperatingCondition.saving_vs_trivial: savingMoney / trivialMoney
+ *                          (NaN when the trivial choice costs nothing or gains)
  *   expectedCounts         OperatingCondition.expected_counts: (TP, FN, FP, TN) per volume
  *   extraCost              expected cost at one ROC point minus at another (a fixed threshold
  *                          or a constraint against the best choice), per case
@@ -114,9 +118,19 @@
         return Math.min(c.pc, c.oneMinusPc);
     }
 
+    function trivialMoney(c) {
+        return expectedCost(c, trivialCost(c));
+    }
+
+    function savingMoney(c, ne) {
+        return (trivialCost(c) - ne) * c.costScale;
+    }
+
+    /** The saving as a share of the money the trivial choice costs, so that the percentage
+     * matches the money beside it (the constant part of correct decisions included). */
     function saving(c, ne) {
-        const t = trivialCost(c);
-        return t === 0 ? 0 : 1 - ne / t;
+        const t = trivialMoney(c);
+        return t > 0 ? savingMoney(c, ne) / t : NaN;
     }
 
     function expectedCounts(c, fpr, tpr, volume) {
@@ -221,7 +235,7 @@
 
     window.costdashMath = {
         expitNeg, logSlope, valid, conditions, normalizedCost, expectedCost, optimalIndex,
-        trivialCost, saving, expectedCounts, extraCost, pointMetrics,
+        trivialCost, trivialMoney, savingMoney, saving, expectedCounts, extraCost, pointMetrics,
         LOG_ODDS_LIMIT, logOdds, logOddsOf, pcOfLogOdds, fprFloor, logFpr, pcSamples, fprSamples,
         zoomRange,
     };

@@ -88,6 +88,22 @@
         return t === null || t === undefined ? "none" : String(t);
     }
 
+    /** The threshold of vertex `i` of a hull as people read it and paste it: the shortest
+     * decimal that flags the same cases (costdash.analysis.readable_threshold, computed by the
+     * server for every vertex), with the exact one for its title; "none" without one. */
+    function vertexThreshold(hull, i) {
+        const t = hull.threshold[i];
+        if (t === null || t === undefined) return {text: "none", exact: "none"};
+        const readable = hull.threshold_text && hull.threshold_text[i];
+        return {text: readable || thresholdText(t), exact: thresholdText(t)};
+    }
+
+    /** A vertexThreshold as HTML: the readable text, the exact one on hover, on one line. */
+    function thresholdHtml(th) {
+        return '<span title="exactly ' + esc(th.exact) + '" class="threshold">' +
+            esc(th.text) + "</span>";
+    }
+
     function percent(x) {
         const v = 100 * x;
         return (Math.abs(v) >= 10 ? v.toFixed(0) : v.toFixed(1)) + "%";
@@ -111,7 +127,8 @@
 
     window.costdashExplore = {
         dc, M, NU, clamp, pToSlider, sliderToP, costToSlider, sliderToCost, isNum, validP,
-        validCost, triggered, fmtNum, friendly, withUnit, thresholdText, percent, vertexName, esc,
+        validCost, triggered, fmtNum, friendly, withUnit, thresholdText, vertexThreshold,
+        thresholdHtml, percent, vertexName, esc,
         graphDiv, PIN_SLOTS,
         // Slider thumbs already watched (a MutationObserver each).
         watched: new WeakSet(),

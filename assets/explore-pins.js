@@ -201,7 +201,7 @@
             texts[id("regret-share")] = Number.isNaN(m.regretShare) ? "–" : percent(m.regretShare);
             const tiny = 1e-12 * (Math.abs(c.costScale) + Math.abs(c.constant));
             const bestText = vertexName(best.name) +
-                (best.threshold === null ? "" : " at score ≥ " + thresholdText(best.threshold));
+                (best.threshold === null ? "" : " at score ≥ " + best.thresholdText);
             texts[id("verdict")] = m.regret <= tiny ? "This is the best choice at these conditions."
                 : "Using " + bestText + " instead saves " + (vol === null
                     ? money(m.regret) + " per case" : money(m.periodRegret) + " per period") +

@@ -8,7 +8,8 @@
     "use strict";
 
     const E = window.costdashExplore;
-    const {M, isNum, fmtNum, friendly, withUnit, thresholdText, percent, vertexName, esc} = E;
+    const {M, isNum, fmtNum, friendly, withUnit, thresholdText, vertexThreshold, thresholdHtml,
+        percent, vertexName, esc} = E;
     const {clipLine, clipLinear, COLORS, rocSlots, costSlots, placeRangesLine, drawLine,
         geometry, place, pin} = E;
     const {blankPins, fillPins} = E;
@@ -23,7 +24,7 @@
     // cost a few hundred ms per slider step with 20 classifiers. React never re-renders these
     // elements (no callback outputs to them), so the text stays.
 
-    function paint(texts, htmls, shown) {
+    function paint(texts, htmls, shown, titles) {
         for (const [id, on] of Object.entries(shown || {})) {
             const el = document.getElementById(id);
             if (el && el.hidden === on) el.hidden = !on;
@@ -31,6 +32,10 @@
         for (const [id, text] of Object.entries(texts)) {
             const el = document.getElementById(id);
             if (el && el.textContent !== text) el.textContent = text;
+        }
+        for (const [id, title] of Object.entries(titles || {})) {
+            const el = document.getElementById(id);
+            if (el && el.title !== title) el.title = title;
         }
         for (const [id, html] of Object.entries(htmls || {})) {
             const el = document.getElementById(id);
@@ -64,9 +69,13 @@
             if (!row) return;
             const want = cl.name === chosen ? "chosen" : "";
             if (row.className !== want) row.className = want;
-            cells[r].forEach((text, k) => {
+            cells[r].forEach((cell, k) => {
                 const td = row.cells[k + 1];
-                if (td && td.textContent !== text) td.textContent = text;
+                if (!td) return;
+                const text = typeof cell === "string" ? cell : cell.text;
+                const title = typeof cell === "string" ? "" : cell.title;
+                if (td.textContent !== text) td.textContent = text;
+                if (td.title !== title) td.title = title;
             });
         });
     }
@@ -75,51 +84,64 @@
         "chosen-fpr", "chosen-tpr", "cm-tp", "cm-fn", "cm-fp", "cm-tn", "normalized-cost",
         "expected-cost", "period-cost", "saving-trivial"];
 
+    /** A classifier's own best vertex for the table: its readable threshold, the exact one
+     * in the cell's title. */
     function ownVertexText(hull, j) {
         if (j === 0) return "flag nothing";
         if (j === hull.fpr.length - 1) return "flag everything";
-        const t = hull.threshold[j];
-        return t === null ? "FPR " + fmtNum(hull.fpr[j], 3) + ", TPR " + fmtNum(hull.tpr[j], 3)
-            : "≥ " + thresholdText(t);
-    }
-
-    function describeMixed(pt) {
-        const one = (name, thr) => name + (thr === null ? "" : " (score ≥ " + thresholdText(thr) + ")");
-        if (pt.left === pt.right || pt.weight === 0) {
-            return one(vertexName(pt.left_classifier), pt.left_threshold);
+        if (hull.threshold[j] === null) {
+            return "FPR " + fmtNum(hull.fpr[j], 3) + ", TPR " + fmtNum(hull.tpr[j], 3);
         }
-        return "mix " + one(vertexName(pt.right_classifier), pt.right_threshold) + " with probability " +
-            fmtNum(pt.weight, 3) + " and " + one(vertexName(pt.left_classifier), pt.left_threshold) +
-            " otherwise";
+        const th = vertexThreshold(hull, j);
+        return {text: "≥ " + th.text, title: "exactly ≥ " + th.exact};
     }
 
-    /** The messages of the conditions that are not valid, in the view schema's words, and the
-     * core's rule that an error must cost more than the matching correct decision. */
+    /** A constrained point in words; its vertices' thresholds readable when they are the
+     * overall hull's (the server's constraint answer names them by index into it). */
+    function describeMixed(pt, hull) {
+        const threshold = (index, thr) => (hull && hull.threshold[index] === thr
+            ? vertexThreshold(hull, index).text : thresholdText(thr));
+        const one = (name, index, thr) => name + (thr === null ? ""
+            : " (score ≥ " + threshold(index, thr) + ")");
+        if (pt.left === pt.right || pt.weight === 0) {
+            return one(vertexName(pt.left_classifier), pt.left, pt.left_threshold);
+        }
+        return "mix " + one(vertexName(pt.right_classifier), pt.right, pt.right_threshold) +
+            " with probability " + fmtNum(pt.weight, 3) + " and " +
+            one(vertexName(pt.left_classifier), pt.left, pt.left_threshold) + " otherwise";
+    }
+
+    /**
+     * The saving against the better trivial choice, in money with its share of what that
+     * choice costs (both per period with a volume, else per case): the percentage is of the
+     * money named in the same words (dashboard/report_readouts.py writes the same text).
+     */
+    function savingText(math, c, ne, scale, unit, label) {
+        const money = (x) => withUnit(friendly(x * scale), unit);
+        const trivial = math.trivialMoney(c);
+        const costs = ", which costs " + money(trivial);
+        const trivialNe = math.trivialCost(c);
+        if (trivialNe - ne <= 0.0005 * trivialNe) return "about the same as " + label + costs;
+        const share = math.saving(c, ne);
+        return money(math.savingMoney(c, ne)) + (isNum(share) ? " (" + percent(share) + ")" : "") +
+            " less than " + label + costs;
+    }
+
+    /** The messages of the conditions that are not valid: the view's one validation
+     * (assets/viewstate.js: each value, then the rules across fields, in the server's words),
+     * and a required condition left empty. */
     function invalidConditions(k) {
         const V = window.costdashView;
-        const out = [];
         const values = {p_pos: k.p, cost_fn: k.costFn, cost_fp: k.costFp, cost_tp: k.costTp,
             cost_tn: k.costTn, volume: k.volume};
-        const optional = new Set(["volume", "cost_tp", "cost_tn"]);
-        for (const [name, value] of Object.entries(values)) {
-            const r = V.check(name, value);
-            if (r.error) out.push(r.error);
-            else if (r.value === null && !optional.has(name)) out.push(V.requirement(name) + ".");
-        }
-        if (out.length) return out;
-        // The view's rule across fields, in its words (costdash.view._priced_above_its_error).
-        const pairs = [[k.costFn, k.costTp, "C(−|+)", "C(+|+)"], [k.costFp, k.costTn, "C(+|−)",
-            "C(−|−)"]];
-        for (const [error, right, errorLabel, rightLabel] of pairs) {
-            const r = isNum(right) ? right : 0;
-            if (!(error - r > 0)) {
-                out.push(rightLabel + " must be below " + errorLabel + " (an error must cost " +
-                    "more than the correct decision, or every case would best be decided " +
-                    "wrongly); got " + rightLabel + " = " + r + ", " + errorLabel + " = " +
-                    error + ".");
+        const found = V.validate(values);
+        for (const name of ["p_pos", "cost_fn", "cost_fp"]) {
+            if (!found[name] && (values[name] === null || values[name] === undefined ||
+                                 values[name] === "")) {
+                found[name] = V.requirement(name) + ".";
             }
         }
-        return out;
+        return Array.from(new Set(Object.values(found)));
     }
 
     function setStale(on) {
@@ -135,17 +157,18 @@
         const view = k.view, p = k.p, costFn = k.costFn, costFp = k.costFp, volume = k.volume,
             sens = k.sens, cons = k.cons;
         let unit = k.unit;
-        const texts = {}, htmls = {}, shown = {};
+        const texts = {}, htmls = {}, shown = {}, titles = {"chosen-threshold": ""};
         for (const id of READOUT_IDS) texts[id] = "–";
         texts["conditions-error"] = "";
+        htmls.sentence = "";
         texts["roc-caption"] = "ROC space";
         texts["cost-caption"] = "Cost space";
         htmls["sensitivity-readout"] = "";
         htmls["constraint-readout"] = "";
         const pins = blankPins(k, texts, shown);
         if (!view) {
-            texts.sentence = "Upload a predictions file or open a demo to start.";
-            paint(texts, htmls, shown);
+            htmls.sentence = esc("Upload a predictions file or open a demo to start.");
+            paint(texts, htmls, shown, titles);
             return;
         }
         const math = M();
@@ -154,8 +177,8 @@
             // The readouts would be of other conditions than the boxes show: blank them and say
             // why, rather than leave numbers that no longer answer the question.
             texts["conditions-error"] = problems.join(" ");
-            texts.sentence = "Fix the value marked above to see the best choice.";
-            paint(texts, htmls, shown);
+            htmls.sentence = esc("Fix the value marked above to see the best choice.");
+            paint(texts, htmls, shown, titles);
             setStale(true);
             return;
         }
@@ -169,7 +192,7 @@
         const ne = math.normalizedCost(c, f, tp);
         const ec = math.expectedCost(c, ne);
         const trivialNeg = c.pc <= c.oneMinusPc;   // the better trivial classifier
-        const saving = math.saving(c, ne);
+        const th = vertexThreshold(hull, i);
         const colorOf = {};
         for (const cl of view.classifiers) colorOf[cl.name] = cl.color;
         const color = colorOf[name] || "#1f2328";
@@ -178,7 +201,8 @@
         texts["pc-value"] = fmtNum(c.pc);
         texts["slope-value"] = fmtNum(c.slope);
         texts["chosen-classifier"] = name;
-        texts["chosen-threshold"] = thresholdText(thr);
+        texts["chosen-threshold"] = th.text;
+        titles["chosen-threshold"] = thr === null ? "" : "exactly " + th.exact;
         texts["chosen-fpr"] = fmtNum(f);
         texts["chosen-tpr"] = fmtNum(tp);
         if (vol !== null) {
@@ -191,8 +215,8 @@
         texts["expected-cost"] = withUnit(fmtNum(ec), unit);
         texts["period-cost"] = vol === null ? "–" : withUnit(fmtNum(ec * vol), unit);
         const trivialLabel = trivialNeg ? "flagging nothing" : "flagging everything";
-        texts["saving-trivial"] = trivialChosen ? "0% (a trivial choice is best)"
-            : percent(saving) + " less than " + trivialLabel;
+        const savingWords = savingText(math, c, ne, vol === null ? 1 : vol, unit, trivialLabel);
+        texts["saving-trivial"] = trivialChosen ? "0% (a trivial choice is best)" : savingWords;
 
         // Each classifier: its own best threshold here vs the fixed threshold. The table's rows
         // are built once per set of classifiers; a step only rewrites the cells' text.
@@ -217,17 +241,15 @@
         const per = vol === null ? "per case" : "per " + friendly(vol) + " cases";
         const moneyText = friendly(vol === null ? ec : ec * vol) + (unit ? " " + unit : "");
         if (name === "all-negative") {
-            texts.sentence = "At these costs no classifier beats flagging nothing: " + moneyText +
-                " " + per + ", all of it missed positives.";
+            htmls.sentence = esc("At these costs no classifier beats flagging nothing: " +
+                moneyText + " " + per + ", all of it missed positives.");
         } else if (name === "all-positive") {
-            texts.sentence = "At these costs, flag everything: " + moneyText + " " + per +
-                ", all of it false alarms.";
+            htmls.sentence = esc("At these costs, flag everything: " + moneyText + " " + per +
+                ", all of it false alarms.");
         } else {
-            const thrText = thr === null ? "" : " with threshold " + thresholdText(thr);
-            const cmp = saving < 0.0005 ? "about the same as " + trivialLabel
-                : percent(saving) + " less than " + trivialLabel;
-            texts.sentence = "At these costs, use " + name + thrText + ": " + moneyText + " " +
-                per + ", " + cmp + ".";
+            const thrHtml = thr === null ? "" : " with threshold " + thresholdHtml(th);
+            htmls.sentence = "At these costs, use " + esc(name) + thrHtml + ": " +
+                esc(moneyText + " " + per + ", " + savingWords + ".");
         }
 
         // The moving parts of both figures (fixed slots, see "shape slots").
@@ -246,7 +268,7 @@
         C["chosen-line"].line.color = color;
         pin(C.chosen, pcX, ne, ring);
         texts["roc-caption"] = "ROC space: " + vertexName(name) +
-            (thr === null ? "" : " at score ≥ " + thresholdText(thr)) + " is best here";
+            (thr === null ? "" : " at score ≥ " + th.text) + " is best here";
         texts["cost-caption"] = "Cost space: PC(+) = " + fmtNum(c.pc) + ", normalized cost " +
             fmtNum(ne);
 
@@ -290,7 +312,7 @@
             const costText = vol === null
                 ? withUnit(fmtNum(extra), unit) + " per case"
                 : withUnit(fmtNum(extra * vol), unit) + " per period";
-            notes.push(label + ": " + describeMixed(res) + " (FPR " + fmtNum(res.fpr, 3) + ", TPR " +
+            notes.push(label + ": " + describeMixed(res, hull) + " (FPR " + fmtNum(res.fpr, 3) + ", TPR " +
                 fmtNum(res.tpr, 3) + "); obeying it costs " + costText + " more than the best " +
                 "choice" + (ec > 0 ? " (" + percent(extra / ec) + ")" : "") + ".");
             // Beside the mix, the best single threshold under the same constraint (no coin
@@ -332,9 +354,9 @@
             ? "<p>" + esc(t) + "</p>"
             : '<p class="single" data-constraint="' + t.single + '">' + esc(t.text) + "</p>"))
             .join("");
-        fillPins(pins, c, {fpr: f, tpr: tp, name: name, threshold: thr}, vol, unit, colorOf,
-                 texts, R, C, g, pcX);
-        paint(texts, htmls, shown);
+        fillPins(pins, c, {fpr: f, tpr: tp, name: name, threshold: thr, thresholdText: th.text},
+                 vol, unit, colorOf, texts, R, C, g, pcX);
+        paint(texts, htmls, shown, titles);
 
         drawOverlay("roc-graph", view, rocS, viewChanged);
         drawOverlay("cost-graph", view, costS, viewChanged);

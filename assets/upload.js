@@ -61,6 +61,8 @@
     }
 
     async function upload(file, zone) {
+        // A new upload starts: the last one's error no longer describes anything on screen.
+        setProps("upload-error", {children: ""});
         const max = Number(zone.dataset.maxBytes || 0);
         if (max && file.size > max) {
             setProps("upload-error", {children: file.name + " is " + size(file.size) +

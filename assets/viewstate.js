@@ -11,7 +11,10 @@
  *   - the nav links (each carries the whole view, so another page opens with it and brings it
  *     back),
  *   - the export links (report, CSVs: the view in their query, so an export is the screen).
- * An invalid value never reaches any of them: the last valid value stays.
+ * An invalid value never reaches any of them: the last valid value stays. "Invalid" is of the
+ * whole view: each value on its own, and the rules across fields (costdash.view.VIEW_RULES, in
+ * the schema as each field's `below`: C(+|+) = 50 is a fine number but not beside C(−|+) = 40).
+ * The boxes keep what was typed, with its message; the view keeps the last valid whole.
  *
  * It also makes number boxes commit predictably: Enter and leaving the box commit the typed
  * value at once (the typing debounce applies only while typing), so a button clicked right
@@ -146,6 +149,65 @@
         return {value: pins.length ? pins : null};
     }
 
+    // --- rules across fields (costdash.view.ViewRule) ----------------------------------------
+
+    function rules() {
+        const out = [];
+        for (const f of schema()) out.push(...(f.below || []));
+        return out;
+    }
+
+    /** A field's value in a view object: absent is its default. */
+    function valueIn(view, name) {
+        const v = view[name];
+        return v === null || v === undefined ? fieldOf(name).default : v;
+    }
+
+    /** The message when `view` breaks `rule` (ViewRule.problem, the same words), else null. */
+    function ruleProblem(rule, view) {
+        const x = valueIn(view, rule.low), y = valueIn(view, rule.high);
+        if (x === null || x === undefined || y === null || y === undefined) return null;
+        const low = fieldOf(rule.low), high = fieldOf(rule.high);
+        if (high.kind === "range") {
+            if (y[0] - x > 0) return null;
+            return high.label + " must lie above " + low.label + " (" + rule.reason + "); got " +
+                high.label + " = " + numText(y[0]) + " to " + numText(y[1]) + ", " + low.label +
+                " = " + numText(x) + ".";
+        }
+        if (y - x > 0) return null;
+        return low.label + " must be below " + high.label + " (" + rule.reason + "); got " +
+            low.label + " = " + numText(x) + ", " + high.label + " = " + numText(y) + ".";
+    }
+
+    /**
+     * The whole view's problems: {name: message} for every raw value of `values` that is not
+     * valid on its own, then for the rules across fields that the valid ones break, judged
+     * with the fields `values` does not hold taken from `base` (default: none, i.e. their
+     * defaults). A broken rule's message goes to each of its fields that `values` holds.
+     */
+    function validate(values, base) {
+        const found = {};
+        const view = Object.assign({}, base || {});
+        for (const [name, raw] of Object.entries(values)) {
+            const f = fieldOf(name);
+            if (!f) continue;
+            const r = check(f, raw);
+            if (r.error) found[name] = r.error;
+            else if (r.value === null) delete view[name];
+            else view[name] = r.value;
+        }
+        const alone = Object.assign({}, found);     // the values invalid on their own
+        for (const rule of rules()) {
+            if (alone[rule.low] || alone[rule.high]) continue;
+            const message = ruleProblem(rule, view);
+            if (message === null) continue;
+            for (const name of [rule.drops, rule.low, rule.high]) {
+                if (name in values && !found[name]) found[name] = message;
+            }
+        }
+        return found;
+    }
+
     function numText(x) {
         return String(x);   // JS's shortest round-trip form, like Python's repr
     }
@@ -181,6 +243,7 @@
     let current = {};
     let loadedPath = null;
     let recorded = {};      // fields recorded on this page since it was loaded
+    let entered = {};       // each field's value as this page's controls hold it (valid alone)
     let loadCount = 0;      // pages loaded: a page's scripts tell a new page view by it
 
     const path = () => window.location.pathname.replace(/\/$/, "") || "/";
@@ -191,7 +254,10 @@
         if (!state) return window.dash_clientside.no_update;
         const samePage = loadedPath === state.path;
         current = Object.assign({}, state.view || {}, samePage ? recorded : {});
-        if (!samePage) recorded = {};
+        if (!samePage) {
+            recorded = {};
+            entered = {};
+        }
         loadedPath = state.path;
         loadCount += 1;
         scheduleWrite();
@@ -199,9 +265,11 @@
     }
 
     /**
-     * Set view fields from controls: {name: raw value}. Valid values are kept; invalid ones
-     * are returned as {name: message} and leave the field at its last valid value. Unknown
-     * names are ignored.
+     * Set view fields from controls: {name: raw value}. The view takes them when the whole view
+     * is valid with them; a value invalid on its own, or breaking a rule across fields with
+     * what the page's other controls hold, is returned as {name: message} and leaves its field
+     * at the last valid value (so the address bar, the nav and the exports never see it).
+     * Unknown names are ignored.
      */
     function set(values) {
         const found = {};
@@ -212,12 +280,41 @@
             const r = check(f, raw);
             if (r.error) {
                 found[name] = r.error;
-                continue;
+                delete entered[name];       // the control holds no value: the view's stands
+            } else {
+                entered[name] = r.value;
             }
-            recorded[name] = r.value;
-            if (r.value === null) delete current[name];
-            else current[name] = r.value;
         }
+        // What the controls hold over the last valid view; a field in a broken rule that the
+        // controls changed goes back to its last valid value, until none is broken (the last
+        // valid view itself breaks none, so this ends).
+        const next = Object.assign({}, current);
+        for (const [name, value] of Object.entries(entered)) {
+            if (value === null) delete next[name];
+            else next[name] = value;
+        }
+        const changed = (name) => !sameValue(next[name] === undefined ? null : next[name],
+            current[name] === undefined ? null : current[name]);
+        for (let broken = true; broken;) {
+            broken = false;
+            for (const rule of rules()) {
+                const message = ruleProblem(rule, next);
+                if (message === null) continue;
+                for (const name of [rule.drops, rule.low, rule.high]) {
+                    if (!changed(name)) continue;
+                    broken = true;
+                    if (!found[name]) found[name] = message;
+                    if (current[name] === undefined) delete next[name];
+                    else next[name] = current[name];
+                }
+                if (broken) break;
+            }
+        }
+        for (const name of Object.keys(entered)) {
+            if (!changed(name)) continue;
+            recorded[name] = next[name] === undefined ? null : next[name];
+        }
+        current = next;
         scheduleWrite();
         return found;
     }
@@ -354,8 +451,8 @@
         if (button && committable(document.activeElement)) commit(document.activeElement);
     }, true);
 
-    window.costdashView = {schema, check: (name, raw) => check(fieldOf(name), raw), search, load,
-        set, record, get, exportHref, commit,
+    window.costdashView = {schema, check: (name, raw) => check(fieldOf(name), raw), validate,
+        search, load, set, record, get, exportHref, commit,
         requirement: (name) => fieldOf(name).requirement, loads: () => loadCount};
     const dc = (window.dash_clientside = window.dash_clientside || {});
     dc.costdash = Object.assign(dc.costdash || {}, {loadView: load});

@@ -9,8 +9,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from decimal import ROUND_FLOOR, Context, Decimal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from costdash.view import number_text
 from costdash.conditions import OperatingCondition, default_condition
@@ -44,6 +46,15 @@ class ClassifierSummary:
     def cost_area(self) -> float:
         """Area under its own envelope (trivial classifiers included): uniform-PC(+) expected cost."""
         return self.envelope.area
+
+    def readable_threshold(self, threshold: float | None) -> str:
+        """:func:`readable_threshold` of ``threshold`` among this classifier's scores; "none"
+        where there is no threshold (the trivial classifiers, counted points)."""
+        if threshold is None or not math.isfinite(float(threshold)):
+            return "none"
+        # The ROC's thresholds are the distinct scores, highest first after the NaN of (0, 0).
+        scores = self.roc.threshold[:0:-1]
+        return readable_threshold(scores[np.isfinite(scores)], float(threshold))
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,6 +174,73 @@ def threshold_text(value: float | None) -> str:
     if value is None or not math.isfinite(float(value)):
         return "none"
     return number_text(float(value))
+
+
+_WIDE = Context(prec=60)
+"""Room for every digit a float's floor at up to 18 significant digits needs."""
+
+
+def readable_threshold(sorted_scores: ArrayLike, threshold: float) -> str:
+    """The shortest decimal that flags exactly the cases ``threshold`` flags.
+
+    A case is flagged when its score >= the threshold, so any number ``r`` with
+    ``s < r <= threshold`` flags the same cases, where ``s`` is the highest score below the
+    threshold: no score lies between ``r`` and the exact threshold. Of those numbers this is the
+    one with the fewest significant digits, and of those the nearest to ``threshold``; the
+    comparison is the float one a deployment makes (``float(text)``), and the text is written
+    by :func:`costdash.view.number_text`.
+
+    Parameters
+    ----------
+    sorted_scores : array_like of float
+        The classifier's scores (or its distinct scores), finite, in increasing order.
+    threshold : float
+        The exact threshold, finite (usually one of the scores: a hull vertex's).
+
+    Returns
+    -------
+    str
+        ``"0.4"`` for a threshold of 0.4999996 when the next score down is 0.2; the exact
+        threshold's own shortest text when no shorter number flags the same cases.
+
+    Raises
+    ------
+    ParameterError
+        A threshold that is not finite.
+    """
+    t = float(threshold)
+    if not math.isfinite(t):
+        raise ParameterError(f"a threshold must be a finite number, got {threshold!r}")
+    scores = np.asarray(sorted_scores, dtype=np.float64)
+    below = int(np.searchsorted(scores, t, side="left"))
+    lowest = float(scores[below - 1]) if below else -math.inf
+    return _shortest_decimal(lowest, t)
+
+
+def _significant_digits(value: Decimal) -> int:
+    return 0 if value.is_zero() else len(value.normalize(_WIDE).as_tuple().digits)
+
+
+def _shortest_decimal(low: float, high: float) -> str:
+    """Text of the number with fewest significant digits, then nearest ``high``, among those
+    whose float lies in (low, high]."""
+    if low < 0.0 <= high:
+        return "0"
+    exact = Decimal(high)
+    top = exact.adjusted()                       # 10**top <= |high| < 10**(top + 1)
+    best: Decimal | None = None
+    # The floor of ``high`` on a grid of 10**-places: any number in the interval on that grid
+    # is at most it, so when it is out of the interval (at or below ``low``) so are they, and
+    # when it is in, none on a coarser grid was. Places start where the floor is 0 (or
+    # -10**(top + 1)) and stop at 18 significant digits, beyond which only ``high`` is left.
+    for places in range(-(top + 1), -top + 18):
+        floor = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_FLOOR, context=_WIDE)
+        if not low < float(floor):               # (never above ``high``: a floor of it)
+            continue
+        if best is not None and _significant_digits(floor) > _significant_digits(best):
+            break
+        best = floor                             # as short, and nearer ``high``
+    return number_text(high) if best is None else number_text(float(best))
 
 
 def _num(value: float) -> float | None:

@@ -143,11 +143,25 @@ class OperatingCondition:
         nothing costs PC(+), flagging everything 1 - PC(+); paper 000 §2)."""
         return min(self.pc, self.one_minus_pc)
 
+    @property
+    def trivial_expected_cost(self) -> float:
+        """Expected cost per example of the better trivial classifier, the constant part of
+        correct decisions included (the money "flagging nothing" or "flagging everything"
+        costs)."""
+        return self.expected_cost(self.trivial_normalized_cost)
+
+    def saving_money(self, normalized_cost: float) -> float:
+        """Expected cost per example that ``normalized_cost`` saves against the better trivial
+        classifier (negative when it costs more): the constant part cancels."""
+        return (self.trivial_normalized_cost - normalized_cost) * self.cost_scale
+
     def saving_vs_trivial(self, normalized_cost: float) -> float:
-        """Fraction of the better trivial classifier's cost that ``normalized_cost`` saves
-        (0 when a trivial classifier is itself the choice; negative when worse)."""
-        trivial = self.trivial_normalized_cost
-        return 0.0 if trivial == 0.0 else 1.0 - normalized_cost / trivial
+        """The saving (:meth:`saving_money`) as a fraction of the money the better trivial
+        classifier costs (:attr:`trivial_expected_cost`), so that the percentage matches the
+        money shown beside it; NaN when that cost is zero or a gain (benefits of correct
+        decisions above the errors' cost), where a share of it means nothing."""
+        trivial = self.trivial_expected_cost
+        return self.saving_money(normalized_cost) / trivial if trivial > 0.0 else math.nan
 
     def expected_counts(self, fpr: float, tpr: float, volume: float) -> tuple[float, float,
                                                                               float, float]:

@@ -35,8 +35,8 @@ from costdash.bands import MAX_REPLICATES
 from costdash.conditions import DEFAULT_COST, OperatingCondition, default_condition
 from costdash.errors import ParameterError
 
-__all__ = ["MAX_PINS", "VIEW_FIELDS", "View", "ViewField", "field_named", "number_text",
-           "view_schema"]
+__all__ = ["MAX_PINS", "VIEW_FIELDS", "VIEW_RULES", "View", "ViewField", "ViewRule",
+           "combination_problems", "field_named", "number_text", "view_schema"]
 
 Kind = Literal["id", "names", "name", "float", "int", "text", "flag", "range", "pins"]
 
@@ -395,19 +395,89 @@ VIEW_FIELDS: tuple[ViewField, ...] = (
 
 _BY_NAME = {f.name: f for f in VIEW_FIELDS}
 
-_PRICED_AGAINST = {"cost_tp": "cost_fn", "cost_tn": "cost_fp"}
-"""Each correct decision's cost and the error it must stay below (read before it)."""
 
 
-def _priced_above_its_error(name: str, value: float, cost: float) -> ParameterError | None:
-    """The message when a correct decision (``name``) is priced at or above its error."""
-    if cost - value > 0.0:
-        return None
-    f, error = _BY_NAME[name], _BY_NAME[_PRICED_AGAINST[name]]
-    return ParameterError(
-        f"{f.label} must be below {error.label} (an error must cost more than the correct "
-        f"decision, or every case would best be decided wrongly); got {f.label} = "
-        f"{number_text(value)}, {error.label} = {number_text(cost)}.")
+@dataclass(frozen=True)
+class ViewRule:
+    """Two fields each valid alone but not together: ``low`` must lie below ``high`` (below
+    every value of a range, i.e. its low end).
+
+    Attributes
+    ----------
+    low, high : str
+        The fields (``low`` a number, ``high`` a number or a range).
+    reason : str
+        Why, in the user's terms.
+    drops : str
+        The field a lenient reading (a page opened from a link) leaves at its default when the
+        rule fails, and the one the message leads with.
+    """
+
+    low: str
+    high: str
+    reason: str
+    drops: str
+
+    def problem(self, values: Mapping[str, Any]) -> ParameterError | None:
+        """The message when typed ``values`` (a field absent: its default) break the rule."""
+        def value(name: str) -> Any:
+            return values[name] if values.get(name) is not None else _BY_NAME[name].default
+
+        x, y = value(self.low), value(self.high)
+        if x is None or y is None:
+            return None
+        low, high = _BY_NAME[self.low], _BY_NAME[self.high]
+        if high.kind == "range":
+            if y[0] - x > 0.0:
+                return None
+            return ParameterError(
+                f"{high.label} must lie above {low.label} ({self.reason}); got {high.label} = "
+                f"{number_text(y[0])} to {number_text(y[1])}, {low.label} = {number_text(x)}.")
+        if y - x > 0.0:
+            return None
+        return ParameterError(
+            f"{low.label} must be below {high.label} ({self.reason}); got {low.label} = "
+            f"{number_text(x)}, {high.label} = {number_text(y)}.")
+
+    def to_json(self) -> dict[str, str]:
+        return {"low": self.low, "high": self.high, "reason": self.reason, "drops": self.drops}
+
+
+_ERROR_ABOVE_RIGHT = ("an error must cost more than the correct decision, or every case would "
+                      "best be decided wrongly")
+
+VIEW_RULES: tuple[ViewRule, ...] = (
+    ViewRule("cost_tp", "cost_fn", _ERROR_ABOVE_RIGHT, drops="cost_tp"),
+    ViewRule("cost_tp", "sens_fn", _ERROR_ABOVE_RIGHT, drops="sens_fn"),
+    ViewRule("cost_tn", "cost_fp", _ERROR_ABOVE_RIGHT, drops="cost_tn"),
+    ViewRule("cost_tn", "sens_fp", _ERROR_ABOVE_RIGHT, drops="sens_fp"),
+)
+"""The view's rules across fields (the browser's validator reads them from
+:func:`view_schema`, each under its ``low`` field, in this order): each cost of a correct
+decision stays below its error's cost, and below every value of that cost's sensitivity range.
+A rule that drops a field comes before the rules that field is the ``low`` of, so a lenient
+reading judges them on what is left."""
+
+
+def combination_problems(values: Mapping[str, Any]) -> list[tuple[ViewRule, ParameterError]]:
+    """The rules across fields that typed ``values`` break (absent fields: their defaults).
+
+    Parameters
+    ----------
+    values : mapping
+        ``{field name: typed value}``, each already valid on its own (:meth:`ViewField.parse`).
+
+    Returns
+    -------
+    list of (ViewRule, ParameterError)
+        In :data:`VIEW_RULES` order; empty when the values are valid together.
+    """
+    out = []
+    for rule in VIEW_RULES:
+        problem = rule.problem(values)
+        if problem is not None:
+            out.append((rule, problem))
+    return out
 
 CONDITION_FIELDS = ("p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn")
 """The fields that make the operating conditions (:meth:`View.condition`)."""
@@ -519,17 +589,15 @@ class View:
             except ParameterError as exc:
                 problems.append(exc)
                 continue
-            if value is not None and f.name in _PRICED_AGAINST:
-                # The one rule that spans fields (read after the error's own field): an error
-                # must cost more than the matching correct decision; leniently, left at 0.
-                error = _PRICED_AGAINST[f.name]
-                problem = _priced_above_its_error(f.name, value,
-                                                  values.get(error, _BY_NAME[error].default))
-                if problem is not None:
-                    problems.append(problem)
-                    continue
             if value is not None:
                 values[f.name] = value
+        # The rules across fields, once every field is read; leniently, a rule that fails
+        # leaves its ``drops`` field at the default (which the next rules then see).
+        for rule in VIEW_RULES:
+            problem = rule.problem(values)
+            if problem is not None:
+                problems.append(problem)
+                values.pop(rule.drops, None)
         return cls(**values), problems
 
     def with_values(self, **changes: Any) -> View:
@@ -540,11 +608,9 @@ class View:
             value = f.parse(raw)
             typed[name] = f.default if value is None else value
         changed = replace(self, **typed)
-        for right, error in _PRICED_AGAINST.items():
-            problem = _priced_above_its_error(right, getattr(changed, right),
-                                              getattr(changed, error))
-            if problem is not None:
-                raise problem
+        problems = combination_problems({f.name: getattr(changed, f.name) for f in VIEW_FIELDS})
+        if problems:
+            raise problems[0][1]
         return changed
 
     # --- writing ------------------------------------------------------------------------------
@@ -604,5 +670,7 @@ def view_schema() -> list[dict[str, Any]]:
                     "low": f.low, "high": f.high, "low_open": f.low_open,
                     "high_open": f.high_open, "max_length": f.max_length, "always": f.always,
                     "max_items": f.max_items,
-                    "requirement": f.requirement(), "doc": f.doc})
+                    "requirement": f.requirement(), "doc": f.doc,
+                    # The rules across fields this one must stay below (VIEW_RULES).
+                    "below": [r.to_json() for r in VIEW_RULES if r.low == f.name]})
     return out

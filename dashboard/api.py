@@ -483,6 +483,33 @@ def _of_view(dataset_id: str, work: Callable[[Any, Any, View], Any], export: str
     return (record, result), None
 
 
+def _wants_html() -> bool:
+    """Whether the client reads HTML before JSON (a browser following a "Download report"
+    link does; an API client, which sends no Accept or asks for JSON, gets JSON)."""
+    return request.accept_mimetypes.best_match(["application/json", "text/html"]) == "text/html"
+
+
+def _readable_error(dataset_id: str, reply: tuple[Any, int]):
+    """A JSON error reply of the report as a small HTML page: what is wrong, in the same
+    words, and a way back to the view on Explore (which shows the value it had to leave out)."""
+    from html import escape
+
+    from dashboard.responses import page
+
+    response, status = reply
+    message = escape(response.get_json()["error"])
+    if status == 404:
+        return page("Report not available", (
+            f"<h1>No report: this data set is not here</h1><p>{message}</p>"
+            "<p><a href='/explore'>Open costdash</a> to analyse your predictions.</p>"), status)
+    query = request.query_string.decode("utf-8", "replace")
+    back = escape(f"/explore?data={dataset_id}" + (f"&{query}" if query else ""), quote=True)
+    return page("Report not made", (
+        f"<h1>The report could not be made for this view</h1><p>{message}</p>"
+        f"<p><a href='{back}'>Open this view on Explore</a> to correct it, then download the "
+        "report again.</p>"), status)
+
+
 @api.get("/datasets/<dataset_id>/report.html")
 def dataset_report(dataset_id: str):
     from dashboard.report import build_report
@@ -494,7 +521,7 @@ def dataset_report(dataset_id: str):
 
     found, error = _of_view(dataset_id, report)
     if error is not None:
-        return error
+        return _readable_error(dataset_id, error) if _wants_html() else error
     record, html = found
     response = _attachment(current_app.response_class(html, mimetype="text/html"), record.name,
                            "report.html")

@@ -60,10 +60,10 @@ def _number(id_: str, value: Any, **kwargs: Any) -> dcc.Input:
 
 
 def _readout(label: str, id_: str, *, title: str | None = None,
-             wide: bool = False) -> html.Div:
+             wide: bool = False, value_class: str = "") -> html.Div:
     return html.Div(className="readout" + (" wide" if wide else ""), title=title, children=[
         html.Span(label, className="readout-label"),
-        html.Span("–", id=id_, className="readout-value"),
+        html.Span("–", id=id_, className=f"readout-value {value_class}".strip()),
     ])
 
 
@@ -348,7 +348,9 @@ def _readouts() -> html.Section:
                 _readout("iso-performance slope", ids.SLOPE_VALUE,
                          title="p(−)C(+|−) / (p(+)C(−|+)): the slope of the iso-performance line"),
                 _readout("classifier", ids.CHOSEN_CLASSIFIER),
-                _readout("threshold (score ≥)", ids.CHOSEN_THRESHOLD),
+                # The shortest decimal that flags the same cases; the exact one on hover
+                # (assets/explore-readouts.js), never broken across lines.
+                _readout("threshold (score ≥)", ids.CHOSEN_THRESHOLD, value_class="threshold"),
                 _readout("FPR", ids.CHOSEN_FPR),
                 _readout("TPR", ids.CHOSEN_TPR),
             ]),

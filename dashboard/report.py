@@ -51,8 +51,10 @@ from dashboard.figures.ranges import ranges_figure
 from dashboard.figures.roc import roc_figure
 from dashboard.report_choice import _choice_section
 from dashboard.report_curves import _curves_section
-from dashboard.report_format import (CHOSEN_COLOR, FIGURE_SIZE, REPORT_MAX_POINTS, _e, _figure_html,
-                                     _meta, _num, _table, _threshold, friendly, percent, readout)
+from dashboard.report_format import (CHOSEN_COLOR, FIGURE_SIZE, REPORT_MAX_POINTS, _e, _exact_title,
+                                     _figure_html, _meta, _num, _table, _threshold,
+                                     _threshold_html, friendly, percent,
+                                     readable_threshold_text, readout)
 from dashboard.report_readouts import (_constraints_section, _money_section, _pinned_section,
                                        _sensitivity_section, constraint_points)
 from dashboard.viewmodel import build_view_model, restrict_view_model
@@ -87,6 +89,7 @@ dl.meta dt{font-weight:600}dl.meta dd{margin:0}
 .figs{display:flex;flex-wrap:wrap;gap:16px}.fig{flex:0 0 auto}
 .chosen{font-size:1.05em;background:#fff7e6;border:1px solid #f0d9a8;padding:8px 12px}
 footer{margin-top:2em;color:#888;font-size:.85em}
+.threshold,.chosen-threshold{white-space:nowrap}
 """
 
 
@@ -284,11 +287,13 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
 
     parts.append('<section id="operating-point"><h2>Chosen operating point</h2>'
                  f'<p class="chosen">Use <b class="chosen-classifier">{_e(v.classifier)}</b> at '
-                 f'threshold <b class="chosen-threshold">{_e(_threshold(v.threshold))}</b>.</p>')
+                 f'threshold <b{_exact_title(v.threshold)} class="chosen-threshold">'
+                 f"{_e(readable_threshold_text(analysis, v.classifier, v.threshold))}</b>.</p>")
     parts.append(_table(
         ["classifier", "threshold", "FPR", "TPR", "normalized expected cost",
          "expected cost per example"],
-        [[_e(v.classifier), _e(_threshold(v.threshold)), _num(v.fpr), _num(v.tpr),
+        [[_e(v.classifier), _threshold_html(analysis, v.classifier, v.threshold), _num(v.fpr),
+          _num(v.tpr),
           _num(op.normalized_cost), _num(op.expected_cost)]], css_class="operating-point"))
     parts.append("</section>")
     parts.append(_money_section(analysis, view))
@@ -319,7 +324,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
     hull = analysis.hull
     parts.append('<section id="hull"><h2>ROC convex hull vertices</h2>'
                  + _table(["classifier", "threshold", "FPR", "TPR"],
-                          [[_e(n), _e(_threshold(t)), _num(f), _num(tp)]
+                          [[_e(n), _threshold_html(analysis, n, t), _num(f), _num(tp)]
                            for f, tp, n, t in zip(hull.fpr, hull.tpr, hull.classifier,
                                                   hull.threshold)], css_class="hull")
                  + "</section>")

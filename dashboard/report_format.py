@@ -18,7 +18,7 @@ from html import escape
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from costdash.analysis import threshold_text
+from costdash.analysis import Analysis, threshold_text
 from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE
 
 REPORT_MAX_POINTS = 400
@@ -47,6 +47,29 @@ def _num(value: float | None, digits: int = 4) -> str:
 def _threshold(value: float | None) -> str:
     """A threshold that never reads as another one (``0.499996`` is not ``0.5``)."""
     return threshold_text(value)
+
+
+def readable_threshold_text(analysis: Analysis, classifier: str, value: float | None) -> str:
+    """The threshold of one of ``classifier``'s vertices as the Explore page shows it: the
+    shortest decimal that flags the same cases (:meth:`costdash.analysis.ClassifierSummary.
+    readable_threshold`); the exact text when the classifier is not the analysis's."""
+    try:
+        return analysis.classifier(classifier).readable_threshold(value)
+    except KeyError:
+        return _threshold(value)
+
+
+def _threshold_html(analysis: Analysis, classifier: str, value: float | None,
+                    css_class: str = "threshold") -> str:
+    """:func:`readable_threshold_text` as HTML: on one line, the exact value on hover."""
+    shown = readable_threshold_text(analysis, classifier, value)
+    return f'<span{_exact_title(value)} class="{css_class}">{_e(shown)}</span>'
+
+
+def _exact_title(value: float | None) -> str:
+    """`` title="exactly <the threshold>"`` for an element showing a readable threshold."""
+    exact = _threshold(value)
+    return f' title="exactly {_e(exact)}"' if exact != "none" else ""
 
 
 def readout(value: float | None, sig: int = 4) -> str:

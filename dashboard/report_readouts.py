@@ -19,8 +19,9 @@ from costdash.errors import CostdashError
 from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE
 from costdash.pinned import pin_threshold, point_metrics
 from costdash.view import View
-from dashboard.report_format import (_e, _meta, _num, _table, _threshold, _vertex_name, _with_unit,
-                                     friendly, percent, readout)
+from dashboard.report_format import (_e, _meta, _num, _table, _threshold, _threshold_html,
+                                     _vertex_name, _with_unit, friendly, percent,
+                                     readable_threshold_text, readout)
 
 __all__ = ["constraint_points"]
 
@@ -35,9 +36,8 @@ def _money_section(analysis: Analysis, view: View) -> str:
     per_case = op.expected_cost
     trivial_chosen = v.classifier in (ALL_NEGATIVE, ALL_POSITIVE)
     trivial_label = "flagging nothing" if cond.pc <= cond.one_minus_pc else "flagging everything"
-    saving = ("0% (a trivial choice is best)" if trivial_chosen
-              else f"{percent(cond.saving_vs_trivial(op.normalized_cost))} less than "
-                   f"{trivial_label}")
+    saving_words = saving_text(cond, op.normalized_cost, volume or 1.0, unit, trivial_label)
+    saving = "0% (a trivial choice is best)" if trivial_chosen else saving_words
     rows = [
         ("expected cost per case", "expected-cost", _with_unit(readout(per_case), unit)),
         (f"cost per period ({friendly(volume) if volume else '–'} cases)", "period-cost",
@@ -63,19 +63,41 @@ def _money_section(analysis: Analysis, view: View) -> str:
     money = friendly(per_case if volume is None else per_case * volume) + (
         f" {unit}" if unit else "")
     per = "per case" if volume is None else f"per {friendly(volume)} cases"
-    parts.append(f'<p id="sentence">{_e(_sentence(v, money, per, saving, trivial_label))}</p>')
+    parts.append(f'<p id="sentence">{_sentence(analysis, money, per, saving)}</p>')
     parts.append("</section>")
     return "".join(parts)
 
 
-def _sentence(v: Any, money: str, per: str, saving: str, trivial_label: str) -> str:
+def saving_text(cond: OperatingCondition, normalized_cost: float, scale: float, unit: str,
+                label: str) -> str:
+    """The saving against the better trivial choice in money (times ``scale``: the volume, or
+    1 per case) with its share of what that choice costs, named in the same words, as the
+    Explore page writes it (``savingText`` in assets/explore-readouts.js); no share when that
+    choice costs nothing or gains."""
+    def money(x: float) -> str:
+        return _with_unit(friendly(x * scale), unit)
+
+    costs = f", which costs {money(cond.trivial_expected_cost)}"
+    trivial = cond.trivial_normalized_cost
+    if trivial - normalized_cost <= 0.0005 * trivial:
+        return f"about the same as {label}{costs}"
+    share = cond.saving_vs_trivial(normalized_cost)
+    return (money(cond.saving_money(normalized_cost))
+            + (f" ({percent(share)})" if math.isfinite(share) else "")
+            + f" less than {label}{costs}")
+
+
+def _sentence(analysis: Analysis, money: str, per: str, saving: str) -> str:
+    """The Explore page's sentence, as HTML (the threshold readable, the exact one on hover)."""
+    v = analysis.operating_point.vertex
     if v.classifier == ALL_NEGATIVE:
-        return (f"At these costs no classifier beats flagging nothing: {money} {per}, all of it "
-                "missed positives.")
+        return _e(f"At these costs no classifier beats flagging nothing: {money} {per}, all of "
+                  "it missed positives.")
     if v.classifier == ALL_POSITIVE:
-        return f"At these costs, flag everything: {money} {per}, all of it false alarms."
-    return (f"At these costs, use {v.classifier} with threshold {_threshold(v.threshold)}: "
-            f"{money} {per}, {saving}.")
+        return _e(f"At these costs, flag everything: {money} {per}, all of it false alarms.")
+    return (f"At these costs, use {_e(v.classifier)} with threshold "
+            f"{_threshold_html(analysis, v.classifier, v.threshold)}: "
+            + _e(f"{money} {per}, {saving}."))
 
 
 def _point_ranges(view: View, cond: OperatingCondition) -> tuple[tuple[float, float], ...]:
@@ -89,13 +111,15 @@ def _sensitivity_section(analysis: Analysis, view: View) -> str:
         return ""
     cond = analysis.operating_point.condition
     p, fn, fp = _point_ranges(view, cond)
-    result = sensitivity(analysis.hull, p, fn, fp)
+    # With the costs of the correct decisions, as the page asks the core.
+    result = sensitivity(analysis.hull, p, fn, fp, cost_tp=cond.cost_tp, cost_tn=cond.cost_tn)
     ranges = [("p(+)", p, view.sens_p), ("C(−|+)", fn, view.sens_fn),
               ("C(+|−)", fp, view.sens_fp)]
     items = [(label, f"{_num(lo)} to {_num(hi)}" if given else f"{_num(lo)} (fixed)")
              for label, (lo, hi), given in ranges]
     hull = analysis.hull
-    rows = [[_e(_vertex_name(hull.classifier[i])), _e(_threshold(hull.threshold[i])),
+    rows = [[_e(_vertex_name(hull.classifier[i])),
+             _threshold_html(analysis, hull.classifier[i], hull.threshold[i]),
              _num(hull.fpr[i]), _num(hull.tpr[i])] for i in result.vertices]
     return ('<section id="sensitivity"><h2>Sensitivity</h2>'
             + _meta([*((_e(k), _e(val)) for k, val in items),
@@ -111,11 +135,12 @@ def _sensitivity_section(analysis: Analysis, view: View) -> str:
             + "</section>")
 
 
-def _describe_mixed(point: MixedOperatingPoint) -> str:
-    """A constrained operating point in words, as the page says it."""
+def _describe_mixed(point: MixedOperatingPoint, analysis: Analysis) -> str:
+    """A constrained operating point in words, as the page says it (thresholds readable)."""
     def one(name: str, threshold: float) -> str:
-        return _vertex_name(name) + ("" if not math.isfinite(threshold)
-                                     else f" (score ≥ {_threshold(threshold)})")
+        return _vertex_name(name) + (
+            "" if not math.isfinite(threshold)
+            else f" (score ≥ {readable_threshold_text(analysis, name, threshold)})")
 
     if point.left == point.right or point.weight == 0:
         return one(point.left_classifier, point.left_threshold)
@@ -173,7 +198,7 @@ def _constraints_section(analysis: Analysis, view: View) -> str:
                       else _with_unit(readout(extra * volume), unit) + " per period")
         share = f" ({percent(extra / best)})" if best > 0 else ""
         parts.append(f'<p class="constraint" id="constraint-{key}">' + _e(
-            f"{label}: {_describe_mixed(point)} (FPR {readout(point.fpr, 3)}, TPR "
+            f"{label}: {_describe_mixed(point, analysis)} (FPR {readout(point.fpr, 3)}, TPR "
             f"{readout(point.tpr, 3)}); obeying it costs {extra_text} more than the best "
             f"choice{share}.") + "</p>")
         single = _single_threshold(analysis, view, key)

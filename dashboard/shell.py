@@ -71,6 +71,18 @@ def shared_views(token: str, sub: str) -> html.Nav:
                     style={"margin": "0.2rem 0 0.6rem"})
 
 
+LINK_GONE = ("This link was deleted or has expired: what is on screen stays as it was, but "
+             "nothing more can be computed from it. Ask whoever sent it for a new link.")
+"""What an open page of a read-only link says once the link is gone (assets/shared-link.js
+checks on the next interaction)."""
+
+
+def link_gone_note() -> html.P:
+    """Hidden until assets/shared-link.js finds the page's link gone."""
+    return html.P(LINK_GONE, id=ids.SHARED_GONE, className="shared-gone error", role="alert",
+                  hidden=True)
+
+
 def shared_content(token: str, query: dict[str, list[str]], services: Services,
                    sub: str = "") -> tuple[Any, dict[str, list[str]]]:
     """The read-only view of a saved analysis on Explore (or, ``sub`` = "curves", on Curves;
@@ -92,8 +104,8 @@ def shared_content(token: str, query: dict[str, list[str]], services: Services,
             html.P("Nothing was lost; the link will work again once it is back.")]), {}
     merged = {**view_to_query(record.view), **query}
     page = {"curves": curves, "choice": choice}.get(sub, explore)
-    return html.Div([shared_views(token, sub), page.layout(merged, services, shared=record)]), \
-        merged
+    return html.Div([shared_views(token, sub), link_gone_note(),
+                     page.layout(merged, services, shared=record)]), merged
 
 
 def routed(pathname: str | None, search: str | None, services: Services

@@ -27,7 +27,7 @@ from costdash.hull import SAME_LOG_SLOPE, RocHull, convex_hull
 from costdash.pinned import PinnedThreshold
 from costdash.roc import RocCurve, thin_indices
 
-VIEW_VERSION = 1
+VIEW_VERSION = 2
 FIXED_THRESHOLD = 0.5
 """The "default" threshold the dashboard compares every classifier against."""
 
@@ -45,10 +45,35 @@ def _log_edges(hull: RocHull) -> list[float]:
     return np.clip(logs, -INF_LOG, INF_LOG).tolist()
 
 
-def hull_entry(hull: RocHull) -> dict[str, Any]:
-    return {"fpr": hull.fpr.tolist(), "tpr": hull.tpr.tolist(),
-            "classifier": list(hull.classifier), "threshold": _nums(hull.threshold),
-            "log_edges": _log_edges(hull)}
+def hull_entry(hull: RocHull, threshold_text: Sequence[str | None] | None = None
+               ) -> dict[str, Any]:
+    """A hull as JSON; ``threshold_text`` is each vertex's threshold as people read it
+    (:func:`costdash.analysis.readable_threshold`, None where there is none)."""
+    entry = {"fpr": hull.fpr.tolist(), "tpr": hull.tpr.tolist(),
+             "classifier": list(hull.classifier), "threshold": _nums(hull.threshold),
+             "log_edges": _log_edges(hull)}
+    if threshold_text is not None:
+        entry["threshold_text"] = list(threshold_text)
+    return entry
+
+
+def _readable_texts(summary: ClassifierSummary) -> list[str | None]:
+    """Each of the classifier's own hull vertices' readable threshold (None: no threshold)."""
+    return [None if not math.isfinite(t) else summary.readable_threshold(t)
+            for t in summary.hull.threshold.tolist()]
+
+
+def _overall_texts(hull: RocHull, classifiers: Sequence[dict[str, Any]]) -> list[str | None]:
+    """The readable threshold of each vertex of a hull of the classifiers' own hulls: every
+    vertex is one of theirs, whose text their entries hold."""
+    known: dict[tuple[str, float], str | None] = {}
+    for c in classifiers:
+        h = c["hull"]
+        for t, text in zip(h["threshold"], h.get("threshold_text") or ()):
+            if t is not None:
+                known[(c["name"], t)] = text
+    return [None if not math.isfinite(t) else known.get((name, t))
+            for name, t in zip(hull.classifier, hull.threshold.tolist())]
 
 
 def envelope_entry(envelope: LowerEnvelope) -> dict[str, Any]:
@@ -99,7 +124,7 @@ def classifier_entry(summary: ClassifierSummary, index: int, *, scored: bool,
         "roc_size": roc.size,
         "roc": {"fpr": roc.fpr[idx].tolist(), "tpr": roc.tpr[idx].tolist(),
                 "threshold": _nums(roc.threshold[idx])},
-        "hull": {**hull_entry(summary.hull), "tp": tp, "fp": fp},
+        "hull": {**hull_entry(summary.hull, _readable_texts(summary)), "tp": tp, "fp": fp},
         "envelope": envelope_entry(summary.envelope),
         "at_fixed": _at_fixed_threshold(summary, scored),
     }
@@ -108,7 +133,8 @@ def classifier_entry(summary: ClassifierSummary, index: int, *, scored: bool,
 def _overall(view: dict[str, Any], hull: RocHull, envelope: LowerEnvelope,
              models: Sequence[str]) -> dict[str, Any]:
     on_hull = set(hull.classifier)
-    return {**view, "models": list(models), "hull": hull_entry(hull),
+    return {**view, "models": list(models),
+            "hull": hull_entry(hull, _overall_texts(hull, view["classifiers"])),
             "envelope": envelope_entry(envelope),
             "dominated": [m for m in models if m not in on_hull],
             "potentially_optimal": list(hull.potentially_optimal)}
@@ -194,7 +220,8 @@ def client_model(view: dict[str, Any], colors: dict[str, str]) -> dict[str, Any]
         "classifiers": [{
             "name": c["name"], "color": colors[c["name"]],
             "operating_range": c["operating_range"], "at_fixed": c["at_fixed"],
-            "hull": {k: c["hull"][k] for k in ("fpr", "tpr", "threshold", "log_edges")},
+            "hull": {k: c["hull"][k] for k in ("fpr", "tpr", "threshold", "threshold_text",
+                                               "log_edges")},
         } for c in view["classifiers"] if c["name"] in selected],
     }
 

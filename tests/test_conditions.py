@@ -187,3 +187,48 @@ def test_a_gain_dressed_as_a_cost_is_refused_in_words():
         OperatingCondition(0.1, 5.0, 1.0, cost_tp=5.0)
     with pytest.raises(ParameterError, match=r"C\(\+\|−\) − C\(−\|−\) must be positive"):
         OperatingCondition(0.1, 5.0, 1.0, cost_tn=2.0)
+
+
+# --- the saving against the trivial choices, in the money shown ----------------------------------
+
+def test_saving_is_a_share_of_the_money_the_trivial_choice_costs():
+    # Issue 24: p(+) 0.02, C(−|+) 40, C(+|−) 2, C(+|+) −5. Flagging nothing costs
+    # 0.02 · 40 = 0.8 a case whatever C(+|+) is (no positive is detected); a choice costing
+    # −0.0616 a case saves 0.8616, 107.7 % of it, not the 96 % of the part above the constant.
+    cond = OperatingCondition(0.02, 40.0, 2.0, cost_tp=-5.0)
+    assert cond.pc <= cond.one_minus_pc  # flagging nothing is the better trivial choice
+    assert cond.trivial_expected_cost == pytest.approx(0.8, rel=1e-14)
+    # The normalized cost of a choice costing -0.0616 a case: (-0.0616 - constant) / scale.
+    ne = (-0.0616 - cond.constant_cost) / cond.cost_scale
+    assert cond.expected_cost(ne) == pytest.approx(-0.0616, rel=1e-12)
+    assert cond.saving_money(ne) == pytest.approx(0.8616, rel=1e-12)
+    assert cond.saving_vs_trivial(ne) == pytest.approx(0.8616 / 0.8, rel=1e-12)
+    assert 1 - ne / cond.trivial_normalized_cost == pytest.approx(0.957, abs=1e-3)  # the old basis
+
+
+@given(st.floats(1e-4, 1 - 1e-4), st.floats(1e-2, 1e2), st.floats(1e-2, 1e2),
+       st.floats(-1e2, 1e2), st.floats(-1e2, 1e2), st.floats(0, 1), st.floats(0, 1))
+def test_saving_equals_the_difference_of_the_money_by_cells(p, fn, fp, tp, tn, f, t):
+    if not (fn - tp > 1e-3 and fp - tn > 1e-3):
+        return
+    cond = OperatingCondition(p, fn, fp, tp, tn)
+    P, FN, FP, TP, TN = map(Fraction, (p, fn, fp, tp, tn))
+
+    def money(fpr, tpr):        # exact, by the four cells
+        fpr, tpr = Fraction(fpr), Fraction(tpr)
+        return P * (tpr * TP + (1 - tpr) * FN) + (1 - P) * (fpr * FP + (1 - fpr) * TN)
+
+    trivial = min(money(0, 0), money(1, 1))
+    saved = trivial - money(f, t)
+    scale = float(abs(FN) + abs(FP) + abs(TP) + abs(TN))
+    assert cond.trivial_expected_cost == pytest.approx(float(trivial), rel=1e-9,
+                                                       abs=1e-12 * scale)
+    ne = cond.normalized_cost(f, t)
+    assert cond.saving_money(ne) == pytest.approx(float(saved), rel=1e-9, abs=1e-12 * scale)
+    share = cond.saving_vs_trivial(ne)
+    if cond.trivial_expected_cost > 0:
+        # The percentage is of the money: trivial x (1 - share) is what the choice costs.
+        assert cond.trivial_expected_cost * (1 - share) == pytest.approx(
+            cond.expected_cost(ne), rel=1e-9, abs=1e-9 * scale)
+    else:
+        assert math.isnan(share)   # no share of a cost that is none, or a gain

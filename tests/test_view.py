@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from costdash.conditions import default_condition
 from costdash.errors import ParameterError
-from costdash.view import VIEW_FIELDS, View, ViewField, field_named, view_schema
+from costdash.view import (VIEW_FIELDS, VIEW_RULES, View, ViewField, _value_of,
+                           combination_problems, field_named, view_schema)
 
 NAMES = [f.name for f in VIEW_FIELDS]
 PROPERTY = settings(max_examples=300, deadline=None,
@@ -75,12 +76,11 @@ def views(draw) -> View:
     for f in VIEW_FIELDS:
         if draw(st.booleans()):
             values[f.name] = draw(field_values(f))
-    # A correct decision must cost less than its error (the view refuses the pair otherwise).
-    for error, right in (("cost_fn", "cost_tp"), ("cost_fp", "cost_tn")):
-        if values.get(right, 0.0) >= values.get(error, 1.0):
-            values.pop(right, None)
-            if values.get(error, 1.0) <= 0.0:
-                values.pop(error)
+    # The rules across fields (a correct decision costs less than its error, and than every
+    # value of that error's sensitivity range): the view refuses the pair otherwise.
+    for rule in VIEW_RULES:
+        if rule.problem(values) is not None:
+            values.pop(rule.drops, None)
     return View(**values)
 
 
@@ -255,27 +255,23 @@ def test_condition_and_effective_follow_the_default_rule(view, prevalence):
 
 
 def _bad_fields(source) -> list[ViewField]:
-    """The fields whose value in ``source`` the strict parser refuses, field by field."""
-    bad = []
-    # A correct decision's cost is judged beside its error's (the one rule across fields).
-    priced_against = {"cost_tp": "cost_fn", "cost_tn": "cost_fp"}
+    """The fields the lenient parser leaves out of ``source``, in the order of its messages:
+    those whose value the strict parser refuses on its own, in field order, then those a rule
+    across fields drops (judged on the fields that read, in rule order, each dropped field at
+    its default for the rules after it)."""
+    if isinstance(source, str):
+        source = parse_qs(source.lstrip("?"), keep_blank_values=True)
+    bad, values = [], {}
     for f in VIEW_FIELDS:
-        error = priced_against.get(f.name)
-        # Beside the error's value when that reads, else beside its default (the lenient view).
-        beside = (error,) if error is not None and _field_reads(source, error) else ()
         try:
-            View.parse(source, only=(*beside, f.name))
+            values[f.name] = f.parse(_value_of(source or {}, f.name))
         except ParameterError:
             bad.append(f)
+    for rule in VIEW_RULES:
+        if rule.problem(values) is not None:
+            bad.append(field_named(rule.drops))
+            values[rule.drops] = None
     return bad
-
-
-def _field_reads(source, name: str) -> bool:
-    try:
-        View.parse(source, only=(name,))
-    except ParameterError:
-        return False
-    return True
 
 
 def _check_messages(source) -> None:
@@ -285,7 +281,8 @@ def _check_messages(source) -> None:
     assert len(problems) == len(bad)
     for f, message in zip(bad, problems):
         assert message.startswith(f.label), (f.name, message)
-        if f.kind in ("float", "int", "range") and "low end" not in message:
+        across = " must lie above " in message or " must be below " in message   # a rule's
+        if f.kind in ("float", "int", "range") and "low end" not in message and not across:
             assert f.bounds_text() in message, (f.name, message)
     # Strict: the first of the same messages, or the same view.
     if problems:
@@ -374,3 +371,34 @@ def test_a_correct_decision_priced_at_its_error_is_refused(query):
         View.parse(query)
     view, problems = View.parse_lenient(query)
     assert (view.cost_tp, view.cost_tn) == (0.0, 0.0) and len(problems) == 1
+
+
+def test_a_sensitivity_range_of_an_error_must_lie_above_its_correct_decision():
+    # Issue 24: values each valid alone, invalid together, never reach a view.
+    query = "cost_fn=40&cost_tp=5&sens_fn=2,60"
+    with pytest.raises(ParameterError) as error:
+        View.parse(query)
+    assert str(error.value) == (
+        "Sensitivity range of C(−|+) must lie above C(+|+) (an error must cost more than the "
+        "correct decision, or every case would best be decided wrongly); got Sensitivity range "
+        "of C(−|+) = 2 to 60, C(+|+) = 5.")
+    view, problems = View.parse_lenient(query)
+    # Leniently the range goes (the conditions stay): the page opens with the money right.
+    assert (view.cost_tp, view.sens_fn, len(problems)) == (5.0, None, 1)
+    assert View.parse("cost_fn=40&cost_tp=5&sens_fn=6,60").sens_fn == (6.0, 60.0)
+    with pytest.raises(ParameterError, match="Sensitivity range of C\\(\\+\\|−\\) must lie"):
+        View(cost_tn=1.0, cost_fp=2.0).with_values(sens_fp="0.5,3")
+
+
+def test_rules_in_the_schema_are_the_rules():
+    rules = [r for f in view_schema() for r in f["below"]]
+    assert rules == [r.to_json() for r in VIEW_RULES]
+    assert {r["low"] for r in rules} == {"cost_tp", "cost_tn"}
+
+
+def test_a_combination_names_the_field_it_drops_first():
+    problems = dict((rule.drops, str(p)) for rule, p in combination_problems(
+        {"cost_fn": 40.0, "cost_tp": 50.0, "cost_fp": 1.0, "cost_tn": 0.0}))
+    assert list(problems) == ["cost_tp"]
+    assert problems["cost_tp"].startswith("C(+|+) must be below C(−|+) ")
+    assert problems["cost_tp"].endswith("got C(+|+) = 50, C(−|+) = 40.")

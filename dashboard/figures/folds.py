@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from costdash._wording import counted
 from costdash.conditions import OperatingCondition
 from costdash.folds import FoldAverages, FoldSpread
 from costdash.roc import thin_indices
@@ -79,7 +80,8 @@ def folds_cost_figure(averages: FoldAverages | None, color_index: int = 0, *,
         x=averages.cost_pc, y=averages.cost_mean, mode="lines", uid="average",
         name="cost-space average (recommended)", meta=name,
         line={"color": color, "width": 4},
-        hovertemplate=(f"<b>{name}</b>: average over {len(averages.fold_labels)} folds<br>"
+        hovertemplate=(f"<b>{name}</b>: average over "
+                       f"{counted(len(averages.fold_labels), 'fold')}<br>"
                        "PC(+) %{x:.4f}<br>mean normalized expected cost %{y:.4f}"
                        "<extra></extra>")))
     if condition is not None and spread is not None:

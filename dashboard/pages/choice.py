@@ -38,6 +38,7 @@ from typing import Any
 
 from dash import Dash, Input, dcc, html
 
+from costdash._wording import counted
 from costdash.errors import CostdashError
 from costdash.view import View, number_text
 from dashboard import ids
@@ -464,7 +465,7 @@ def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any
     out.info = (f"{full['name']}: {full['n']:,} cases, {full['n_pos']:,} positive (prevalence "
                 f"{summary['prevalence']:.4g}); {len(summary['classifiers'])} of "
                 f"{len(full['classifiers'])} classifiers ticked"
-                + (f"; {full['n_folds']} folds" if full.get("n_folds") else
+                + (f"; {counted(full['n_folds'], 'fold')}" if full.get("n_folds") else
                    "; no fold column (calibration uses 5 stratified folds)"))
     out.conditions = [
         "Conditions from the view: p(+) = ", html.B(_num(cond["p_pos"])), ", C(−|+) = ",

@@ -52,7 +52,7 @@ from costdash.errors import CostdashError
 from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE, optimal_vertex
 from costdash.pinned import pin_threshold
 from costdash.roc import RocCurve, roc_of
-from costdash.view import View, field_named
+from costdash.view import View, combination_problems, field_named
 from dashboard.components import (Reply, check_fields, condition_field, default_model, each,
                                   follow_implied, number_box, record_view, targets, warn)
 from dashboard.figures.common import graph_config, threshold_text
@@ -362,6 +362,11 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
         return CurvesOutputs(message=NO_DATA, data_id=None)
     typed, problems = check_fields({"p_pos": p_pos, "cost_fn": cost_fn, "cost_fp": cost_fp,
                                     "capacity": capacity})
+    if not problems:
+        # The view's rules across fields, with the costs of the correct decisions it carries
+        # (the browser keeps the last valid view meanwhile: assets/viewstate.js).
+        problems = [str(p) for _, p in combination_problems(
+            {**typed, "cost_tp": ref.get("cost_tp"), "cost_tn": ref.get("cost_tn")})]
     try:
         full = services.views.full(ref["id"])
     except (DatasetNotFound, CostdashError) as exc:

@@ -41,6 +41,7 @@ from typing import Any
 
 from dash import ClientsideFunction, Dash, Input, Output, State, ctx, dcc, html, no_update
 
+from costdash._wording import counted
 from costdash.conditions import OperatingCondition
 from costdash.criteria import (MixedOperatingPoint, SingleThreshold, neyman_pearson, sensitivity,
                                single_threshold_neyman_pearson, single_threshold_workforce,
@@ -173,8 +174,8 @@ def dataset_text(view: dict[str, Any]) -> str:
     n_cls = len(view["classifiers"])
     return (f"{view['name']}: {view['n']:,} cases, {view['n_pos']:,} positive (label "
             f"'{view['positive_label']}', prevalence {view['prevalence']:.4g}), "
-            f"{n_cls} classifier{'s' if n_cls != 1 else ''}"
-            + (f", {view['n_folds']} folds" if view["n_folds"] else ""))
+            f"{counted(n_cls, 'classifier')}"
+            + (f", {counted(view['n_folds'], 'fold')}" if view["n_folds"] else ""))
 
 
 class ViewOutputs(Reply):

@@ -28,6 +28,7 @@ from typing import Any
 
 from dash import Dash, Input, Output, ctx, dcc, html, no_update
 
+from costdash._wording import counted
 from costdash.conditions import OperatingCondition, default_condition
 from costdash.dataset import Dataset
 from costdash.demo import DEMOS
@@ -187,7 +188,7 @@ def spread_table(averages: FoldAverages, spread: FoldSpread,
     sentence = html.P(className="folds-sentence", children=[
         f"At PC(+) = {_fmt(condition.pc)}, {averages.name}'s best threshold moves from fold to "
         f"fold (mean {_fmt(spread.threshold_mean)}, sd {_fmt(spread.threshold_std)} over "
-        f"{n} folds); the normalized expected cost ranges from {_fmt(spread.cost_min)} to "
+        f"{counted(n, 'fold')}); the normalized expected cost ranges from {_fmt(spread.cost_min)} to "
         f"{_fmt(spread.cost_max)}, mean ", html.B(_fmt(spread.cost_mean)),
         " — the bold cost-space average at this PC(+)."])
     return html.Div([
@@ -218,7 +219,7 @@ def _empty(message: str = "", error: str = "") -> FoldsOutputs:
 
 def _info(dataset: Dataset, name: str) -> str:
     return (f"{name}: {dataset.n:,} cases, {dataset.n_pos:,} positive (prevalence "
-            f"{dataset.prevalence:.4g}), {dataset.n_folds} folds "
+            f"{dataset.prevalence:.4g}), {counted(dataset.n_folds, 'fold')} "
             f"({', '.join(dataset.fold_labels)})")
 
 

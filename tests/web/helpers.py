@@ -50,3 +50,20 @@ def wait_data_drawn(page, dataset, timeout: float = 10_000) -> None:
     set's p(+), so conditions typed from now on are not replaced by that first drawing."""
     page.wait_for_function(DATA_DRAWN, arg=[default_condition(dataset.prevalence).p_pos],
                            timeout=timeout)
+
+
+def shown_chosen_threshold(html: str, analysis) -> str:
+    """The chosen threshold a report or page shows, checked against the core: the readable
+    text (:func:`costdash.analysis.readable_threshold`, the shortest decimal that flags the same
+    cases) with the exact value in its title. Returns the shown text."""
+    import re
+
+    from costdash.analysis import threshold_text
+
+    v = analysis.operating_point.vertex
+    found = re.search(r'<b(?: title="exactly ([^"]*)")? class="chosen-threshold">(.*?)</b>', html)
+    assert found, "no chosen-threshold element"
+    exact, shown = found.group(1), found.group(2)
+    assert shown == analysis.classifier(v.classifier).readable_threshold(v.threshold)
+    assert exact == threshold_text(v.threshold) and float(exact) == v.threshold
+    return shown

@@ -51,6 +51,10 @@ def test_share_open_read_only_and_delete(live_server, page: Page, browser, predi
     again = viewer.context.new_page()
     again.goto(share_url)
     assert_readouts(again, dataset, 0.05, 20.0, 1.0)
+    # While the link lives, interacting checks it and says nothing.
+    viewer.wait_for_function("() => window.costdashSharedLink !== undefined")
+    viewer.evaluate("() => window.costdashSharedLink.check()")
+    expect(viewer.locator("#shared-gone")).to_be_hidden()
 
     # The uploader deletes it; the link then answers with the friendly 404 page.
     page.goto(manage_url)
@@ -62,4 +66,13 @@ def test_share_open_read_only_and_delete(live_server, page: Page, browser, predi
     assert response.status == 404
     expect(again.locator("h1")).to_have_text("This link leads nowhere")
     screenshot(again, screenshot_dir / "shared-deleted.png")
+    # The viewer's tab, open all along, says so at its next interaction (issue 24), instead of
+    # a failing callback's "upload the file again".
+    expect(viewer.locator("#shared-gone")).to_be_hidden()
+    viewer.click("#models-input input[type=checkbox] >> nth=1")
+    expect(viewer.locator("#shared-gone")).to_be_visible()
+    expect(viewer.locator("#shared-gone")).to_contain_text(
+        "This link was deleted or has expired")
+    expect(viewer.locator("#upload-error")).to_be_hidden()
+    screenshot(viewer, screenshot_dir / "shared-gone-while-open.png")
     assert errors == [] and viewer_errors == []

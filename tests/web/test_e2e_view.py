@@ -286,3 +286,97 @@ def test_upload_messages_name_the_pages_controls(live_server, page: Page, tmp_pa
     expect(page.locator("#upload-error")).to_have_text("")
     # The two refused uploads are answered 400, which the browser logs; nothing else may be.
     assert [e for e in errors if "status of 400" not in e] == []
+
+
+# --- issue 24: the whole view is valid before it goes anywhere; money and its percentage -------
+
+def test_an_invalid_combination_stays_in_its_box(live_server, page: Page):
+    data_id = upload(live_server, DEMOS["breast-cancer"].path)
+    errors = open_view(live_server, page, data_id, cost_fn="40")
+    page.click(".benefits summary")
+    page.fill("#cost-tp-input", "50")
+    page.press("#cost-tp-input", "Enter")
+    # C(+|+) = 50 is a number, but not beside C(−|+) = 40: the message, in the view's words...
+    expect(page.locator("#conditions-error")).to_contain_text(
+        "C(+|+) must be below C(−|+) (an error must cost more than the correct decision")
+    expect(page.locator("#pc-value")).to_have_text("–")
+    time.sleep(0.5)          # past the address bar's 150 ms throttle and the typing debounce
+    # ... the box keeps what was typed, and nothing else sees it.
+    assert page.input_value("#cost-tp-input") == "50"
+    assert "cost_tp" not in address(page)
+    for nav in ("#nav-compare", "#nav-curves", "#nav-choice"):
+        assert "cost_tp" not in page.get_attribute(nav, "href"), nav
+    for link in ("#export-report", "#export-hull", "#export-decision"):
+        assert "cost_tp" not in page.get_attribute(link, "href"), link
+    # The report of the page is the last valid view: a report, not an error.
+    report = download(page, "#export-report")
+    assert report.lstrip().lower().startswith("<!doctype html")
+    assert 'class="chosen-classifier">' in report
+    # Raising C(−|+) above it makes the pair valid: both reach the address together.
+    page.fill("#cost-fn-input", "60")
+    page.press("#cost-fn-input", "Enter")
+    expect(page.locator("#conditions-error")).to_have_text("")
+    page.wait_for_function("() => { const q = new URLSearchParams(location.search);"
+                           " return q.get('cost_tp') === '50' && q.get('cost_fn') === '60'; }")
+    assert "cost_tp=50" in page.get_attribute("#export-report", "href")
+    assert errors == []
+
+
+def test_a_browser_opening_an_invalid_report_gets_a_page(live_server, page: Page):
+    data_id = upload(live_server, DEMOS["breast-cancer"].path)
+    url = (f"{live_server.url}/api/v1/datasets/{data_id}/report.html?p_pos=0.02&cost_fn=40"
+           "&cost_tp=50")
+    response = page.goto(url)
+    assert response.status == 400 and "text/html" in response.headers["content-type"]
+    expect(page.locator("h1")).to_have_text("The report could not be made for this view")
+    expect(page.locator("main")).to_contain_text("C(+|+) must be below C(−|+)")
+    page.click("text=Open this view on Explore")
+    page.wait_for_function("() => location.pathname === '/explore'")
+    expect(page.locator(".view-problems")).to_contain_text("C(+|+) must be below C(−|+)")
+
+
+MONEY = re.compile(r"^(?P<saved>[−\-\d.,]+) \$ \((?P<share>[\d.]+)%\) less than flagging nothing, "
+                   r"which costs (?P<trivial>[−\-\d.,]+) \$$")
+
+
+def test_the_saving_percentage_is_of_the_money_beside_it(live_server, page: Page):
+    # Issue 24: digits, p(+) 0.02, C(−|+) 40, C(+|−) 2, C(+|+) −5, 500 cases in $: the page said
+    # "−30.8 $ per 500 cases, 96 % less than flagging nothing", which costs 400 $ there.
+    data_id = upload(live_server, DEMOS["rare-digit"].path)
+    query = {"data": data_id, "p_pos": "0.02", "cost_fn": "40", "cost_fp": "2", "cost_tp": "-5",
+             "volume": "500", "unit": "$"}
+    open_page(live_server, page, "/explore?" + "&".join(f"{k}={v}" for k, v in query.items()))
+    page.wait_for_function(READY)
+    dataset = load_predictions(DEMOS["rare-digit"].path)
+    analysis = analyze(dataset, OperatingCondition(0.02, 40.0, 2.0, cost_tp=-5.0))
+    op = analysis.operating_point
+    period = op.expected_cost * 500
+    assert period < 0                                  # the benefits outweigh the costs
+    card = page.inner_text("#saving-trivial")
+    found = MONEY.match(card)
+    assert found, card
+    number = lambda text: float(text.replace("−", "-").replace(",", ""))  # noqa: E731
+    trivial, saved, share = (number(found["trivial"]), number(found["saved"]),
+                             float(found["share"]) / 100)
+    assert trivial == 400                              # 0.02 x 40 x 500: no positive detected
+    assert saved == pytest.approx(400 - period, rel=5e-3)
+    assert share == pytest.approx((400 - period) / 400, abs=0.005)   # over 100 %, not 96 %
+    sentence = page.inner_text("#sentence")
+    assert sentence.endswith(f", {card}.")
+    # The report says the same words for the same view (assets/explore-readouts.js and
+    # dashboard/report_readouts.py each write them).
+    report_url = page.get_attribute("#export-report", "href")
+    with urllib.request.urlopen(live_server.url + report_url, timeout=60) as resp:
+        report = resp.read().decode("utf-8")
+    assert f'<td id="saving-trivial">{card}</td>' in report
+    text = re.sub(r"<[^>]+>", "", re.search(r'<p id="sentence">(.*?)</p>', report).group(1))
+    assert text == sentence
+    # The threshold: the readable one in the sentence and the card, the exact one on hover.
+    v = op.vertex
+    readable = analysis.classifier(v.classifier).readable_threshold(v.threshold)
+    expect(page.locator("#chosen-threshold")).to_have_text(readable)
+    hover = page.get_attribute("#sentence .threshold", "title")
+    assert hover == page.get_attribute("#chosen-threshold", "title")
+    assert float(hover.removeprefix("exactly ")) == v.threshold
+    assert page.evaluate("getComputedStyle(document.getElementById('chosen-threshold'))"
+                         ".whiteSpace") == "nowrap"

@@ -27,6 +27,8 @@ from costdash.io import load_predictions
 from costdash.view import View
 from dashboard.report import csv_exports, friendly, percent, readout
 
+from .helpers import shown_chosen_threshold
+
 TICKED = ("logreg", "stump")
 UNTICKED = ("forest", "gbm", "naive_bayes")
 QUERY = ("models=logreg,stump&p_pos=0.2&cost_fn=5&cost_fp=1&volume=250&unit=%24"
@@ -65,7 +67,9 @@ def without_plotly_bundle(html: str) -> str:
 
 
 def cell(html: str, element_id: str) -> str:
-    return unescape(re.search(rf'id="{element_id}"[^>]*>(.*?)</', html, re.DOTALL).group(1))
+    """The text of the element with this id (tags inside it, such as a threshold's, dropped)."""
+    found = re.search(rf'<(\w+)[^>]*\bid="{element_id}"[^>]*>(.*?)</\1>', html, re.DOTALL)
+    return unescape(re.sub(r"<[^>]+>", "", found.group(2)))
 
 
 def section(html: str, name: str) -> str:
@@ -130,9 +134,8 @@ def test_report_states_the_choice_of_the_core(client, demo_id, demo):
     assert op.vertex.classifier in TICKED  # a real choice, not a trivial one
     assert op.condition.p_pos == 0.2 and op.condition.cost_fn == 5.0
     assert re.search(r'class="chosen-classifier">(.*?)</b>', html).group(1) == op.vertex.classifier
-    shown = re.search(r'class="chosen-threshold">(.*?)</b>', html).group(1)
-    assert shown == threshold_text(op.vertex.threshold)
-    assert float(shown) == op.vertex.threshold
+    shown = shown_chosen_threshold(html, analysis)
+    assert len(shown) <= len(threshold_text(op.vertex.threshold))
 
 
 def test_report_money_figures_are_the_screens(client, demo_id, demo):
@@ -152,13 +155,19 @@ def test_report_money_figures_are_the_screens(client, demo_id, demo):
     for key, value in expected.items():
         assert cell(html, key) == friendly(value), key
         assert float(cell(html, key).replace(",", "")) == pytest.approx(value, rel=5e-3)
-    saving = 1 - op.normalized_cost / min(cond.pc, 1 - cond.pc)
-    trivial = "flagging nothing" if cond.pc <= 1 - cond.pc else "flagging everything"
-    assert cell(html, "saving-trivial") == f"{percent(saving)} less than {trivial}"
+    # Against the better trivial choice, in money and as a share of what it costs (no
+    # benefits here: flagging nothing costs p(+)C(−|+) a case, flagging everything p(−)C(+|−)).
+    nothing = cond.pc <= 1 - cond.pc
+    trivial = p * cond.cost_fn if nothing else (1 - p) * cond.cost_fp
+    label = "flagging nothing" if nothing else "flagging everything"
+    saved = trivial - per_case
+    expected_saving = (f"{friendly(saved * volume)} $ ({percent(saved / trivial)}) less than "
+                       f"{label}, which costs {friendly(trivial * volume)} $")
+    assert cell(html, "saving-trivial") == expected_saving
     sentence = cell(html, "sentence")
-    assert sentence.startswith(f"At these costs, use {v.classifier} with threshold "
-                               f"{threshold_text(v.threshold)}: ")
-    assert "per 250 cases" in sentence and " $ " in sentence
+    assert sentence == (f"At these costs, use {v.classifier} with threshold "
+                        f"{analysis.classifier(v.classifier).readable_threshold(v.threshold)}: "
+                        f"{friendly(per_case * volume)} $ per 250 cases, {expected_saving}.")
 
 
 def test_report_sensitivity_and_constraints_are_the_cores(client, demo_id, demo):
@@ -311,7 +320,8 @@ def test_report_shows_a_threshold_just_below_half(client, tmp_path):
     html = client.get(f"/api/v1/datasets/{dataset_id}/report.html?p_pos=0.5").get_data(
         as_text=True)
     assert re.search(r'class="chosen-classifier">(.*?)</b>', html).group(1) == "a"
-    assert re.search(r'class="chosen-threshold">(.*?)</b>', html).group(1) == "0.4999996"
+    # a's next score down is 0.2: 0.4 flags the same cases; the exact value is on hover.
+    assert re.search(r'<b title="exactly 0.4999996" class="chosen-threshold">0.4</b>', html)
 
 
 # --- the command line gives the same report for the same view -----------------------------------
@@ -345,3 +355,31 @@ def test_cli_report_refuses_bad_view_options_in_the_views_words(breast_cancer_cs
     assert "Confidence level must be a number strictly between 0 and 1" in \
         capsys.readouterr().err
     assert not out.exists()
+
+
+# --- a view invalid as a whole --------------------------------------------------------------------
+
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+def test_a_report_of_an_invalid_combination_is_a_readable_page(client, demo_id):
+    # Issue 24: C(+|+) = 50 above C(−|+) = 40 (each valid alone) made "Download report" show
+    # a raw JSON 400 page.
+    url = f"/api/v1/datasets/{demo_id}/report.html?p_pos=0.02&cost_fn=40&cost_tp=50"
+    page = client.get(url, headers={"Accept": BROWSER_ACCEPT})
+    assert page.status_code == 400 and page.mimetype == "text/html"
+    text = page.get_data(as_text=True)
+    assert text.lstrip().lower().startswith("<!doctype html")
+    assert "C(+|+) must be below C(−|+)" in unescape(text)
+    back = unescape(re.search(r"<a href='([^']*)'>Open this view on Explore", text).group(1))
+    assert back.startswith(f"/explore?data={demo_id}&") and "cost_tp=50" in back
+    # An API client (no Accept, or JSON first) still gets the JSON error, same words.
+    for headers in ({}, {"Accept": "application/json"}):
+        reply = client.get(url, headers=headers)
+        assert reply.status_code == 400 and reply.is_json
+        assert reply.get_json()["error"].startswith("C(+|+) must be below C(−|+)")
+    # An unknown data set, from a browser: a page too, without a link to it.
+    gone = client.get("/api/v1/datasets/" + "0" * 32 + "/report.html",
+                      headers={"Accept": BROWSER_ACCEPT})
+    assert gone.status_code == 404 and gone.mimetype == "text/html"
+    assert "data=" not in gone.get_data(as_text=True)

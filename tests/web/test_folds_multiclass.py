@@ -216,6 +216,26 @@ def test_folds_view_errors_and_messages(services, bc_ref, predictions_csv):
     assert nothing.message == folds.NO_DATA
 
 
+def test_one_fold_is_one_fold(services, tmp_path):
+    # Issue 24: "1 folds" on the pages.
+    from dashboard.components import dataset_line
+    from dashboard.pages.explore import dataset_text
+
+    from .helpers import make_predictions
+
+    table = make_predictions(n=300, seed=2)
+    table["fold"] = "only"
+    path = tmp_path / "one-fold.csv"
+    table.to_csv(path, index=False)
+    record = services.store.put(path, "one-fold.csv")
+    out = folds.folds_view(services, {"id": record.id}, "alpha", 0.2, 1.0, 1.0)
+    full = services.views.full(record.id)
+    for text in (out.info, texts(out.spread), trace(out.cost, "average").hovertemplate,
+                 dataset_line(full), dataset_text(full)):
+        assert "1 fold" in text and "1 folds" not in text, text
+    assert "3 classifiers" in dataset_line(full) and "3 classifiers" in dataset_text(full)
+
+
 # --- Multiclass: figure builder ----------------------------------------------------------------
 
 def test_bcost_figure_draws_the_core_intervals():

@@ -89,3 +89,26 @@ def _bare_ids(path: Path) -> list[str]:
 def test_the_pages_take_their_ids_from_the_module():
     bare = {module: _bare_ids(ROOT / module) for module in CONVERTED}
     assert {k: v for k, v in bare.items() if v} == {}
+
+
+def test_the_documented_pin_cards_are_the_pages():
+    # Issue 24: docs/dashboard.md said pin-1..pin-4 where the page has pin-0..pin-3.
+    from costdash.view import MAX_PINS
+    from dashboard.explore_layout import _pins_card
+
+    def all_ids(component) -> set[str]:
+        found = {getattr(component, "id", None)}
+        children = getattr(component, "children", None)
+        for child in children if isinstance(children, list) else [children]:
+            if child is not None and not isinstance(child, str):
+                found |= all_ids(child)
+        return found - {None}
+
+    cards = sorted(i for i in all_ids(_pins_card()) if re.fullmatch(r"pin-\d+", i))
+    docs = (ROOT / "docs" / "dashboard.md").read_text(encoding="utf-8")
+    first, last = re.search(r"cards `pin-<k>` \(k = (\d+)\.\.(\d+)", docs).groups()
+    assert cards == [ids.pin_slot(k) for k in range(int(first), int(last) + 1)]
+    assert len(cards) == MAX_PINS
+    for name in ("curves-row-pin-<k>", "mark-pin-<k>"):
+        assert name in docs
+    assert re.search(r"`curves-row-pin-<k>` \(k = 0\.\.3", docs)

@@ -143,11 +143,12 @@ global.window = {};
 eval(fs.readFileSync(process.argv[1], "utf8"));
 const M = window.costdashMath;
 const input = JSON.parse(fs.readFileSync(0, "utf8"));
-process.stdout.write(JSON.stringify(input.cases.map(([p, fn, fp, f, t, f0, t0, vol]) => {
-    const c = M.conditions(p, fn, fp);
+process.stdout.write(JSON.stringify(input.cases.map(([p, fn, fp, f, t, f0, t0, vol, tp, tn]) => {
+    const c = M.conditions(p, fn, fp, tp, tn);
     const ne = M.normalizedCost(c, f, t);
-    return [M.trivialCost(c), M.saving(c, ne), M.expectedCounts(c, f, t, vol),
-            M.extraCost(c, f, t, f0, t0)];
+    const share = M.saving(c, ne);
+    return [M.trivialCost(c), Number.isNaN(share) ? null : share, M.expectedCounts(c, f, t, vol),
+            M.extraCost(c, f, t, f0, t0), M.trivialMoney(c), M.savingMoney(c, ne)];
 })));
 """
 
@@ -156,18 +157,31 @@ def test_readout_arithmetic_equals_the_core():
     rng = np.random.default_rng(5)
     n = 2000
     p = np.clip(10.0 ** rng.uniform(-7, 0, n), 1e-7, 1 - 1e-7)
-    cases = [(float(p[i]), float(10 ** rng.uniform(-4, 4)), float(10 ** rng.uniform(-4, 4)),
-              *(float(x) for x in rng.random(4)), float(10 ** rng.uniform(0, 7)))
-             for i in range(n)]
+    cases = []
+    for i in range(n):
+        fn, fp = float(10 ** rng.uniform(-4, 4)), float(10 ** rng.uniform(-4, 4))
+        # Half the cases with costs of the correct decisions (benefits, each below its error).
+        tp, tn = ((0.0, 0.0) if i % 2 else (fn * float(rng.uniform(-3, 0.9)),
+                                            fp * float(rng.uniform(-3, 0.9))))
+        cases.append((float(p[i]), fn, fp, *(float(x) for x in rng.random(4)),
+                      float(10 ** rng.uniform(0, 7)), tp, tn))
     done = subprocess.run([NODE, "-e", MATH_RUNNER, str(REPO / "assets" / "costmath.js")],
                           input=json.dumps({"cases": cases}), capture_output=True, text=True,
                           check=True, timeout=60)
-    for case, (trivial, saving, counts, extra) in zip(cases, json.loads(done.stdout)):
-        p_, fn, fp, f, t, f0, t0, vol = case
-        cond = OperatingCondition(p_, fn, fp)
+    answers = json.loads(done.stdout)
+    for case, (trivial, saving, counts, extra, trivial_money, saved) in zip(cases, answers):
+        p_, fn, fp, f, t, f0, t0, vol, tp, tn = case
+        cond = OperatingCondition(p_, fn, fp, tp, tn)
         ne = cond.normalized_cost(f, t)
         assert trivial == pytest.approx(cond.trivial_normalized_cost, rel=1e-12)
-        assert saving == pytest.approx(cond.saving_vs_trivial(ne), rel=1e-9, abs=1e-12)
+        scale = 1e-12 * (cond.cost_scale + abs(cond.constant_cost))
+        assert trivial_money == pytest.approx(cond.trivial_expected_cost, rel=1e-9, abs=scale)
+        assert saved == pytest.approx(cond.saving_money(ne), rel=1e-9, abs=scale)
+        share = cond.saving_vs_trivial(ne)
+        if math.isnan(share):
+            assert saving is None
+        else:
+            assert saving == pytest.approx(share, rel=1e-9, abs=1e-12)
         assert counts == pytest.approx(list(cond.expected_counts(f, t, vol)), rel=1e-12)
         expected_extra = cond.expected_cost(ne) - cond.expected_cost(cond.normalized_cost(f0, t0))
         assert math.isclose(extra, expected_extra, rel_tol=1e-9,
@@ -182,3 +196,96 @@ def test_the_browser_reads_pins_as_the_core_does():
     for raw, answer in zip(raws, js):
         typed = field_named("pins").parse(raw)
         assert answer == {"value": field_named("pins").to_json_value(typed)}, raw
+
+
+# --- one validation of the whole view: the rules across fields --------------------------------
+
+WHOLE_RUNNER = """
+const fs = require("fs");
+const input = JSON.parse(fs.readFileSync(0, "utf8"));
+const loc = {pathname: "/explore", search: "", hash: ""};
+global.window = {dash_clientside: {no_update: null}, location: loc,
+                 history: {state: null, replaceState(s, t, url) {
+                     loc.search = url.slice(loc.pathname.length).split("#")[0]; }}};
+global.document = {
+    getElementById: (id) => (id === input.element ? {textContent: input.schema} : null),
+    addEventListener() {}, querySelectorAll: () => [],
+};
+global.setTimeout = (fn) => { fn(); return null; };    // every write happens at once
+eval(fs.readFileSync(process.argv[1], "utf8"));
+const V = window.costdashView;
+const validated = input.combos.map((values) => V.validate(values));
+V.load({path: "/explore", view: input.start});
+const steps = input.steps.map((values) => {
+    const found = V.set(values);
+    return {found: found, view: V.get(), search: loc.search};
+});
+process.stdout.write(JSON.stringify({validated: validated, steps: steps}));
+"""
+
+
+def run_whole(combos: list[dict], start: dict, steps: list[dict]) -> dict:
+    payload = json.dumps({"element": SCHEMA_ELEMENT_ID, "schema": schema_text(),
+                          "combos": combos, "start": start, "steps": steps})
+    done = subprocess.run([NODE, "-e", WHOLE_RUNNER, str(REPO / "assets" / "viewstate.js")],
+                          input=payload, capture_output=True, text=True, check=True, timeout=60)
+    return json.loads(done.stdout)
+
+
+def test_the_browser_judges_combinations_in_the_cores_words():
+    from costdash.view import combination_problems
+
+    rng = np.random.default_rng(9)
+    combos = []
+    for _ in range(400):
+        values = {"cost_fn": float(rng.choice([0.5, 1.0, 40.0, 2.5])),
+                  "cost_fp": float(rng.choice([1.0, 2.0, 0.25])),
+                  "cost_tp": float(rng.choice([-5.0, 0.0, 0.5, 1.0, 2.5, 50.0])),
+                  "cost_tn": float(rng.choice([-1.0, 0.0, 0.25, 1.0, 3.0]))}
+        if rng.random() < 0.5:
+            lo = float(rng.choice([0.1, 0.5, 2.0, 30.0]))
+            values["sens_fn"] = [lo, lo * 3]
+        if rng.random() < 0.5:
+            lo = float(rng.choice([0.1, 0.5, 2.0]))
+            values["sens_fp"] = [lo, lo * 3]
+        combos.append(values)
+    js = run_whole(combos, {}, [])["validated"]
+    seen = 0
+    for values, found in zip(combos, js):
+        typed = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+        expected = {str(p) for _, p in combination_problems(typed)}
+        assert set(found.values()) == expected, values
+        seen += bool(expected)
+    assert 50 < seen < 400       # both valid and invalid combinations were tried
+
+
+def test_an_invalid_combination_never_reaches_the_address():
+    # Issue 24: C(+|+) = 50 above C(−|+) = 40 showed the error but wrote cost_tp=50 into the
+    # address, every nav link and every export link.
+    start = {"data": "ab" * 16, "p_pos": 0.02, "cost_fn": 40.0, "cost_fp": 2.0}
+    steps = [{"cost_tp": 50}, {"cost_fn": 60}, {"cost_fn": 20}, {"cost_tp": "x"},
+             {"cost_fn": 20, "cost_tp": -5}, {"sens_fn": [1, 80]}, {"cost_tp": 3}]
+    out = run_whole([], start, steps)["steps"]
+    first, fixed, broken, typo, both, sens, tp3 = out
+    assert "cost_tp" in first["found"] and first["found"]["cost_tp"].startswith(
+        "C(+|+) must be below C(−|+)")
+    assert "cost_tp" not in first["view"] and "cost_tp" not in first["search"]
+    # The error box fixed by raising C(−|+): the pair is valid now and both are taken.
+    assert fixed["found"] == {} and (fixed["view"]["cost_tp"], fixed["view"]["cost_fn"]) == (50, 60)
+    assert "cost_tp=50" in fixed["search"] and "cost_fn=60" in fixed["search"]
+    # Lowering C(−|+) under C(+|+) again: the view keeps 60.
+    assert set(broken["found"]) == {"cost_fn"} and broken["view"]["cost_fn"] == 60
+    assert "cost_fn=60" in broken["search"]
+    # A box holding no number gives no value: the view's stands, and the C(−|+) box, still
+    # holding 20, is still refused.
+    assert set(typo["found"]) == {"cost_tp", "cost_fn"} and typo["view"]["cost_tp"] == 50
+    assert typo["view"]["cost_fn"] == 60
+    # Both changed at once and valid together.
+    assert both["found"] == {} and (both["view"]["cost_fn"], both["view"]["cost_tp"]) == (20, -5)
+    # A range below a correct decision's cost is the range's problem.
+    assert sens["found"] == {} and sens["view"]["sens_fn"] == [1, 80]
+    assert set(tp3["found"]) == {"cost_tp"} and tp3["view"]["cost_tp"] == -5
+    assert tp3["found"]["cost_tp"].startswith("Sensitivity range of C(−|+) must lie above C(+|+)")
+    # Every address the browser wrote is a view the server parses strictly.
+    for step in out:
+        View.parse(step["search"])
