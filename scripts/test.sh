@@ -1,23 +1,65 @@
 #!/usr/bin/env bash
-# Installs everything the whole test suite needs on a fresh machine (a Python venv with the
-# pinned packages, Debian's Chromium and ChromeDriver for the browser tests, Debian's nginx for
-# the reverse-proxy test) and runs it.
-# Extra arguments go to pytest.
+# Installs what the tests need on a fresh machine and runs them (docs/development.md).
+#
+#   bash scripts/test.sh            the whole suite, browser and deployment tests included: what
+#                                   .ci/run calls. Installs Debian's Chromium and ChromeDriver (the
+#                                   browser tests) and nginx (the reverse-proxy test) when missing.
+#   bash scripts/test.sh fast       the tier to run on every change: every test not marked
+#                                   browser, slow or serial, outside tests/deploy and the
+#                                   end-to-end modules (test_e2e_*.py, not even collected).
+#
+# Extra arguments go to pytest. Tests run in parallel (pytest-xdist, COSTDASH_TEST_WORKERS
+# workers); the whole suite then runs the tests marked serial alone, because they measure
+# latency or hold a server's every thread and would be measuring their neighbours otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-missing=()
-command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
-command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
-if [ ${#missing[@]} -gt 0 ]; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+tier=all
+if [ "${1:-}" = fast ]; then
+    tier=fast
+    shift
+fi
+
+if [ "$tier" = all ]; then
+    missing=()
+    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+    command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+    if [ ${#missing[@]} -gt 0 ]; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
 fi
 
 PYTHON="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-.venv/bin/pip install -q --disable-pip-version-check -r requirements-test.txt -e .
+# The install is skipped when the requirements are the ones already installed (a developer's
+# second run); a fresh clone has no .venv and always installs.
+wanted="$(cat requirements.txt requirements-test.txt pyproject.toml | sha256sum | cut -c1-64)"
+stamp=.venv/.costdash-requirements
+if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
+    .venv/bin/pip install -q --disable-pip-version-check -r requirements-test.txt -e .
+    echo "$wanted" > "$stamp"
+fi
 
 mkdir -p test-output
-exec .venv/bin/python -m pytest "$@"
+workers="${COSTDASH_TEST_WORKERS:-3}"
+pytest=(.venv/bin/python -m pytest)
+
+if [ "$tier" = fast ]; then
+    exec "${pytest[@]}" -n "$workers" --dist worksteal -m "not browser and not slow and not serial" \
+        --ignore=tests/deploy --ignore-glob='*/test_e2e_*.py' "$@"
+fi
+
+# Two runs, one verdict: the exit code is the worse of the two, and the last line adds them up.
+status=0
+"${pytest[@]}" -n "$workers" --dist worksteal -m "not serial" \
+    --junitxml=test-output/parallel.xml "$@" || status=$?
+serial_status=0
+"${pytest[@]}" -m serial --junitxml=test-output/serial.xml "$@" || serial_status=$?
+# pytest's 5 is "no test collected": fine for one half when extra arguments select the other.
+[ "$status" -eq 5 ] && status=0
+[ "$serial_status" -eq 5 ] && serial_status=0
+[ "$serial_status" -gt "$status" ] && status=$serial_status
+.venv/bin/python scripts/junit_total.py test-output/parallel.xml test-output/serial.xml || true
+exit "$status"

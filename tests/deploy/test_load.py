@@ -21,7 +21,7 @@ import pytest
 
 from benchmarks.bench_load import KINDS, MIX, print_summary, run, run_viewers
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 CLIENTS, REQUESTS, WORKERS = 20, 25, 4
 EXPECTED_STATUS = {"link": 200, "api": 200, "healthz": 200, "dead-link": 404}

@@ -21,7 +21,7 @@ import requests
 
 from tests.support.processes import PROXY_CONFIG, deploy_env, running, start_proxy, start_web
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 SLOW_CLIENTS = 64
 

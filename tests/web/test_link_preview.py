@@ -15,10 +15,11 @@ import json
 import re
 import time
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 import pytest
 import requests
-from playwright.sync_api import Page, expect
 
 from costdash.io import load_predictions
 from dashboard import ids, link_preview
@@ -26,8 +27,10 @@ from dashboard.services import ViewModels
 from dashboard.shell import route
 
 from .helpers import find
-from .test_e2e_explore import assert_readouts, open_page, set_conditions
 from .test_viewer_cache import _callback_body, _post
+
+if TYPE_CHECKING:  # the browser tests import Playwright themselves: collection never needs it
+    from playwright.sync_api import Page
 
 FIGURES_SCRIPT = re.compile(
     r'<script type="application/json" id="link-preview-figures">(.*?)</script>', re.S)
@@ -231,6 +234,10 @@ def _is_view_load(request) -> bool:
 @pytest.mark.browser
 def test_the_preview_is_drawn_then_handed_to_the_live_page(live_server, page: Page,
                                                             predictions_csv):
+    from playwright.sync_api import expect
+
+    from .test_e2e_explore import assert_readouts, open_page, set_conditions
+
     reply = requests.post(live_server.url + "/api/v1/analyses", timeout=60, files={
         "file": ("preds.csv", predictions_csv.read_bytes())},
         data={"name": "Q3 review", "p_pos": "0.1", "cost_fn": "5"})
@@ -296,6 +303,8 @@ def test_the_preview_is_drawn_then_handed_to_the_live_page(live_server, page: Pa
 def test_an_error_on_the_page_takes_the_preview_away(live_server, page: Page, predictions_csv):
     """The view load failing (here: answered with a server error) must not leave the viewer on
     the static preview until the timeout: the page's error shows at once."""
+    from playwright.sync_api import expect
+
     reply = requests.post(live_server.url + "/api/v1/analyses", timeout=60, files={
         "file": ("preds.csv", predictions_csv.read_bytes())}, data={"name": "x"})
     link = reply.json()["url"].removeprefix(live_server.url)

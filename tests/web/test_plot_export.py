@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import typing
 import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
 
 import pytest
 from dash import dcc
-from playwright.sync_api import Page
 
 from costdash.demo import DEMOS
 from dashboard.figures.common import GRAPH_CONFIG, graph_config
 from dashboard.pages import compare, folds, multiclass
 from dashboard.storage import LoaderOptions
+
+if TYPE_CHECKING:  # collection never needs Playwright; only the browser test uses it
+    from playwright.sync_api import Page
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
