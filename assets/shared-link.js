@@ -3,12 +3,12 @@
  *
  * A viewer's tab keeps working from what it loaded (the readouts are computed in the browser),
  * so a link deleted or expired meanwhile would go unnoticed, and a server callback failing for
- * that reason would say nothing a viewer can use. On the pages of /s/<token>, the next
- * interaction (a click, a key, a changed control) and the tab coming back into view ask the
- * server with HEAD of the page's own address: the links' guard (dashboard/manage.py) answers it
- * 404 once the link is deleted or expired, and HEAD is a check, not an opening. Then the note
- * the shell put on the page (#shared-gone, dashboard/shell.py) is shown, and the data set's own
- * error line, which would ask the viewer to upload a file, is hidden.
+ * that reason would say nothing a viewer can use. On the pages of a read-only link (the shell
+ * puts the `shared-check` store and the hidden `shared-gone` note on them, dashboard/shell.py),
+ * the next interaction (a click, a key, a changed control) and the tab coming back into view
+ * bump the store; a server callback looks the link up and shows the note once it is gone. The
+ * data set's own error line, which would ask the viewer to upload a file, is hidden then
+ * (assets/style.css).
  *
  * At most one check every CHECK_MS; an interaction during that time is checked at its end, so
  * the next interaction after a deletion is always answered.
@@ -17,36 +17,25 @@
     "use strict";
 
     const CHECK_MS = 2000;
-    const READ_LINK = /^\/s\/[^/]+(\/(curves|choice))?\/?$/;
-    let last = -Infinity, pending = null, gone = false, inFlight = false;
+    let last = -Infinity, pending = null, asked = 0;
 
-    const onReadLink = () => READ_LINK.test(window.location.pathname);
-
-    function showGone() {
-        gone = true;
+    /** The note while the link is not known to be gone; null elsewhere (or once it is). */
+    function liveNote() {
         const note = document.getElementById("shared-gone");
-        if (note) note.hidden = false;
-        document.body.classList.add("link-gone");
+        return note && note.hidden ? note : null;
     }
 
-    async function check() {
+    function check() {
         pending = null;
-        if (gone || inFlight || !onReadLink()) return;
-        inFlight = true;
+        const dc = window.dash_clientside;
+        if (!liveNote() || !dc || !dc.set_props) return;
         last = performance.now();
-        try {
-            const resp = await fetch(window.location.pathname, {method: "HEAD", cache: "no-store",
-                credentials: "same-origin"});
-            if (resp.status === 404) showGone();
-        } catch (e) {
-            // Offline or the server down: not a deleted link; the next interaction asks again.
-        } finally {
-            inFlight = false;
-        }
+        asked += 1;
+        dc.set_props("shared-check", {data: asked});
     }
 
     function soon() {
-        if (gone || pending !== null || !onReadLink()) return;
+        if (pending !== null || !liveNote()) return;
         const wait = last + CHECK_MS - performance.now();
         if (wait <= 0) check();
         else pending = setTimeout(check, wait);
@@ -59,5 +48,5 @@
         if (document.visibilityState === "visible") soon();
     });
 
-    window.costdashSharedLink = {check, gone: () => gone};
+    window.costdashSharedLink = {check, asked: () => asked};
 })();

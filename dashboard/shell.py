@@ -13,7 +13,7 @@ import hashlib
 from typing import Any
 from urllib.parse import parse_qs
 
-from dash import ClientsideFunction, Dash, Input, Output, dcc, html
+from dash import ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
 
 from dashboard import ids
 from dashboard.pages import PAGES, Page, page_for, page_module
@@ -73,14 +73,31 @@ def shared_views(token: str, sub: str) -> html.Nav:
 
 LINK_GONE = ("This link was deleted or has expired: what is on screen stays as it was, but "
              "nothing more can be computed from it. Ask whoever sent it for a new link.")
-"""What an open page of a read-only link says once the link is gone (assets/shared-link.js
-checks on the next interaction)."""
+"""What an open page of a read-only link says once the link is gone (checked at the next
+interaction: assets/shared-link.js asks :func:`link_alive` through the ``shared-check``
+store)."""
 
 
-def link_gone_note() -> html.P:
-    """Hidden until assets/shared-link.js finds the page's link gone."""
-    return html.P(LINK_GONE, id=ids.SHARED_GONE, className="shared-gone error", role="alert",
-                  hidden=True)
+def link_gone_note() -> list:
+    """The store an interaction bumps, and the note, hidden while the link lives."""
+    return [dcc.Store(id=ids.SHARED_CHECK),
+            html.P(LINK_GONE, id=ids.SHARED_GONE, className="shared-gone error", role="alert",
+                   hidden=True)]
+
+
+def link_alive(path: str, services: Services) -> bool | None:
+    """Whether the read-only link of a page's ``path`` (``/s/<token>...``) still leads to its
+    analysis; None when that cannot be told now (not a link's page, the database down)."""
+    if not path.startswith("/s/"):
+        return None
+    token = path[3:].partition("/")[0]
+    try:
+        services.sharing.open(token)
+    except AnalysisNotFound:
+        return False
+    except StorageUnavailable:
+        return None
+    return True
 
 
 def shared_content(token: str, query: dict[str, list[str]], services: Services,
@@ -104,7 +121,7 @@ def shared_content(token: str, query: dict[str, list[str]], services: Services,
             html.P("Nothing was lost; the link will work again once it is back.")]), {}
     merged = {**view_to_query(record.view), **query}
     page = {"curves": curves, "choice": choice}.get(sub, explore)
-    return html.Div([shared_views(token, sub), link_gone_note(),
+    return html.Div([shared_views(token, sub), *link_gone_note(),
                      page.layout(merged, services, shared=record)]), merged
 
 
@@ -184,6 +201,13 @@ def register_routing(app: Dash, services: Services) -> None:
     def _route(pathname, search):
         path = "/" + (app.strip_relative_path(pathname or "/") or "")
         return route_outputs(path, search, services)
+
+    # An open page of a read-only link: at an interaction, is the link still there?
+    @app.callback(Output(ids.SHARED_GONE, "hidden"), Input(ids.SHARED_CHECK, "data"),
+                  State(ids.URL, "pathname"), prevent_initial_call=True)
+    def _shared_check(_asked, pathname):
+        alive = link_alive("/" + (app.strip_relative_path(pathname or "/") or ""), services)
+        return no_update if alive is None else alive
 
     # The browser's view object starts from the page's view; it then writes the address bar,
     # the nav links and the export links (assets/viewstate.js).

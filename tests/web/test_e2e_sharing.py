@@ -53,7 +53,8 @@ def test_share_open_read_only_and_delete(live_server, page: Page, browser, predi
     assert_readouts(again, dataset, 0.05, 20.0, 1.0)
     # While the link lives, interacting checks it and says nothing.
     viewer.wait_for_function("() => window.costdashSharedLink !== undefined")
-    viewer.evaluate("() => window.costdashSharedLink.check()")
+    with viewer.expect_response(lambda r: "_dash-update-component" in r.url):
+        viewer.evaluate("() => window.costdashSharedLink.check()")
     expect(viewer.locator("#shared-gone")).to_be_hidden()
 
     # The uploader deletes it; the link then answers with the friendly 404 page.
