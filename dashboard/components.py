@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from dash import Dash, Input, Output, State, dcc, html, no_update, set_props
 from dash.exceptions import BackgroundCallbackError
 
+from costdash._wording import counted
 from costdash.band_choice import BandChoice, default_method, method_options
 from costdash.bands import confidence_ranks
 from costdash.costspace import LowerEnvelope, lower_envelope
@@ -271,10 +272,10 @@ def prevalence_of(services: Services, data_id: str | None) -> float | None:
 def dataset_line(view: dict[str, Any]) -> str:
     """"name: 569 cases, 212 positive, 5 classifiers" (and the folds, when there are some)."""
     n_cls = len(view["classifiers"])
-    folds = (f"; {view['n_folds']} folds, pooled into one test set for the bands"
+    folds = (f"; {counted(view['n_folds'], 'fold')}, pooled into one test set for the bands"
              if view.get("n_folds") else "")
-    return (f"{view['name']}: {view['n']:,} cases, {view['n_pos']:,} positive, {n_cls} "
-            f"classifier{'s' if n_cls != 1 else ''}{folds}")
+    return (f"{view['name']}: {view['n']:,} cases, {view['n_pos']:,} positive, "
+            f"{counted(n_cls, 'classifier')}{folds}")
 
 
 def envelope_of(entry: dict[str, Any]) -> LowerEnvelope:
