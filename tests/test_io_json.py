@@ -63,8 +63,10 @@ def test_the_nested_file_is_refused_and_the_process_lives():
     (b"[" + b'{"y_true": 1, "a": 0.1},' * 3 + b'{"a":' * 9 + b"1" + b"}" * 9 + b"]", False,
      r"record 4 \(line 1\) nests"),
     # a line that leaves a string or an object open
-    (b'{"y_true": 1, "a": "x\n", "b": 1}\n', True, r"is not valid JSON lines: line 1 ends inside a string"),
-    (VALID + b'{"y_true": 1, "a": 0.5\n{"y_true": 0, "a": 0.1}\n', True, r"is not valid JSON lines: line 51 ends"),
+    (b'{"y_true": 1, "a": "x\n", "b": 1}\n', True,
+     r"is not valid JSON lines: line 1 ends inside a string"),
+    (VALID + b'{"y_true": 1, "a": 0.5\n{"y_true": 0, "a": 0.1}\n', True,
+     r"is not valid JSON lines: line 51 ends"),
     (VALID + b'{"y_true": 1, "a": 0.5', True, r"is not valid JSON lines: line 51 ends"),
 ])
 def test_hostile_or_broken_structure_is_refused_naming_the_row(content, lines, message):
