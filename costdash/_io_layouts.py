@@ -79,10 +79,7 @@ def _load_scored(df: pd.DataFrame, rows: np.ndarray, source: str, layout: str,
                     if str(c).lower() not in ID_COLUMNS and _looks_numeric(df[c])]
         score_cols = scoreish if models is None else _select(models, scoreish, source, candidates)
         if not score_cols:
-            raise InputFileError(
-                f"{source}: no score columns besides the label {_q(label)}; the wide layout needs "
-                f"one numeric column per classifier (columns found: {_quoted(df.columns)})",
-                source=source)
+            raise _no_score_columns(source, label, df.columns)
     scores = {c: _numeric(df[c], c, rows, source) for c in score_cols}
     used = {c: df[c].isna().to_numpy() for c in (label, fold, model) if c is not None}
     keep = _rows_to_keep(rows, scores, used, source, drop_missing, "scores")
@@ -325,14 +322,32 @@ def _numeric(col: pd.Series, name: str, rows: np.ndarray, source: str,
             return np.ascontiguousarray(col.to_numpy(dtype=np.float64, na_value=np.nan))
         except (TypeError, ValueError):
             pass  # e.g. an object column of booleans with None; take the general route
-    converted = pd.to_numeric(col, errors="coerce")
-    bad = (converted.isna() & col.notna()).to_numpy()
+    converted, bad = _as_numbers(col)
     if bad.any():
-        example = col[bad].iloc[0]
-        raise _fail(source, f"column {_q(name)} has {int(bad.sum())} non-numeric value"
-                    f"{'s' if bad.sum() > 1 else ''} (first: {_q(example)}) in "
-                    f"{_rows_text(rows[bad])}; {what} must be numbers", name, rows[bad])
+        raise _non_numeric(source, name, int(bad.sum()), col[bad].iloc[0], rows[bad], what)
     return np.ascontiguousarray(converted.to_numpy(dtype=np.float64, na_value=np.nan))
+
+
+def _no_score_columns(source: str, label: str, columns: Sequence[str]) -> InputFileError:
+    return InputFileError(
+        f"{source}: no score columns besides the label {_q(label)}; the wide layout needs one "
+        f"numeric column per classifier (columns found: {_quoted(columns)})", source=source)
+
+
+def _as_numbers(col: pd.Series) -> tuple[pd.Series, np.ndarray]:
+    """The values as numbers (NaN where missing or not a number) and the mask of those present
+    but not numbers: what :func:`_numeric` refuses, for ``costdash aggregate`` too."""
+    converted = pd.to_numeric(col, errors="coerce")
+    return converted, (converted.isna() & col.notna()).to_numpy()
+
+
+def _non_numeric(source: str, name: str, count: int, first: object, rows: np.ndarray,
+                 what: str = "scores") -> InputFileError:
+    """The refusal of a column holding text: ``count`` values, the ``first`` of them, in
+    ``rows`` (at least the first few of them, 1-based data rows)."""
+    return _fail(source, f"column {_q(name)} has {counted(count, 'non-numeric value')} "
+                 f"(first: {_q(first)}) in {_rows_text(rows, count)}; {what} must be numbers",
+                 name, rows)
 
 
 def _rows_to_keep(rows: np.ndarray, numbers: dict[str, np.ndarray],

@@ -30,11 +30,14 @@ def _fail(source: str, message: str, column: str | None, rows: np.ndarray) -> In
                           rows=tuple(int(r) for r in rows[:_SHOW_ROWS]))
 
 
-def _rows_text(rows: np.ndarray) -> str:
-    """ "row 3", "rows 3, 9" or "rows 1, 2, 3, 4, 5 and 12 more"."""
+def _rows_text(rows: np.ndarray, count: int | None = None) -> str:
+    """ "row 3", "rows 3, 9" or "rows 1, 2, 3, 4, 5 and 12 more": the first rows of ``count``
+    (default: all of ``rows``; a reader that stops collecting after the first few says how many
+    there were)."""
+    count = len(rows) if count is None else count
     shown = ", ".join(str(int(r)) for r in rows[:_SHOW_ROWS])
-    more = f" and {len(rows) - _SHOW_ROWS} more" if len(rows) > _SHOW_ROWS else ""
-    return f"{'row' if len(rows) == 1 else 'rows'} {shown}{more}"
+    more = f" and {count - _SHOW_ROWS} more" if count > _SHOW_ROWS else ""
+    return f"{'row' if count == 1 else 'rows'} {shown}{more}"
 
 
 def _quoted(names: Sequence[object], limit: int = _SHOW_LABELS) -> str:

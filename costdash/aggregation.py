@@ -12,12 +12,17 @@ label column alone, and the labels are interpreted with the loader's rules (0/1,
 no/yes... or ``positive``); the second counts rows and positives per ``(model, score[, fold])``
 (in the wide layout, one aggregate per score column): its groups are the output's rows. Missing
 labels, scores or folds and non-finite scores are counted by those same passes (they form groups
-of their own) and refused. The embedded engine counts the Parquet score columns whose scores
-are decimals with a fixed number of places (most written scores are) by an integer key instead
-of the double itself, all of them in one pass over the files' row groups, read by Arrow and
-counted by a compiled loop (:mod:`costdash._grid_counting`, numba) in parallel: the same groups
-and numbers, about twice as fast as DuckDB's aggregate for a million distinct scores
-(:meth:`_DuckDBReader.count_on_grid` says when the keys are trusted).
+of their own) and refused. The score columns are the ones :func:`costdash.load_predictions` takes
+(numbers, booleans, and text that is mostly numbers); one held as text is read value by value
+first and refused, as ``costdash analyze`` refuses it and with its message, when a value is not
+a number (:func:`_check_text_scores`).
+
+The embedded engine counts the Parquet score columns whose scores are decimals with a fixed
+number of places (most written scores are) by an integer key instead of the double itself, all
+of them in one pass over the files' row groups, read by Arrow and counted by a compiled loop
+(:mod:`costdash._grid_counting`, numba) in parallel: the same groups and numbers, about twice as
+fast as DuckDB's aggregate for a million distinct scores (:meth:`_DuckDBReader.count_on_grid`
+says when the keys are trusted).
 
 ``round_digits`` rounds scores half up to that many decimals before grouping, which bounds the
 output (at most ``10**digits`` scores per unit of score range) at a stated cost: the rounded
@@ -32,12 +37,13 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import itertools
 import math
 import os
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -46,8 +52,16 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from costdash import _grid_counting
-from costdash._io_layouts import _find_column, _key, _positive_index
-from costdash._io_messages import _quoted
+from costdash._io_layouts import (
+    _as_numbers,
+    _find_column,
+    _key,
+    _looks_numeric,
+    _no_score_columns,
+    _non_numeric,
+    _positive_index,
+)
+from costdash._io_messages import _SHOW_ROWS, _quoted
 from costdash.errors import InputFileError, ParameterError
 from costdash.io import (
     FOLD_COLUMNS,
@@ -202,14 +216,22 @@ def aggregate(source: Any, *, engine: Literal["duckdb", "spark"] | None = None,
         reader = _SparkReader(source, master)
     try:
         plan = _plan(reader.columns(), reader.numeric, reader.name, label_column, model_column,
-                     score_column, fold_column, models)
+                     score_column, fold_column, models, reader.looks_numeric)
         reader.labels_as_written(plan.label)
+        plan = _check_text_scores(reader, plan)
         # The positive label must be known to count each class in the main pass, whose groups
         # are then the output's rows; finding the labels costs next to nothing (see below).
         labels = _label_values(reader, plan)
         positive_values, positive_label = _positive_values(labels, plan, reader.name, positive)
-        grouped, by_key = _count(reader, plan, round_digits, positive_values,
-                                 _labels_are_flags(labels, positive_values))
+        flags = _labels_are_flags(labels, positive_values)
+        try:
+            grouped, by_key = _count(reader, plan, round_digits, positive_values, flags)
+        except _TextInNumbers:
+            # A CSV column DuckDB typed as numbers from its first rows holds text further down:
+            # read the scores as text, refused like analyze refuses them, or else counted.
+            reader.read_as_text(_score_columns(plan))
+            plan = _check_text_scores(reader, plan)
+            grouped, by_key = _count(reader, plan, round_digits, positive_values, flags)
     finally:
         reader.close()
     table, stats = _finish(grouped, plan, reader.name, round_digits)
@@ -245,11 +267,22 @@ class _Plan:
     model: str | None          # long layout
     score: str | None          # long layout
     models: tuple[str, ...]    # wide: score columns, in order; long: the names asked for
+    text: tuple[str, ...] = ()  # score columns the input holds as text, checked to be numbers
+    booleans: tuple[str, ...] = ()  # score columns of booleans (a hard classifier's flags)
+
+
+def _score_columns(plan: _Plan) -> tuple[str, ...]:
+    return plan.models if plan.layout == "wide" else (str(plan.score),)
 
 
 def _plan(columns: Sequence[str], numeric: set[str], source: str, label_column: str | None,
           model_column: str | None, score_column: str | None, fold_column: str | None,
-          models: Sequence[str] | None) -> _Plan:
+          models: Sequence[str] | None,
+          looks_numeric: Callable[[str], bool] = lambda column: False) -> _Plan:
+    """Which columns mean what. In the wide layout the score columns are the numeric ones and,
+    as :func:`costdash.load_predictions` takes them, those holding text that is mostly numbers
+    (``looks_numeric``): a score column with a few typos in it is refused by
+    :func:`_check_text_scores`, not dropped."""
     lower = {c.casefold() for c in columns}
     if {"n_pos", "n_neg"} <= lower or {"tp", "fp", "fn", "tn"} <= lower:
         raise InputFileError(f"{source}: is already counts (columns {_quoted(columns)}); "
@@ -263,7 +296,8 @@ def _plan(columns: Sequence[str], numeric: set[str], source: str, label_column: 
         score = _find_column(columns, score_column, SCORE_COLUMNS, "score", source)
         return _Plan("long", label, fold, model, score, tuple(str(m) for m in models or ()))
     candidates = [c for c in columns if c not in (label, fold)]
-    scoreish = [c for c in candidates if c.casefold() not in ID_COLUMNS and c in numeric]
+    scoreish = [c for c in candidates
+                if c.casefold() not in ID_COLUMNS and (c in numeric or looks_numeric(c))]
     if models:
         by_lower = {c.casefold(): c for c in candidates}
         missing = [m for m in models if str(m).casefold() not in by_lower]
@@ -272,9 +306,37 @@ def _plan(columns: Sequence[str], numeric: set[str], source: str, label_column: 
                                  f"{_quoted(scoreish)}")
         scoreish = list(dict.fromkeys(by_lower[str(m).casefold()] for m in models))
     if not scoreish:
-        raise InputFileError(f"{source}: no numeric score columns besides the label '{label}'; "
-                             f"columns found: {_quoted(columns)}", source=source)
+        raise _no_score_columns(source, label, columns)
     return _Plan("wide", label, fold, None, None, tuple(scoreish))
+
+
+def _check_text_scores(reader: _Reader, plan: _Plan) -> _Plan:
+    """Refuse the score columns the input holds as text when a value in them is not a number,
+    with the message :func:`costdash.load_predictions` gives for that file (the same test of
+    each value, the file's name, its first rows); the plan, naming the text columns, which are
+    then read with ``TRY_CAST`` (text that ``analyze`` reads as missing, such as NA, is missing
+    here too, and refused as such)."""
+    text = tuple(c for c in _score_columns(plan) if reader.is_text(c))
+    only = plan.models if plan.layout == "long" and plan.models else None
+    for column in text:
+        found: dict[str, list[Any]] = {}   # file: [count, first value, first rows]
+        seen: dict[str, int] = {}
+        for file, values, model in reader.in_order(column, plan.model if only else None):
+            start = seen.get(file, 0)
+            seen[file] = start + len(values)
+            if reader.missing_text:
+                values = values.mask(values.isin(reader.missing_text))
+            bad = _as_numbers(values)[1]
+            if only is not None and model is not None:
+                bad = bad & model.isin(only).to_numpy()
+            if bad.any():
+                hit = found.setdefault(file, [0, values[bad].iloc[0], []])
+                hit[0] += int(bad.sum())
+                hit[2] += (start + 1 + np.flatnonzero(bad)[:_SHOW_ROWS]).tolist()
+        for file, (count, first, rows) in found.items():
+            raise _non_numeric(file, column, count, first, np.array(sorted(rows)[:_SHOW_ROWS]))
+    return dataclasses.replace(plan, text=text, booleans=tuple(
+        c for c in _score_columns(plan) if reader.is_boolean(c)))
 
 
 def _long_rows_sql(plan: _Plan, quote: Any) -> str:
@@ -284,8 +346,22 @@ def _long_rows_sql(plan: _Plan, quote: Any) -> str:
     where = ""
     if plan.models:
         where = " WHERE " + model + " IN (" + ", ".join(_literal(m) for m in plan.models) + ")"
-    return (f"SELECT {model} AS model, CAST({quote(plan.score)} AS DOUBLE) AS exact, "
+    return (f"SELECT {model} AS model, {_as_double(plan, plan.score, quote)} AS exact, "
             f"{quote(plan.label)} AS label{fold} FROM src{where}")
+
+
+def _as_double(plan: _Plan, column: str | None, quote: Any) -> str:
+    if column in plan.booleans:
+        # Through an integer: DuckDB 2.0 pushes a boolean's cast to DOUBLE into its CSV
+        # reader, which then parses "true" as a number and fails.
+        return f"CAST(CAST({quote(column)} AS TINYINT) AS DOUBLE)"
+    if column not in plan.text:
+        return f"CAST({quote(column)} AS DOUBLE)"
+    # Text columns passed _check_text_scores: what does not convert is what analyze reads as
+    # missing (NA, null...), which becomes NULL and is refused as missing by _finish. The trim
+    # changes no value (both engines read " 0.5" as 0.5) but keeps DuckDB 2.0 from pushing the
+    # cast into its CSV reader, which then converts strictly and fails on the NA.
+    return f"TRY_CAST(trim({quote(column)}) AS DOUBLE)"
 
 
 def _label_values(reader: _Reader, plan: _Plan) -> pd.DataFrame:
@@ -326,8 +402,9 @@ def _count(reader: _Reader, plan: _Plan, round_digits: int | None,
     """
     if plan.layout == "long" or plan.fold is not None or round_digits is not None:
         return reader.run(_counting_sql(plan, reader.quote, round_digits, positive_values)), []
-    parts, rest = reader.count_on_grid(plan.models, plan.label, positive_values,
-                                       labels_are_flags)
+    parts, rest = reader.count_on_grid([m for m in plan.models if m not in plan.text],
+                                       plan.label, positive_values, labels_are_flags)
+    rest = [m for m in plan.models if m in rest or m in plan.text]
     by_key = [m for m in plan.models if m not in rest]
     if rest:
         parts.append(reader.run(_counting_sql(dataclasses.replace(plan, models=tuple(rest)),
@@ -377,7 +454,7 @@ def _counting_sql(plan: _Plan, quote: Any, round_digits: int | None,
     return " UNION ALL ".join(
         f"SELECT {_literal(m)} AS model, score{fold}, n_pos, n{bounds} FROM ("
         f"SELECT {score} AS score{fold}, {counts} FROM ("
-        f"SELECT CAST({quote(m)} AS DOUBLE) AS exact, {quote(plan.label)} AS label{fold_column} "
+        f"SELECT {_as_double(plan, m, quote)} AS exact, {quote(plan.label)} AS label{fold_column} "
         f"FROM src) AS r GROUP BY {score}{fold}) AS g" for m in plan.models)
 
 
@@ -448,12 +525,38 @@ def _expand(source: Any) -> tuple[list[str], str, str]:
 class _Reader:
     name: str
     numeric: set[str]
+    missing_text: frozenset[str] = frozenset()
+    """Text read as a missing value: what pandas reads so in a CSV file (NA, null, NaN...)."""
 
     def columns(self) -> list[str]:
         raise NotImplementedError
 
     def labels_as_written(self, column: str) -> None:
         """Read this column of text files as text: labels such as yes/no stay what they are."""
+
+    def read_as_text(self, columns: Sequence[str]) -> None:
+        """Read these columns of text files as text (after a failed conversion to numbers)."""
+
+    def is_text(self, column: str) -> bool:
+        raise NotImplementedError
+
+    def is_boolean(self, column: str) -> bool:
+        raise NotImplementedError
+
+    def sample(self, column: str) -> pd.Series:
+        """The column's first values that are not missing (up to 1,000), in the input's order."""
+        raise NotImplementedError
+
+    def looks_numeric(self, column: str) -> bool:
+        """Whether a column that is not numeric holds scores as costdash.load_predictions sees
+        them: booleans, or text that is mostly numbers."""
+        return self.is_text(column) and _looks_numeric(self.sample(column))
+
+    def in_order(self, column: str, model: str | None = None
+                 ) -> Iterator[tuple[str, pd.Series, pd.Series | None]]:
+        """The column's values as text, in chunks in the input's order: (the file they come
+        from, the values, the model column's values when ``model`` names it)."""
+        raise NotImplementedError
 
     def quote(self, column: str) -> str:
         raise NotImplementedError
@@ -469,6 +572,15 @@ class _Reader:
 
     def close(self) -> None:
         pass
+
+
+class _TextInNumbers(InputFileError):
+    """DuckDB met text in a CSV column it had typed as numbers from the first rows."""
+
+
+_SCAN_ROWS = 1 << 16
+_SAMPLE_ROWS = 1000   # as many as costdash.load_predictions looks at to tell a score column
+_TEXT_TYPES = {"VARCHAR"}
 
 
 class _DuckDBReader(_Reader):
@@ -505,23 +617,32 @@ class _DuckDBReader(_Reader):
             if threads is not None:
                 self.con.execute(f"SET threads = {int(threads)}")
             self._files = files
-            self._listed = "[" + ", ".join(f"'{_sql_text(f)}'" for f in files) + "]"
             self._kind = kind
-            self._view("")
+            self._as_text: list[str] = []
+            if kind == "csv":
+                self.missing_text = _PANDAS_MISSING_TEXT
+            self._view()
             described = self.con.execute("DESCRIBE src").fetchall()
             names, types = [str(r[0]) for r in described], [str(r[1]) for r in described]
         self._columns = names
         self._types = dict(zip(names, types))
         self.numeric = {n for n, t in zip(names, types) if t.split("(")[0] in _DUCKDB_NUMERIC}
 
-    def _view(self, csv_options: str) -> None:
+    def _read(self, files: Sequence[str]) -> str:
+        """The table function reading these of the input files, columns typed as the view's."""
+        listed = "[" + ", ".join(f"'{_sql_text(f)}'" for f in files) + "]"
+        if self._kind == "parquet":
+            return f"read_parquet({listed})"
+        types = ", ".join(f"'{_sql_text(c)}': 'VARCHAR'" for c in self._as_text)
+        return f"read_csv({listed}, header = true{f', types = {{{types}}}' if types else ''})"
+
+    def _view(self) -> None:
         import duckdb
 
         assert self.con is not None
-        reader = (f"read_parquet({self._listed})" if self._kind == "parquet"
-                  else f"read_csv({self._listed}, header = true{csv_options})")
         try:
-            self.con.execute(f"CREATE OR REPLACE VIEW src AS SELECT * FROM {reader}")
+            self.con.execute(f"CREATE OR REPLACE VIEW src AS SELECT * FROM "
+                             f"{self._read(self._files)}")
         except duckdb.Error as exc:
             raise InputFileError(f"{self.name}: cannot be read ({_reason(exc)})",
                                  source=self.name) from None
@@ -529,7 +650,57 @@ class _DuckDBReader(_Reader):
     def labels_as_written(self, column: str) -> None:
         # DuckDB's CSV sniffer reads yes/no as booleans, which would rename the classes.
         if self.con is not None and self._kind == "csv":
-            self._view(f", types = {{'{_sql_text(column)}': 'VARCHAR'}}")
+            self._as_text.append(column)
+            self._view()
+
+    def read_as_text(self, columns: Sequence[str]) -> None:
+        if self.con is None or self._kind != "csv":
+            return
+        self._as_text += [c for c in columns if c not in self._as_text]
+        self._view()
+        self._types.update({c: "VARCHAR" for c in columns})
+        self.numeric -= set(columns)
+
+    def is_text(self, column: str) -> bool:
+        return self._types[column] in _TEXT_TYPES
+
+    def is_boolean(self, column: str) -> bool:
+        return self._types[column] == "BOOLEAN"
+
+    def looks_numeric(self, column: str) -> bool:
+        return self.is_boolean(column) or super().looks_numeric(column)
+
+    def _ordered(self, sql: str) -> Iterator[Any]:
+        """Arrow batches of a query over ``src`` in the input's order (which this connection
+        does not keep otherwise: it lets DuckDB stream)."""
+        if self.relation is not None:   # its connection's settings are the caller's
+            yield from self.relation.query("src", sql).to_arrow_reader(_SCAN_ROWS)
+            return
+        assert self.con is not None
+        self.con.execute("SET preserve_insertion_order = true")
+        try:
+            yield from self.con.sql(sql).to_arrow_reader(_SCAN_ROWS)
+        finally:
+            self.con.execute("SET preserve_insertion_order = false")
+
+    def sample(self, column: str) -> pd.Series:
+        value = self.quote(column)
+        batches = list(self._ordered(f"SELECT {value} AS value FROM src WHERE {value} IS NOT "
+                                     f"NULL LIMIT {_SAMPLE_ROWS}"))
+        values = [b.to_pandas()["value"] for b in batches]
+        return pd.concat(values, ignore_index=True) if values else pd.Series([], dtype=object)
+
+    def in_order(self, column: str, model: str | None = None
+                 ) -> Iterator[tuple[str, pd.Series, pd.Series | None]]:
+        picked = f"CAST({self.quote(column)} AS VARCHAR) AS value" + (
+            f", CAST({self.quote(model)} AS VARCHAR) AS model" if model else "")
+        # One file at a time: each file's own rows are numbered, as analyze numbers them.
+        parts = ([(self.name, "src")] if self.relation is not None else
+                 [(os.path.basename(f), self._read([f])) for f in self._files])
+        for name, table in parts:
+            for batch in self._ordered(f"SELECT {picked} FROM {table}"):
+                frame = batch.to_pandas()
+                yield name, frame["value"], frame["model"] if model else None
 
     def columns(self) -> list[str]:
         return self._columns
@@ -548,8 +719,10 @@ class _DuckDBReader(_Reader):
             assert self.con is not None
             return self.con.sql(sql).to_arrow_table().to_pandas()
         except duckdb.Error as exc:
-            raise InputFileError(f"{self.name}: cannot be aggregated ({_reason(exc)})",
-                                 source=self.name) from None
+            unread = (isinstance(exc, duckdb.ConversionException) and self.con is not None
+                      and self._kind == "csv")
+            raise (_TextInNumbers if unread else InputFileError)(
+                f"{self.name}: cannot be aggregated ({_reason(exc)})", source=self.name) from None
 
     def count_on_grid(self, columns: Sequence[str], label: str, positive_values: Sequence[Any],
                       labels_are_flags: bool = False) -> tuple[list[pd.DataFrame], list[str]]:
@@ -735,6 +908,20 @@ def _as_float64(scores: Any) -> NDArray[np.float64]:
     return np.asarray(scores.to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
+def _pandas_missing_text() -> frozenset[str]:
+    # pandas' default na_values (documented under read_csv), which costdash.load_predictions
+    # reads CSV files with.
+    try:
+        from pandas._libs.parsers import STR_NA_VALUES
+    except ImportError:   # pragma: no cover - the documented list, should pandas move it
+        return frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
+                          "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
+                          "nan", "null"})
+    return frozenset(STR_NA_VALUES)
+
+
+_PANDAS_MISSING_TEXT = _pandas_missing_text()
+
 _GRID_BATCH_ROWS = 1 << 16
 _GRID_PASS_BYTES = 512 << 20
 _GRID_SAMPLE = 65536
@@ -768,11 +955,49 @@ class _SparkReader(_Reader):
             reader = self.spark.read
             self.frame = (reader.parquet(*files) if kind == "parquet"
                           else reader.csv(files, header=True, inferSchema=True))
+            if kind == "csv":
+                self.missing_text = _PANDAS_MISSING_TEXT
         self._view = f"costdash_src_{os.getpid()}_{id(self)}"
         self.frame.createOrReplaceTempView(self._view)
         numeric_types = ("byte", "short", "int", "bigint", "long", "float", "double", "decimal")
-        self.numeric = {f.name for f in self.frame.schema.fields
-                        if f.dataType.simpleString().split("(")[0] in numeric_types}
+        self._types = {f.name: f.dataType.simpleString().split("(")[0]
+                       for f in self.frame.schema.fields}
+        self.numeric = {n for n, t in self._types.items() if t in numeric_types}
+
+    def is_text(self, column: str) -> bool:
+        return self._types[column] == "string"
+
+    def is_boolean(self, column: str) -> bool:
+        return self._types[column] == "boolean"
+
+    def looks_numeric(self, column: str) -> bool:
+        return self.is_boolean(column) or super().looks_numeric(column)
+
+    def sample(self, column: str) -> pd.Series:
+        from pyspark.sql import functions as F
+
+        rows = (self.frame.select(F.col(self.quote(column)).alias("value"))
+                .where(F.col("value").isNotNull()).limit(_SAMPLE_ROWS).collect())
+        return pd.Series([r["value"] for r in rows], dtype=object)
+
+    def in_order(self, column: str, model: str | None = None
+                 ) -> Iterator[tuple[str, pd.Series, pd.Series | None]]:
+        # Spark reads each file's parts in order (a file's splits keep their offsets' order),
+        # so each file's rows are numbered as analyze numbers them.
+        from pyspark.sql import functions as F
+
+        picked = [F.input_file_name().alias("file"),
+                  F.col(self.quote(column)).cast("string").alias("value")]
+        if model:
+            picked.append(F.col(self.quote(model)).cast("string").alias("model"))
+        rows = self.frame.select(*picked).toLocalIterator()
+        while chunk := list(itertools.islice(rows, _SCAN_ROWS)):
+            frame = pd.DataFrame([r.asDict() for r in chunk],
+                                 columns=["file", "value"] + (["model"] if model else []))
+            for file, part in frame.groupby("file", sort=False):
+                name = os.path.basename(str(file).rstrip("/")) or self.name
+                part = part.reset_index(drop=True)
+                yield name, part["value"], part["model"] if model else None
 
     def columns(self) -> list[str]:
         return list(self.frame.columns)

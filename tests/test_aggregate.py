@@ -505,3 +505,143 @@ def test_grid_route_leaves_decimal_columns_to_duckdbs_cast(tmp_path, monkeypatch
     assert compiled == ["neg"] and result.stats.counted_by_key == ("six", "neg")
     frame[["y_true", "six", "neg"]].to_csv(tmp_path / "rows.csv", index=False)
     pd.testing.assert_frame_equal(result.table, aggregate(tmp_path / "rows.csv").table)
+
+
+# --- text in a score column: refused as analyze refuses it (issue 24) ---------------------------
+
+def both_commands(path, tmp_path, capsys, *extra: str) -> tuple[str, str]:
+    """The error lines of ``costdash analyze`` and ``costdash aggregate`` on one file."""
+    capsys.readouterr()
+    assert main(["analyze", str(path), *extra]) == 2
+    analyzed = capsys.readouterr().err
+    assert main(["aggregate", str(path), "-o", str(tmp_path / "counts.csv"), *extra]) == 2
+    return analyzed, capsys.readouterr().err
+
+
+def text_frame(n: int = 200, at=(5, 50, 100, 150), seed: int = 0) -> pd.DataFrame:
+    """Wide rows whose 'svm' column has the word 'high' in the rows ``at`` (0-based)."""
+    rng = np.random.default_rng(seed)
+    svm = np.round(rng.random(n), 6).astype(object)
+    svm[list(at)] = "high"
+    return pd.DataFrame({"y_true": rng.integers(0, 2, n), "svm": svm,
+                         "logreg": np.round(rng.random(n), 3)})
+
+
+@pytest.mark.parametrize("layout", ["wide", "long"])
+@pytest.mark.parametrize("at", [(5, 50, 100, 150), (30_000, 30_500)], ids=["early", "late"])
+def test_text_in_a_csv_score_column_is_refused_with_analyzes_message(tmp_path, capsys, layout,
+                                                                      at):
+    # "late": past the rows DuckDB's CSV sniffer types the columns from, so the column is read
+    # as numbers until the text, and the conversion fails in the counting pass.
+    frame = text_frame(n=40_000 if at[0] > 1000 else 200, at=at)
+    if layout == "long":
+        frame = frame.melt(id_vars=["y_true"], var_name="model", value_name="score")
+    path = tmp_path / "rows.csv"
+    frame.to_csv(path, index=False)
+    analyzed, aggregated = both_commands(path, tmp_path, capsys)
+    rows = [i + 1 for i in at]   # data rows, 1-based; in the long layout svm's rows come first
+    column = "svm" if layout == "wide" else "score"
+    assert analyzed == (f"costdash: error: rows.csv: column '{column}' has {len(at)} non-numeric "
+                        f"values (first: 'high') in rows {', '.join(map(str, rows))}; scores "
+                        f"must be numbers\n")
+    assert aggregated == analyzed
+    assert not (tmp_path / "counts.csv").exists()
+
+
+def test_text_in_a_parquet_score_column_is_refused_on_the_grid_route_too(tmp_path, capsys,
+                                                                        grid_route):
+    frame = grid_frame()
+    text = frame["coarse"].map(repr).astype(object)
+    text[[7, 9, 20_000]] = ["oops", "n/a?", "0,5"]
+    frame["text"] = text
+    path = tmp_path / "rows.parquet"
+    frame.to_parquet(path, index=False)
+    assert grid_routes_taken(path, ("six", "neg")) == [True, True]   # the others' route
+    analyzed, aggregated = both_commands(path, tmp_path, capsys)
+    assert aggregated == analyzed == (
+        "costdash: error: rows.parquet: column 'text' has 3 non-numeric values (first: 'oops') "
+        "in rows 8, 10, 20001; scores must be numbers\n")
+
+
+def test_text_only_in_a_model_left_out_is_not_refused_and_in_a_model_chosen_is(tmp_path,
+                                                                               capsys):
+    frame = text_frame().melt(id_vars=["y_true"], var_name="model", value_name="score")
+    path = tmp_path / "rows.csv"
+    frame.to_csv(path, index=False)
+    assert aggregate(path, models=["logreg"]).stats.classifiers == ("logreg",)
+    analyzed, aggregated = both_commands(path, tmp_path, capsys, "--models", "svm")
+    assert aggregated == analyzed
+    assert "column 'score' has 4 non-numeric values (first: 'high') in rows 6, 51" in analyzed
+
+
+def test_glob_names_the_file_with_text_and_counts_its_own_rows(tmp_path, capsys):
+    text_frame(at=()).to_csv(tmp_path / "a.csv", index=False)
+    text_frame(at=(3, 4, 5, 6, 7, 8, 9), seed=1).to_csv(tmp_path / "b.csv", index=False)
+    with pytest.raises(InputFileError) as caught:
+        aggregate(str(tmp_path / "*.csv"))
+    capsys.readouterr()
+    assert main(["analyze", str(tmp_path / "b.csv")]) == 2
+    assert f"costdash: error: {caught.value}\n" == capsys.readouterr().err
+    assert str(caught.value) == ("b.csv: column 'svm' has 7 non-numeric values (first: 'high') "
+                                 "in rows 4, 5, 6, 7, 8 and 2 more; scores must be numbers")
+    assert caught.value.source == "b.csv" and caught.value.column == "svm"
+
+
+def test_text_that_analyze_reads_as_missing_is_missing_and_numbers_as_text_count(tmp_path,
+                                                                                 capsys):
+    # 'NA' and 'null' are missing values to analyze (pandas' CSV reader), not text.
+    frame = text_frame(at=(5, 50))
+    frame.loc[[60, 61], "svm"] = ["NA", "null"]
+    path = tmp_path / "rows.csv"
+    frame.to_csv(path, index=False)
+    analyzed, aggregated = both_commands(path, tmp_path, capsys)
+    assert aggregated == analyzed
+    assert "column 'svm' has 2 non-numeric values (first: 'high') in rows 6, 51;" in analyzed
+    frame.loc[[5, 50], "svm"] = [0.25, 0.5]   # only the missing ones left
+    frame.to_csv(path, index=False)
+    with pytest.raises(InputFileError, match="column 'svm' has 2 rows with missing values"):
+        aggregate(path)
+    # Numbers DuckDB's sniffer leaves as text (whole numbers first, a decimal past its sample)
+    # are read as the numbers they are, as analyze reads them.
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 30_000)
+    whole = rng.integers(0, 10, 30_000).astype(object)
+    whole[-3] = "0.5"
+    pd.DataFrame({"y_true": y, "svm": whole}).to_csv(path, index=False)
+    counts = tmp_path / "counts.csv"
+    aggregate(path).write(counts)
+    assert analysis_json(counts, capsys) == analysis_json(path, capsys)
+
+
+def test_a_duckdb_relation_with_text_scores_is_refused_by_name():
+    con = duckdb.connect()
+    relation = con.sql("SELECT * FROM (VALUES (1, '0.9'), (0, '0.2'), (1, 'oops'), (0, '0.4')) "
+                       "AS t(y_true, svm)")
+    with pytest.raises(InputFileError, match=r"^DuckDB relation: column 'svm' has 1 non-numeric "
+                                             r"value \(first: 'oops'\) in row 3; scores must"):
+        aggregate(relation)
+
+
+def test_spark_refuses_text_in_a_score_column_with_analyzes_message(spark, tmp_path, capsys):
+    path = tmp_path / "rows.csv"
+    text_frame().to_csv(path, index=False)
+    capsys.readouterr()
+    assert main(["analyze", str(path)]) == 2
+    with pytest.raises(InputFileError) as caught:
+        aggregate(path, engine="spark")
+    assert capsys.readouterr().err == f"costdash: error: {caught.value}\n"
+    assert "column 'svm' has 4 non-numeric values (first: 'high') in rows 6, 51, 101" in \
+        str(caught.value)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_column_of_booleans_is_a_classifier_as_analyze_takes_it(tmp_path, capsys, fmt):
+    frame = text_frame(at=())
+    frame["flag"] = frame["svm"].astype(float) > 0.5
+    path = tmp_path / f"rows.{fmt}"
+    frame.to_csv(path, index=False) if fmt == "csv" else frame.to_parquet(path, index=False)
+    result = aggregate(path)
+    assert result.stats.classifiers == ("svm", "logreg", "flag")
+    counts = tmp_path / "counts.csv"
+    result.write(counts)
+    assert analysis_json(counts, capsys) == analysis_json(path, capsys)
