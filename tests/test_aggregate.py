@@ -85,6 +85,7 @@ def assert_same_bands(rows_path, counts_path, band_options=BAND_OPTIONS) -> None
 
 # --- DuckDB --------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed, layout, fmt, out", [
     (1, "wide", "csv", "counts.csv"),
     (2, "long", "parquet", "counts.parquet"),
@@ -270,6 +271,7 @@ def spark():
     session.stop()
 
 
+@pytest.mark.slow
 def test_spark_aggregate_of_files_matches_duckdb_and_the_rows(spark, tmp_path, capsys):
     wide = rows_frame(9)
     rows_path = tmp_path / "rows.parquet"
@@ -284,6 +286,7 @@ def test_spark_aggregate_of_files_matches_duckdb_and_the_rows(spark, tmp_path, c
     assert_same_bands(rows_path, counts_path, BAND_OPTIONS[:1])
 
 
+@pytest.mark.slow
 def test_spark_dataframe_with_rounding_matches_duckdb(spark, tmp_path):
     wide = rows_frame(10)
     wide["gbm"] = wide["gbm"] + np.random.default_rng(10).normal(0, 0.01, len(wide))
@@ -398,6 +401,7 @@ def grid_routes_taken(path, columns) -> list[bool]:
         reader.close()
 
 
+@pytest.mark.slow
 def test_grid_route_counts_exactly_what_the_generic_query_counts(tmp_path, capsys, grid_route):
     frame = grid_frame()
     frame.loc[frame.index[::7], "six"] = frame["six"].iloc[3]          # heavy ties on one score
@@ -422,6 +426,7 @@ def test_grid_route_counts_exactly_what_the_generic_query_counts(tmp_path, capsy
     assert analysis_json(counts, capsys) == analysis_json(csv, capsys)
 
 
+@pytest.mark.slow
 def test_grid_route_falls_back_when_later_rows_leave_the_grid(tmp_path, grid_route):
     frame = grid_frame()
     # The first rows (the sample) have 6 decimals; a later row has more: keys would merge it
@@ -466,6 +471,7 @@ def test_grid_columns_split_into_passes_that_bound_memory_count_the_same(tmp_pat
     pd.testing.assert_frame_equal(aggregate(tmp_path / "rows.parquet").table, together.table)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("labels, positive", [(("no", "yes"), "yes"), ((False, True), None),
                                               ((1, 2), "2"), ((0, 1), "0")])
 def test_grid_route_reads_labels_of_any_kind_like_the_generic_query(tmp_path, labels, positive,

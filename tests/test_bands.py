@@ -678,6 +678,7 @@ def test_cli_compare(csv_files, capsys) -> None:
 # The coverage study
 # ------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_coverage_study_quick_mode(tmp_path, monkeypatch) -> None:
     path = ROOT / "studies" / "band_coverage.py"
     spec = importlib.util.spec_from_file_location("band_coverage_study", path)

@@ -30,6 +30,7 @@ PROPERTY = settings(max_examples=200, deadline=None,
 
 # --- precision–recall per threshold ----------------------------------------------------------
 
+@pytest.mark.slow
 @PROPERTY
 @given(labelled_scores())
 def test_pr_curve_equals_scikit_learn(data):
@@ -43,6 +44,7 @@ def test_pr_curve_equals_scikit_learn(data):
     assert pr.from_counts and pr.prior == y.mean()
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(labelled_scores(), st.floats(0.001, 0.999))
 def test_pr_curve_at_a_prior_reweights_the_classes_exactly(data, p):
@@ -97,6 +99,7 @@ def test_pr_hull_first_edge_keeps_its_ratio():
     assert ph.vertex_precision[0] == ph.vertex_precision[1] == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(shared_label_classifiers(), st.one_of(st.none(), st.fractions(Fraction(1, 100),
                                                                         Fraction(99, 100))),
@@ -159,6 +162,7 @@ def test_iso_f1_lines_have_their_f1():
 
 # --- gains and lift ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @PROPERTY
 @given(labelled_scores(), st.one_of(st.none(), st.floats(0.001, 0.999)))
 def test_gains_curve_monotone_from_origin_to_one_one(data, p):
@@ -184,6 +188,7 @@ def test_gains_hand_worked():
     assert g.lift[1] == pytest.approx(5.0)       # half the positives in a tenth of the cases
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(labelled_scores(), st.floats(0.01, 0.99), st.floats(0.0, 1.2))
 def test_capacity_on_gains_is_the_best_hull_point_within_the_capacity(data, p, share):

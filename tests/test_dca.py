@@ -43,6 +43,7 @@ def data_sets():
     yield "synthetic", y, scores
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,y,scores", list(data_sets()), ids=lambda v: v if isinstance(v, str) else "")
 def test_agrees_with_dcurves(name, y, scores):
     thresholds = np.round(np.arange(0.0, 1.0, 0.01), 2)

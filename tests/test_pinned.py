@@ -67,6 +67,7 @@ def thresholds_to_try(score, draw_extra):
 
 # --- the point and its intervals ------------------------------------------------------------------
 
+@pytest.mark.slow
 @PROPERTY
 @given(labelled_scores(max_n=40), st.lists(st.floats(-1e6, 1e6), max_size=3))
 def test_pin_equals_brute_force(data, extra):
@@ -99,6 +100,7 @@ def test_pin_equals_brute_force(data, extra):
             assert pin.beats_trivial_pc is None
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(labelled_scores(max_n=40))
 def test_a_hull_vertex_is_optimal_on_its_envelope_piece(data):

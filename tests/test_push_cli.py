@@ -86,6 +86,7 @@ def condition(view: dict) -> tuple[float, float, float]:
 
 # --- saving ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_push_prints_the_links_and_the_server_keeps_the_condition(server, capsys):
     code, out, err = push(capsys, BREAST_CANCER, "--server", server, "--p-pos", 0.2,
                           "--cost-fn", 5, "--name", "Screening")

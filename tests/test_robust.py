@@ -302,6 +302,7 @@ def test_switching_saving_over_the_box_against_nested_quadrature(box):
         oracle, rel=1e-10, abs=1e-12 * box.centre.cost_scale * 1000.0)
 
 
+@pytest.mark.slow
 def test_switching_saving_and_policy_on_the_demo():
     analysis = analyze(load_demo("breast-cancer"))
     box = ConditionBox((0.05, 0.4), (5.0, 50.0), (1.0, 2.0))
@@ -331,6 +332,7 @@ def test_costs_of_correct_decisions_shift_money_not_regret():
     assert gains.bayes.value == pytest.approx(plain.bayes.value + 0.2 * -10.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("a,b", [(2.0, 5.0), (1.0, 1.0), (0.7, 0.9)])
 def test_pc_only_choices_against_a_grid_and_quadrature(a, b):
     analysis = analyze(load_demo("rare-digit"))

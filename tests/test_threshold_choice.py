@@ -255,6 +255,7 @@ def test_the_optimal_curve_is_never_above_the_others(data):
 
 # --- Beta-weighted expected losses against quadrature ---------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("a,b", [(2.0, 2.0), (0.6, 1.5), (3.0, 0.8)])
 @pytest.mark.parametrize("demo", list(DEMOS))
 def test_beta_expected_losses_against_quadrature(demo, a, b):

@@ -231,6 +231,7 @@ def test_schema_is_the_table():
 
 # --- properties -----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @PROPERTY
 @given(views())
 def test_round_trip_through_the_query_string(view):
@@ -238,12 +239,14 @@ def test_round_trip_through_the_query_string(view):
     assert View.parse(view.to_search()) == view
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(views())
 def test_round_trip_through_json(view):
     assert View.parse(view.to_json()) == view
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(views(), st.floats(0.0, 1.0, exclude_min=True, exclude_max=True))
 def test_condition_and_effective_follow_the_default_rule(view, prevalence):
@@ -302,6 +305,7 @@ def test_lenient_never_raises_on_any_query_text(text):
     _check_messages(text)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(st.lists(st.tuples(st.sampled_from(NAMES), _JUNK_TEXT), max_size=10))
 def test_lenient_on_junk_values_of_real_fields(pairs):
@@ -310,6 +314,7 @@ def test_lenient_on_junk_values_of_real_fields(pairs):
     _check_messages(dict(pairs))
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(junk_sources())
 def test_lenient_on_junk_json(source):

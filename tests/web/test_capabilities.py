@@ -74,6 +74,7 @@ def test_a_read_link_never_shows_the_uploaders_handle(shared):
     assert record.dataset_id in page_text and record.dataset_id != owner["id"]
 
 
+@pytest.mark.slow
 def test_a_read_link_reaches_only_its_view(web_app, client, services, shared):
     owner, token, _manage, _page, record = shared
     view_handle = record.dataset_id

@@ -229,6 +229,7 @@ def test_report_without_volume_has_no_period_figures(client, demo_id):
 
 # --- bands: the view's settings, the ticked classifiers ----------------------------------------
 
+@pytest.mark.slow
 def test_report_bands_follow_the_view(client, services, demo_id):
     from dashboard.pages.confidence import compute_band
 
@@ -326,6 +327,7 @@ def test_report_shows_a_threshold_just_below_half(client, tmp_path):
 
 # --- the command line gives the same report for the same view -----------------------------------
 
+@pytest.mark.slow
 def test_cli_report_is_the_downloads_for_the_same_view(client, demo_id, breast_cancer_csv,
                                                        tmp_path, capsys):
     out = tmp_path / "r.html"

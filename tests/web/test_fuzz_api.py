@@ -653,6 +653,7 @@ def csv_rows(text: str) -> list[list[str]]:
     return list(csv.reader(io.StringIO(text)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", ["wide", "long"])
 def test_hostile_names_are_stored_verbatim_and_rendered_harmlessly(make_app, layout):
     app = make_app()

@@ -352,6 +352,7 @@ def expiring(backend_settings, breast_cancer_csv):
     _dispose(app)
 
 
+@pytest.mark.slow
 def test_an_expired_analysis_answers_404_on_every_route_at_once(expiring):
     """Before: report.html and the CSVs of its data set answered 200 until someone saved
     another analysis (that is when the purge ran)."""
@@ -390,6 +391,7 @@ def test_a_data_set_another_live_analysis_uses_stays_readable(expiring, breast_c
     assert client.get(f"/api/v1/datasets/{other['dataset_id']}/hull.csv").status_code == 200
 
 
+@pytest.mark.slow
 def test_uploading_the_file_of_an_expired_analysis_again_works(expiring, breast_cancer_csv):
     _app, client, services, body = expiring
     _expire(services, body["id"])
@@ -474,6 +476,7 @@ def test_finished_job_processes_are_reaped(tmp_path):
     assert not any(psutil.pid_exists(p) for p in pids)
 
 
+@pytest.mark.slow
 def test_links_are_built_on_the_public_url_not_the_host_header(tmp_path, breast_cancer_csv):
     public = "https://costdash.example.org"
     app = create_app(Settings.from_mapping({"data_dir": tmp_path / "d",

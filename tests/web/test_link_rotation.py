@@ -53,6 +53,7 @@ def _dump(engine) -> str:
         return repr([list(r) for t in meta.sorted_tables for r in conn.execute(sa.select(t))])
 
 
+@pytest.mark.slow
 def test_the_manage_page_replaces_and_revokes_the_link(tmp_path, database_url,
                                                         breast_cancer_csv):
     app = _app(tmp_path, database_url)
@@ -132,6 +133,7 @@ def test_the_api_replaces_and_revokes_the_link(tmp_path, database_url, breast_ca
     app.server.extensions["costdash"].store.engine.dispose()
 
 
+@pytest.mark.slow
 def test_a_database_made_before_the_counter_is_migrated(tmp_path, database_url,
                                                         breast_cancer_csv):
     """An existing database (its analyses table without ``opens`` and ``last_opened_at``, a

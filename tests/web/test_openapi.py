@@ -130,6 +130,7 @@ def small_limit_api(tmp_path) -> Api:
 
 # --- the document on its own -----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_document_is_valid_openapi_3_1():
     document = openapi_document("http://127.0.0.1:8050")
     validate_openapi(document)
@@ -518,6 +519,7 @@ def test_storage_down(api, breast_cancer_csv):
     exercise_storage_down(api, breast_cancer_csv)
 
 
+@pytest.mark.slow
 def test_every_documented_reply_is_exercised(api, small_limit_api, breast_cancer_csv, bad_csv):
     exercise_datasets(api, breast_cancer_csv, bad_csv)
     exercise_analyses(api, breast_cancer_csv, bad_csv)

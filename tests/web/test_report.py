@@ -194,6 +194,7 @@ def test_cli_writes_report(predictions_csv, tmp_path, capsys, bundle_marker_coun
     assert escape(predictions_csv.name) in html
 
 
+@pytest.mark.slow
 def test_cli_report_with_bands_matches_cost_band(predictions_csv, tmp_path, capsys):
     from costdash.bands import cost_band
 
@@ -308,6 +309,7 @@ def test_routes_unknown_ids(client):
             assert resp.is_json and "no data set" in resp.get_json()["error"]
 
 
+@pytest.mark.slow
 def test_report_download_includes_bands_computed_on_the_confidence_page(tmp_path,
                                                                         predictions_csv):
     from dashboard.factory import create_app

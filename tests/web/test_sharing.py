@@ -213,6 +213,7 @@ def test_expired_links_are_404_and_purged_with_their_data(http, services, breast
                                       "handles": 0}
 
 
+@pytest.mark.slow
 def test_manage_page_renames_sets_expiry_and_deletes(http, services, breast_cancer_csv):
     body = post_analysis(http, breast_cancer_csv, name="<script>alert(1)</script>").get_json()
     url = f"/manage/{body['manage_token']}"
@@ -233,6 +234,7 @@ def test_manage_page_renames_sets_expiry_and_deletes(http, services, breast_canc
     assert services.store.count()["analyses"] == 0
 
 
+@pytest.mark.slow
 def test_read_only_layout_has_the_saved_view_and_no_secrets(services, breast_cancer_csv):
     record = services.store.put(breast_cancer_csv, "b.csv")
     new = services.sharing.create(record.id, name="Shared", view={
@@ -253,6 +255,7 @@ def test_read_only_layout_has_the_saved_view_and_no_secrets(services, breast_can
     assert services.sharing.open(new.record.share_token).view["p_pos"] == 0.2
 
 
+@pytest.mark.slow
 def test_links_survive_a_restart(backend_settings, breast_cancer_csv):
     first = create_app(backend_settings)
     body = post_analysis(first.server.test_client(), breast_cancer_csv, p_pos="0.2").get_json()
@@ -284,6 +287,7 @@ def test_a_crash_mid_save_leaves_nothing(services, breast_cancer_csv, monkeypatc
     assert services.store.put(breast_cancer_csv, "b.csv").n > 0  # and saving works afterwards
 
 
+@pytest.mark.slow
 def test_security_headers_everywhere(http, breast_cancer_csv):
     body = post_analysis(http, breast_cancer_csv).get_json()
     for path in ("/explore", f"/s/{token_of(body['url'])}", f"/manage/{body['manage_token']}",

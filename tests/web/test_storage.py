@@ -270,6 +270,7 @@ def _start_and_write(url: str, barrier) -> str:
     return "ok"
 
 
+@pytest.mark.slow
 def test_workers_starting_together_on_a_new_sqlite_file_all_start(tmp_path):
     """Seen in CI: two gunicorn workers on a fresh SQLite file; one's schema check read, the
     other wrote, and the first got "database is locked" at once and failed to boot."""

@@ -124,6 +124,7 @@ def test_the_browser_refuses_what_the_core_refuses_in_the_same_words():
         assert answer.get("error") == str(err.value), (name, raw)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from([f.name for f in VIEW_FIELDS if f.kind in ("float", "int")]),
        st.floats(allow_nan=False, allow_infinity=False, width=64))
