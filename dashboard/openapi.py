@@ -544,7 +544,10 @@ _BAND_QUERY = [
                     "starts a bootstrap."},
 ]
 _BAD_VIEW = _error("A view value that is not a number or out of its bounds (the message names "
-                   "the field and its bounds), or ticked classifiers the data set does not have.")
+                   "the field and its bounds), values each valid but not together (a correct "
+                   "decision's cost at or above its error's, or above the low end of that "
+                   "error's sensitivity range), or ticked classifiers the data set does not "
+                   "have.")
 _MANAGED = [{"manageToken": []}]
 _ANALYSIS_ID = _path_parameter("id_or_token", "The analysis's id (not its read-only token).")
 _NO_TOKEN = _error("No or malformed Authorization header: send 'Authorization: Bearer "
@@ -564,6 +567,19 @@ def _export_responses(ok: dict[str, Any], bad_view: dict[str, Any] = _BAD_VIEW,
                       not_found: str = "No data set with this id.") -> dict[str, Any]:
     """The replies of an export of a data set under the view in the query."""
     return {"200": ok, "400": bad_view, "404": _error(not_found), "503": STORAGE_DOWN}
+
+
+def _report_errors_as_pages(responses: dict[str, Any]) -> dict[str, Any]:
+    """The report's 400 and 404 also as a small HTML page, for a client that reads HTML before
+    JSON (a browser following "Download report"): the same message, and a way back."""
+    out = dict(responses)
+    for status in ("400", "404"):
+        reply = out[status]
+        out[status] = {**reply, "description": reply["description"] + " A client whose Accept "
+                       "puts text/html before application/json gets it as an HTML page.",
+                       "content": {**reply["content"],
+                                   "text/html": {"schema": {"type": "string"}}}}
+    return out
 
 
 def _multipart(schema_name: str, description: str) -> dict[str, Any]:
@@ -613,9 +629,9 @@ PATHS: dict[str, Any] = {
                            "constraints, bands with their settings, every setting, and a link "
                            "back to the view.",
             "parameters": [_DATASET_ID, *_VIEW_QUERY, *_BAND_QUERY],
-            "responses": _export_responses(
+            "responses": _report_errors_as_pages(_export_responses(
                 {"description": "The report, as an attachment.",
-                 "content": {"text/html": {"schema": {"type": "string"}}}}),
+                 "content": {"text/html": {"schema": {"type": "string"}}}})),
         },
     },
     "/api/v1/datasets/{dataset_id}/{name}.csv": {

@@ -310,6 +310,9 @@ def exercise_datasets(api: Api, demo: Path, broken: Path) -> None:
     html = api.call("get", report + "?p_pos=0.2&cost_fn=5", 200).get_data(as_text=True)
     assert html.lstrip().lower().startswith("<!doctype html")
     api.call("get", report + "?p_pos=lots", 400)
+    # Values each valid, not together; from a browser, as a page (issue 24).
+    api.call("get", report + "?cost_fn=40&cost_tp=50", 400)
+    api.call("get", report + "?cost_fn=40&cost_tp=50", 400, headers={"Accept": "text/html"})
     api.call("get", "/api/v1/datasets/" + "0" * 32 + "/report.html", 404)
     for name in CSV_NAMES:
         api.call("get", f"/api/v1/datasets/{record['id']}/{name}.csv", 200)
