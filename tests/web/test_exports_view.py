@@ -250,10 +250,10 @@ def test_report_bands_follow_the_view(client, services, demo_id):
     cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
     # The page's default band: thresholds picked on a held-out half, closed form, calibrated
     # (a level, and the band's label; what it is a band for is listed under the table).
-    assert cells == ["logreg", "selected", "picked per PC(+) on a held-out half", "wilson-mover",
-                     "0.8", "– (closed form)", "5",
-                     ("80% Wilson–MOVER band (pointwise), thresholds selected on a stratified "
-                      "half and banded on the other half")]
+    assert cells == ["logreg", "selected", "picked per PC(+) on a held-out half",
+                     "clopper-pearson-mover", "0.8", "– (closed form)", "5",
+                     ("80% Clopper–Pearson–MOVER band (pointwise), thresholds selected on a "
+                      "stratified half and banded on the other half")]
     assert "The population cost, on new data, of the thresholds selected" in shown
     assert bands("&model=logreg") is not None
     assert bands("&model=forest") is None           # not ticked: not this report's
@@ -385,3 +385,17 @@ def test_a_report_of_an_invalid_combination_is_a_readable_page(client, demo_id):
                       headers={"Accept": BROWSER_ACCEPT})
     assert gone.status_code == 404 and gone.mimetype == "text/html"
     assert "data=" not in gone.get_data(as_text=True)
+
+
+def test_report_sensitivity_counts_the_costs_of_the_correct_decisions(client, demo_id, demo):
+    # The page asks the core with C(+|+) and C(−|−); the report did without them.
+    query = "p_pos=0.2&cost_fn=5&cost_tp=-20&cost_tn=0.5&sens_p=0.05,0.4&sens_fn=2,8"
+    html = client.get(f"/api/v1/datasets/{demo_id}/report.html?{query}").get_data(as_text=True)
+    view, analysis = expected_analysis(demo, query)
+    with_benefits = sensitivity(analysis.hull, view.sens_p, view.sens_fn, (1.0, 1.0),
+                                cost_tp=-20.0, cost_tn=0.5)
+    without = sensitivity(analysis.hull, view.sens_p, view.sens_fn, (1.0, 1.0))
+    assert with_benefits.pc_range != without.pc_range
+    assert cell(html, "sensitivity-readout").startswith(
+        f"Over these ranges PC(+) runs from {readout(with_benefits.pc_range[0])} to "
+        f"{readout(with_benefits.pc_range[1])}; ")
