@@ -14,7 +14,8 @@ always means one band. The choices, in the view's words (``method=``):
                        envelope (a curve, or the difference of two envelopes, which has no
                        significant ranges); with a fixed threshold, the paper's percentile
                        bootstrap of the cost line.
-``double-bootstrap``   the whole envelope's double-bootstrap calibrated band (approximate).
+``double-bootstrap``   the whole envelope's double-bootstrap calibrated band (approximate: a
+                       level only where its coverage study earned it, else a spread).
 ``wilson-mover``       a threshold fixed beforehand, or one confusion matrix: Wilson–MOVER
                        limits, closed form, calibrated. **The default with a fixed threshold.**
                        (``newcombe-mover`` for a difference of fixed thresholds.)
@@ -57,7 +58,7 @@ CHOICES: dict[tuple[bool, bool], dict[str, str]] = {
     (False, False): {
         SPLIT: "Thresholds picked on a held-out half (calibrated)",
         PERCENTILE: "Resampling spread of the re-tuned envelope (no level)",
-        DOUBLE: "Double bootstrap of the envelope (approximate)",
+        DOUBLE: "Double bootstrap of the envelope (approximate: a level only where earned)",
     },
     (False, True): {
         WILSON: "Wilson–MOVER (closed form, calibrated)",

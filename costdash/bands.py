@@ -26,7 +26,10 @@ Three questions
   minimum over ~n thresholds, biased low by ~n^(-2/3) while its SD shrinks like n^(-1/2), so the
   percentile band (the default here) under-covers the optimal cost and is returned as an
   uncalibrated spread. ``method="double-bootstrap"`` calibrates the basic interval by a double
-  bootstrap (approximate; about ``inner_replicates`` times the work).
+  bootstrap (approximate; about ``inner_replicates`` times the work): it shows its level only on
+  the PC(+) range where ``studies/double_bootstrap_coverage.py`` measured its coverage within
+  0.04 of nominal for the smaller class's count (``level_range``; :mod:`costdash._bands_regime`),
+  and says why not elsewhere (``no_level``); earned nowhere, it is a spread (``calibrated`` False).
 
 Differences (paper 000 §9) follow the same split: the difference of two re-tuned envelopes is an
 exploratory spread with no ``significant`` ranges; fixed thresholds, or thresholds selected on
@@ -107,6 +110,7 @@ from costdash._bands_inputs import (
     _tables,
     band_iv,
 )
+from costdash._bands_regime import LevelRegime, level_regime
 from costdash._resampling import AtLevel, RngLike, order_statistic_ranks
 from costdash._resampling import check_level as _check_level
 from costdash._resampling import readonly as _readonly
@@ -180,8 +184,44 @@ class _Band(AtLevel):
 
     @property
     def label(self) -> str:
-        """A short human description: the level only for a calibrated band."""
+        """A short human description: the level only for a calibrated band, and for an
+        approximate method only on the PC(+) range where it was earned."""
         return band_label(self)
+
+    @property
+    def level_regime(self) -> LevelRegime | None:
+        """For an approximate method (the double bootstrap), where the coverage study earned
+        its level on this grid (:func:`costdash._bands_regime.level_regime`); None otherwise."""
+        return level_regime(self.method, self.n_pos, self.n_neg, self.pc, self.level)
+
+    @property
+    def level_holds(self) -> NDArray[np.bool_]:
+        """Where on the grid the band may be read with its level: everywhere for a calibrated
+        closed-form band, nowhere for a spread, the earned range for an approximate method."""
+        regime = self.level_regime
+        return np.full(self.pc.size, self.calibrated) if regime is None else regime.holds
+
+    @property
+    def level_range(self) -> tuple[float, float] | None:
+        """First and last grid PC(+) where the level holds; None where it holds nowhere."""
+        holds = self.level_holds
+        if not holds.any():
+            return None
+        return float(self.pc[holds][0]), float(self.pc[holds][-1])
+
+    def level_at(self, pc: float) -> bool:
+        """Whether the band's level holds at this PC(+) (inside :attr:`level_range`)."""
+        span = self.level_range
+        return span is not None and span[0] - 1e-12 <= pc <= span[1] + 1e-12
+
+    @property
+    def no_level(self) -> str:
+        """Why the band has no level (outside :attr:`level_range`), in words; "" for a band
+        whose level holds on its whole grid."""
+        regime = self.level_regime
+        if regime is not None:
+            return regime.reason
+        return "" if self.calibrated else NO_LEVEL
 
     @property
     def width(self) -> NDArray[np.float64]:
@@ -233,6 +273,8 @@ class CostBand(_Band):
     calibrated : bool
         Whether the band's coverage is (approximately) its ``level`` for its ``estimand``. Only
         a calibrated band may be shown with a percentage; the others are a "resampling spread".
+        A double bootstrap is calibrated where its coverage study earned the level for this
+        band's smaller class and level, and only on ``level_range``.
     estimand : str
         In words, what the band is a band for.
     simultaneous : bool
@@ -251,6 +293,10 @@ class CostBand(_Band):
         Double bootstrap: each outer replicate's calibration position (see ``docs/bands.md``).
     inner_replicates : int
         Double bootstrap: inner replicates per outer replicate (0 otherwise).
+
+    Properties ``level_range`` (the PC(+) range where the level holds), ``level_holds`` (per
+    grid PC(+)), ``level_at(pc)`` and ``no_level`` (why there is none elsewhere, in words) say
+    where the band may be read with its level.
     """
 
     name: str
@@ -262,6 +308,12 @@ class CostBand(_Band):
     error_counts: NDArray[np.int64] | None = None
     calibration: NDArray[np.float64] | None = None
     inner_replicates: int = 0
+
+    def _at_level(self, level: float) -> Self:
+        moved = super()._at_level(level)
+        regime = moved.level_regime
+        # An approximate method earns some levels and not others (docs/bands.md).
+        return moved if regime is None else replace(moved, calibrated=bool(regime.holds.any()))
 
     def _edges(self, level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Closed-form edges recomputed from the error counts; a double bootstrap's
@@ -315,6 +367,10 @@ def _significant(pc: NDArray[np.float64], low: NDArray[np.float64], high: NDArra
                                            better=a if side[start] < 0 else b))
     return tuple(out)
 
+
+NO_LEVEL = ("no level: a resampling spread, not a confidence band (its coverage is not its "
+            "level; the estimand says what it is)")
+"""Why an uncalibrated band has no level (:attr:`CostBand.no_level`)."""
 
 NO_SIGNIFICANCE = ("no significant ranges: the band is not calibrated (the difference of two "
                    "envelopes re-tuned on the test data, or a percentile spread), so it is "
@@ -493,7 +549,10 @@ def _envelope_band(sb: _Superbins, *, method: str | None, simultaneous: bool, po
         curves, calibration = _double_bootstrap(sb, replicates, inner_replicates, rng, pc,
                                                 max_batch_elements, progress)
         low, high = _double_edges(pc, cost, curves, calibration, level)
-        fields = {"method": "double-bootstrap", "calibrated": True,
+        regime = level_regime(method, sb.n_pos, sb.n_neg, pc, level)
+        assert regime is not None
+        fields = {"method": "double-bootstrap", "calibrated": bool(regime.holds.any()),
+
                   "estimand": _estimand(ESTIMAND_ENVELOPE_DOUBLE, pooled),
                   "calibration": _readonly(calibration), "inner_replicates": inner_replicates}
     else:

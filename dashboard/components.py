@@ -472,8 +472,10 @@ def method_note(choice: BandChoice) -> str:
                 "with small counts.")
     elif choice.method == "double-bootstrap":
         text = ("Every replicate is itself resampled 100 times: about 100 times the work of one "
-                "bootstrap, at least 200 replicates. Approximate: below about 1,000 test "
-                "examples it under-covers (docs/bands.md).")
+                "bootstrap, at least 200 replicates. Approximate: it under-covers with few "
+                "examples of the smaller class and towards PC(+) 0 or 1, so it shows its level "
+                "only where its coverage study earned it and is a spread elsewhere "
+                "(docs/bands.md).")
     elif choice.difference and not choice.fixed:
         text = ("Both envelopes re-tuned on every resample: exploratory, drawn without a "
                 "level, and not a test (no significant ranges).")

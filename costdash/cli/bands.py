@@ -33,7 +33,10 @@ BAND_JSON_HELP = """\
 JSON fields: model, kind ("line": one confusion matrix or a fixed threshold; "selected": thresholds
 chosen per PC(+) on selection rows and banded on other rows; "curve": lower envelope re-optimised
 per replicate), method, calibrated (true: the band covers its level; false: a resampling spread,
-show it without a level), estimand (in words), simultaneous, selection ("split", "validation" or
+show it without a level), estimand (in words), level_range ([lo, hi]: the PC(+) range where the
+level holds, the whole grid for a closed form; an approximate method's only where its coverage
+study earned it; null: nowhere), no_level (why there is no level outside level_range, in words;
+"" when it holds everywhere), simultaneous, selection ("split", "validation" or
 null), threshold, thresholds [] (per PC(+) the selected threshold, predict positive iff score >= it;
 the strings "flag nothing" for +inf and "flag everything" for -inf; null when not selected), level,
 replicates (0: closed form, no resampling), seed, n_pos, n_neg (of the banded rows), pc [], cost [],
@@ -70,8 +73,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", choices=METHOD_CHOICES, default=None,
                         help="band method (default: wilson-mover / newcombe-mover for fixed or "
                              "selected thresholds, percentile spread for a whole envelope); "
-                             "clopper-pearson implies --simultaneous; double-bootstrap: a "
-                             "calibrated (approximate) whole-envelope band")
+                             "clopper-pearson implies --simultaneous; double-bootstrap: an "
+                             "approximate whole-envelope band, with a level only where its "
+                             "coverage study earned it (level_range)")
     parser.add_argument("--simultaneous", action="store_true",
                         help="a band for the whole curve at once (fixed or selected thresholds)")
     parser.add_argument("--select", metavar="split|FILE", default=None,
@@ -96,8 +100,9 @@ def register(subparsers: Any) -> None:
             "stratified half (or a validation file), their cost banded on the other rows. The "
             "whole envelope of a scores file (neither): an uncalibrated resampling spread "
             "(calibrated=false, no level), or --method double-bootstrap for an approximate "
-            "calibrated band. Every band measures test-set sampling variability of this fixed "
-            "model, not the variability of the learning algorithm.", 100)
+            "band, with a level only for the smaller-class counts and PC(+) where its coverage "
+            "study earned it (docs/bands.md). Every band measures test-set sampling variability "
+            "of this fixed model, not the variability of the learning algorithm.", 100)
         + "\n\n" + BAND_JSON_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     band.add_argument("--model", metavar="NAME",
@@ -153,6 +158,8 @@ def band_to_dict(band: CostBand, seed: int | None = None) -> dict[str, Any]:
     """The JSON form of a :class:`CostBand` (without the replicate curves)."""
     return {"model": band.name, "kind": band.kind, "method": band.method,
             "calibrated": band.calibrated, "estimand": band.estimand,
+            "level_range": None if band.level_range is None else list(band.level_range),
+            "no_level": band.no_level,
             "simultaneous": band.simultaneous, "selection": band.selection,
             "threshold": band.threshold, "thresholds": thresholds_json(band.thresholds),
             "level": band.level, "replicates": band.replicates, "seed": seed,
@@ -197,7 +204,9 @@ def format_band(band: CostBand) -> str:
         kind = "one confusion matrix" + (f" at threshold {band.threshold:g}"
                                          if band.threshold is not None else "")
     lines = [f"{band.name}: {band.n_pos} positive, {band.n_neg} negative; {kind}",
-             band.label, f"estimand: {band.estimand}", ""]
+             # A spread's label says why it has no level; a partial one says it here.
+             band.label, *([band.no_level] if band.calibrated and band.no_level else []),
+             f"estimand: {band.estimand}", ""]
     selected = band.thresholds is not None
     head = f"{'PC(+)':>7} {'cost':>9} {'low':>9} {'high':>9}"
     lines.append(head + (f"  {'threshold':>15}" if selected else ""))

@@ -46,10 +46,19 @@ def level_text(level: float) -> str:
     return f"{level:.0%}" if round(level * 100, 6).is_integer() else f"{level:.2%}"
 
 
-def band_name(band: CostBand | DifferenceBand) -> str:
+NO_LEVEL_HERE = "spread (no level at this PC(+))"
+"""A calibrated approximate band outside the PC(+) range where its level was earned."""
+
+
+def band_name(band: CostBand | DifferenceBand, pc: float | None = None) -> str:
     """The band in two or three words: "90% band" when it is calibrated, else "resampling
-    spread" (no level: its coverage is not its level)."""
-    return f"{level_text(band.level)} band" if band.calibrated else "resampling spread"
+    spread" (no level: its coverage is not its level); at a ``pc`` outside the range where an
+    approximate band earned its level (``band.level_range``), a spread without a level."""
+    if not band.calibrated:
+        return "resampling spread"
+    if pc is not None and not band.level_at(pc):
+        return NO_LEVEL_HERE
+    return f"{level_text(band.level)} band"
 
 
 def legend_label(label: str, width: int = 62) -> str:
@@ -152,16 +161,22 @@ def band_figure(band: CostBand | None, *, name: str, index: int,
                                    label=legend_label(band.label)))
         curve = curve_name(band, name)
         extra, data = "", [band.low, band.high]
+        what = band_name(band)
+        if band.calibrated and not band.level_holds.all():
+            # An approximate band's level holds only on part of the grid: say so per point.
+            data.append(np.where(band.level_holds, what, NO_LEVEL_HERE).astype(object))
+            what = f"%{{customdata[{len(data) - 1}]}}"
         if band.kind == "selected" and band.thresholds is not None:
             # The threshold picked at each PC(+), as the hover shows it (+-inf: trivial).
             picked = np.array([picked_text(t) for t in band.thresholds], dtype=object)
-            extra, data = "<br>threshold %{customdata[2]}", [band.low, band.high, picked]
+            data.append(picked)
+            extra = f"<br>threshold %{{customdata[{len(data) - 1}]}}"
         fig.add_trace(go.Scatter(
             x=band.pc, y=band.cost, mode="lines", name=curve, uid="cost", meta=name,
             line={"color": color, "width": 2.5, "dash": classifier_dash(index)},
             customdata=np.column_stack(data),
             hovertemplate=(f"<b>{curve}</b><br>PC(+) %{{x:.4f}}<br>cost %{{y:.4f}}"
-                           f"<br>{band_name(band)} [%{{customdata[0]:.4f}}, "
+                           f"<br>{what} [%{{customdata[0]:.4f}}, "
                            f"%{{customdata[1]:.4f}}]{extra}<extra></extra>")))
     if envelope is not None and (band is None or band.kind in ("line", "selected")):
         alone = band is None

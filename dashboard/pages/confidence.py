@@ -6,9 +6,11 @@ docs/bands.md): with a fixed threshold, the Wilson–MOVER band of its cost line
 calibrated; or the paper's percentile bootstrap, without a level); without one, by default the
 cost of thresholds picked on a stratified half of the rows, banded on the other half (closed
 form, calibrated), or the resampling spread of the re-tuned envelope (no level), or its
-double-bootstrap band (approximate). "Whole curve" asks for a simultaneous band (closed form
-only). Only a calibrated band is shown with a percentage; the caveat under the plot is the
-band's ``estimand``.
+double-bootstrap band (approximate: a level only on the PC(+) range its coverage study earned
+for the smaller class's count, ``band.level_range``, and the readout says why not elsewhere,
+``band.no_level``). "Whole curve" asks for a simultaneous band (closed form only). Only a
+calibrated band is shown with a percentage; the caveat under the plot is the band's
+``estimand``.
 
 The band is computed as a background job (Dash background callback, see :mod:`dashboard.jobs`)
 with a progress bar and a cancel button. The job keeps the band, with every replicate curve, in
@@ -128,7 +130,9 @@ HELP = help_panel([
      "line. ", html.B("Resampling spread"), ": the test examples are resampled B "
      "times and every resample re-picks its thresholds; its spread is drawn without "
      "a level, because it under-covers the optimal cost. The double bootstrap "
-     "calibrates it, approximately."],
+     "calibrates it, approximately: it shows its level only for the counts of the smaller "
+     "class and the PC(+) where its coverage was measured close to it, and says why not "
+     "elsewhere."],
     ["Pointwise bands hold at each PC(+) separately; ", html.B("whole curve"),
      " bands hold at every PC(+) at once (wider). The seed is fixed, so the same "
      "settings give the same band (and the same half)."],
@@ -363,9 +367,11 @@ def _source(band: CostBand) -> str:
 
 
 def band_summary(band: CostBand, pc: float | None) -> list:
-    """The readout under the plot: the band at the current PC(+), what it is (``band.label``:
-    a level only when it is calibrated), and where it is widest."""
-    name = band_name(band)
+    """The readout under the plot: the band at the current PC(+) (a spread without a level
+    where an approximate band did not earn it), what it is (``band.label``: a level only when
+    it is calibrated), where it is widest, and why an approximate band has no level where it
+    has none (``band.no_level``)."""
+    name = band_name(band, pc)
     widest_pc, widest = band.widest
     parts: list = []
     if pc is not None:
@@ -383,6 +389,11 @@ def band_summary(band: CostBand, pc: float | None) -> list:
         [html.B(band.label[0].upper() + band.label[1:] + "."),
          f" For {band.name}'s {_what(band)}: {_source(band)}. Widest: {widest:.4f} at PC(+) = "
          f"{widest_pc:.3g}; mean width {float(band.width.mean()):.4f}."]))
+    if band.calibrated and band.no_level:
+        # An approximate band with a level on part of the grid: why none outside it (a band
+        # without any level says why in its label).
+        parts.append(html.P(band.no_level[0].upper() + band.no_level[1:] + ".",
+                            className="no-level"))
     if band.kind == "line" and band.fpr is not None and band.tpr is not None:
         parts.append(html.P(f"At this threshold on the whole test set: TPR {band.tpr:.4f}, "
                             f"FPR {band.fpr:.4f}."))
