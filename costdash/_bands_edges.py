@@ -1,6 +1,7 @@
 """Band edges of every method of :mod:`costdash.bands`, from replicates or from counts (also
-used by the results' ``at_level``): the percentile cut of replicate curves, Wilson-MOVER and
-the Clopper-Pearson rectangle of cost lines, Newcombe-MOVER of paired differences, and the
+used by the results' ``at_level``): the percentile cut of replicate curves, the closed-form
+bands of cost lines (Clopper-Pearson-MOVER, the default; Wilson-MOVER; the Clopper-Pearson
+rectangle) and of paired differences (discordant-cell MOVER, the default; Newcombe-MOVER), and the
 double bootstrap's calibrated basic interval."""
 
 from __future__ import annotations
@@ -11,7 +12,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from costdash._bands_inputs import MAX_REPLICATES
-from costdash._intervals import clopper_pearson, mover_line, newcombe_paired, wilson
+from costdash._intervals import (
+    clopper_pearson,
+    cp_mover_line,
+    discordant_mover,
+    mover_line,
+    newcombe_paired,
+    wilson_mover_line,
+)
 from costdash._resampling import check_level, check_replicates, order_statistic_ranks
 
 
@@ -42,11 +50,13 @@ def _bonferroni_terms(keys: NDArray[np.float64] | None, exact: NDArray[np.bool_]
 
 
 def _line_edges(pc: NDArray[np.float64], errors: NDArray[np.int64], n_pos: int, n_neg: int,
-                level: float, simultaneous: bool, thresholds: NDArray[np.float64] | None
+                level: float, simultaneous: bool, thresholds: NDArray[np.float64] | None,
+                method: str = "clopper-pearson-mover"
                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Closed-form band of cost lines ``FNR x + FPR (1 - x)`` from their error counts (2, G).
 
-    Pointwise: Wilson limits of each rate combined by MOVER. Simultaneous: each rate's
+    Pointwise: ``"clopper-pearson-mover"`` (:func:`~costdash._intervals.cp_mover_line`) or
+    ``"wilson-mover"`` (Wilson limits of each rate combined by MOVER). Simultaneous: each rate's
     Clopper-Pearson interval at level ``sqrt(1 - alpha / K)`` for the ``K`` distinct thresholds on
     the grid, joined by lines (the rectangle; ``K = 1`` for one fixed threshold). Rates of trivial
     thresholds (+-inf) are known exactly.
@@ -54,31 +64,35 @@ def _line_edges(pc: NDArray[np.float64], errors: NDArray[np.int64], n_pos: int, 
     fn, fp = np.asarray(errors[0], np.float64), np.asarray(errors[1], np.float64)
     fnr, fpr = fn / n_pos, fp / n_neg
     exact = _exact_rates(thresholds, pc.size)
-    if simultaneous:
-        k = _bonferroni_terms(thresholds, exact)
-        each = math.sqrt(1.0 - (1.0 - level) / k)
-        l1, u1 = clopper_pearson(fn, n_pos, each)
-        l2, u2 = clopper_pearson(fp, n_neg, each)
-    else:
-        l1, u1 = wilson(fn, n_pos, level)
-        l2, u2 = wilson(fp, n_neg, level)
+    if not simultaneous:
+        line = wilson_mover_line if method == "wilson-mover" else cp_mover_line
+        return line(pc, fn, n_pos, fp, n_neg, level, exact1=exact, exact2=exact)
+    k = _bonferroni_terms(thresholds, exact)
+    each = math.sqrt(1.0 - (1.0 - level) / k)
+    l1, u1 = clopper_pearson(fn, n_pos, each)
+    l2, u2 = clopper_pearson(fp, n_neg, each)
     l1, u1 = np.where(exact, fnr, l1), np.where(exact, fnr, u1)
     l2, u2 = np.where(exact, fpr, l2), np.where(exact, fpr, u2)
-    if simultaneous:
-        return pc * l1 + (1.0 - pc) * l2, pc * u1 + (1.0 - pc) * u2
-    return mover_line(pc, fnr, l1, u1, fpr, l2, u2)
+    return pc * l1 + (1.0 - pc) * l2, pc * u1 + (1.0 - pc) * u2
+
+
+PAIRED_INTERVALS = {"discordant-mover": discordant_mover, "newcombe-mover": newcombe_paired}
+"""Interval of one class's paired difference ``p_a - p_b`` of each paired method."""
 
 
 def _paired_edges(pc: NDArray[np.float64], tables: NDArray[np.int64], level: float,
-                  simultaneous: bool, thresholds: NDArray[np.float64] | None
+                  simultaneous: bool, thresholds: NDArray[np.float64] | None,
+                  method: str = "discordant-mover"
                   ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Closed-form band of ``cost(a) - cost(b)`` from paired tables (2 classes, 4 cells, G).
 
     Each class gives a paired difference of proportions (FNR_a - FNR_b on the positives,
-    FPR_a - FPR_b on the negatives) with Newcombe's interval; the two are independent (class
-    totals fixed) and are combined by MOVER (pointwise) or as a rectangle at
-    ``sqrt(1 - alpha / K)`` each (simultaneous). Returns ``(diff, low, high)``.
+    FPR_a - FPR_b on the negatives) with the method's interval (:data:`PAIRED_INTERVALS`:
+    MOVER on the discordant cells with Clopper-Pearson limits, the default, or Newcombe's); the
+    two are independent (class totals fixed) and are combined by MOVER (pointwise) or as a
+    rectangle at ``sqrt(1 - alpha / K)`` each (simultaneous). Returns ``(diff, low, high)``.
     """
+    interval = PAIRED_INTERVALS[method]
     if thresholds is None:
         exact_a = exact_b = np.zeros(pc.size, dtype=bool)
     else:
@@ -91,9 +105,9 @@ def _paired_edges(pc: NDArray[np.float64], tables: NDArray[np.int64], level: flo
         each = level
     pos, neg = tables[0], tables[1]
     # On the positives the classifiers' *flag* rates are TPRs: FNR_a - FNR_b = -(TPR_a - TPR_b).
-    d_pos, lo_pos, hi_pos = newcombe_paired(*pos, each, exact_a=exact_a, exact_b=exact_b)
+    d_pos, lo_pos, hi_pos = interval(*pos, each, exact_a=exact_a, exact_b=exact_b)
     d1, l1, u1 = -d_pos, -hi_pos, -lo_pos
-    d2, l2, u2 = newcombe_paired(*neg, each, exact_a=exact_a, exact_b=exact_b)
+    d2, l2, u2 = interval(*neg, each, exact_a=exact_a, exact_b=exact_b)
     diff = pc * d1 + (1.0 - pc) * d2
     if simultaneous:
         return diff, pc * l1 + (1.0 - pc) * l2, pc * u1 + (1.0 - pc) * u2

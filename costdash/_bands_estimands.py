@@ -88,7 +88,10 @@ def band_label(band: CostBand | DifferenceBand) -> str:
                 else "percentile bootstrap spread")
         return f"{what} ({band.replicates:,} replicates; no confidence level){selected}"
     scope = "whole curve" if band.simultaneous else "pointwise"
-    name = {"wilson-mover": "Wilson–MOVER", "clopper-pearson": "Clopper–Pearson rectangle",
+    pair = " rectangle" if band.simultaneous else "–MOVER"
+    name = {"clopper-pearson-mover": "Clopper–Pearson–MOVER", "wilson-mover": "Wilson–MOVER",
+            "clopper-pearson": "Clopper–Pearson rectangle",
+            "discordant-mover": f"discordant-pair Clopper–Pearson{pair}",
             "newcombe-mover": "Newcombe rectangle" if band.simultaneous else "Newcombe–MOVER",
             "double-bootstrap": "double-bootstrap calibrated (approximate)"}.get(band.method,
                                                                                 band.method)

@@ -27,15 +27,26 @@ MAX_REPLICATES = 10_000
 
 
 
-METHODS = ("wilson-mover", "clopper-pearson", "newcombe-mover", "percentile", "double-bootstrap")
-"""Band methods, as named in results (``CostBand.method``, ``DifferenceBand.method``) and the CLI."""
+METHODS = ("clopper-pearson-mover", "wilson-mover", "clopper-pearson", "discordant-mover",
+           "newcombe-mover", "percentile", "double-bootstrap")
+"""Band methods, as named in results (``CostBand.method``, ``DifferenceBand.method``) and the CLI.
+The closed forms of a cost line are ``clopper-pearson-mover`` (the default since issue 24),
+``wilson-mover`` (the old default, kept by name) and the simultaneous ``clopper-pearson``
+rectangle; a difference's are their paired counterparts ``discordant-mover`` and
+``newcombe-mover``."""
 
+# A difference's method names the same family as a line's (the core resolves a request to the
+# line's name; difference_band names its result with the paired one).
 _METHOD_ALIASES = {
+    "clopper-pearson-mover": "clopper-pearson-mover", "cp-mover": "clopper-pearson-mover",
+    "discordant-mover": "clopper-pearson-mover",
     "wilson-mover": "wilson-mover", "wilson": "wilson-mover", "mover": "wilson-mover",
     "newcombe-mover": "wilson-mover", "newcombe": "wilson-mover",
     "clopper-pearson": "clopper-pearson", "exact": "clopper-pearson",
     "percentile": "percentile", "double-bootstrap": "double-bootstrap",
 }
+LINE_CLOSED_FORMS = ("clopper-pearson-mover", "wilson-mover", "clopper-pearson")
+"""The closed-form methods of a cost line (their edges are recomputed from the error counts)."""
 
 MIN_CALIBRATED_REPLICATES = 200
 """Fewest bootstrap replicates accepted for a band that carries a confidence level."""
@@ -121,12 +132,14 @@ def _check_method(method: object, simultaneous: object) -> tuple[str | None, boo
 
 def _closed_form_method(method: str | None, simultaneous: bool, where: str) -> str:
     """The method of a fixed or selected threshold: closed form unless percentile is asked for."""
-    if method is None or method in ("wilson-mover", "clopper-pearson"):
-        return "clopper-pearson" if simultaneous else "wilson-mover"
+    if method is None or method in LINE_CLOSED_FORMS:
+        if simultaneous:
+            return "clopper-pearson"
+        return "wilson-mover" if method == "wilson-mover" else "clopper-pearson-mover"
     if method == "double-bootstrap":
         raise ParameterError(f"method='double-bootstrap' is for a whole envelope (no threshold, "
-                             f"select=None); {where} uses 'wilson-mover' (the default), "
-                             "'clopper-pearson' (simultaneous) or 'percentile'")
+                             f"select=None); {where} uses 'clopper-pearson-mover' (the default), "
+                             "'wilson-mover', 'clopper-pearson' (simultaneous) or 'percentile'")
     if simultaneous:
         raise ParameterError("simultaneous=True needs the closed-form method (the default); the "
                              "percentile bootstrap band is pointwise")
@@ -138,7 +151,8 @@ def _selected_method(method: str | None, simultaneous: bool) -> str:
     if chosen == "percentile":
         raise ParameterError("method='percentile' is not available with select=: the held-out "
                              "cost of selected thresholds is banded in closed form "
-                             "('wilson-mover', or 'clopper-pearson' for the whole curve)")
+                             "('clopper-pearson-mover' or 'wilson-mover', or 'clopper-pearson' "
+                             "for the whole curve)")
     return chosen
 
 
@@ -151,7 +165,7 @@ def _check_envelope_method(method: str | None, simultaneous: bool, *, pair: bool
                 "spread; for a calibrated band and significant ranges give fixed thresholds "
                 "(threshold=) or select thresholds on other rows (select='split' or validation "
                 "rows)")
-    elif method in ("wilson-mover", "clopper-pearson") or simultaneous:
+    elif method in LINE_CLOSED_FORMS or simultaneous:
         raise ParameterError(
             "a closed-form or simultaneous band needs a fixed threshold (threshold=) or thresholds "
             "selected on other rows (select='split' or validation rows); the whole envelope "

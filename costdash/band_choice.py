@@ -7,7 +7,8 @@ always means one band. The choices, in the view's words (``method=``):
 
 =====================  ==========================================================================
 ``split``              thresholds selected per PC(+) on a stratified half, their cost banded on
-                       the other half (Wilson–MOVER; for a difference Newcombe–MOVER):
+                       the other half (Clopper–Pearson–MOVER; for a difference the
+                       discordant-pair Clopper–Pearson–MOVER):
                        calibrated. **The default for a scoring classifier's curve** (and for
                        Compare).
 ``percentile``         a bootstrap without a level: the resampling spread of the re-tuned
@@ -16,9 +17,14 @@ always means one band. The choices, in the view's words (``method=``):
                        bootstrap of the cost line.
 ``double-bootstrap``   the whole envelope's double-bootstrap calibrated band (approximate: a
                        level only where its coverage study earned it, else a spread).
-``wilson-mover``       a threshold fixed beforehand, or one confusion matrix: Wilson–MOVER
-                       limits, closed form, calibrated. **The default with a fixed threshold.**
-                       (``newcombe-mover`` for a difference of fixed thresholds.)
+``clopper-pearson-mover``  a threshold fixed beforehand, or one confusion matrix:
+                       Clopper–Pearson limits combined by MOVER (lower limit no higher than
+                       the gamma limit of the weighted count), closed form, calibrated.
+                       **The default with a fixed threshold.** (``discordant-mover`` for a
+                       difference of fixed thresholds.)
+``wilson-mover``       the old default: Wilson–MOVER limits (``newcombe-mover`` for a
+                       difference), kept for links that name it; its exact coverage falls to
+                       0.80 at a nominal 0.9 when a class expects a fraction of an error.
 =====================  ==========================================================================
 
 ``simultaneous`` asks for a band that holds the whole curve at once; only the closed-form choices
@@ -50,8 +56,11 @@ __all__ = ["CHOICES", "BandChoice", "band_choice", "default_method", "method_opt
 SPLIT = "split"
 PERCENTILE = "percentile"
 DOUBLE = "double-bootstrap"
+CP_MOVER = "clopper-pearson-mover"
+DISCORDANT = "discordant-mover"
 WILSON = "wilson-mover"
 NEWCOMBE = "newcombe-mover"
+_CLOSED = (SPLIT, CP_MOVER, DISCORDANT, WILSON, NEWCOMBE)
 
 # (difference, fixed) -> {value: what the control says}; the first is the default.
 CHOICES: dict[tuple[bool, bool], dict[str, str]] = {
@@ -61,7 +70,8 @@ CHOICES: dict[tuple[bool, bool], dict[str, str]] = {
         DOUBLE: "Double bootstrap of the envelope (approximate: a level only where earned)",
     },
     (False, True): {
-        WILSON: "Wilson–MOVER (closed form, calibrated)",
+        CP_MOVER: "Clopper–Pearson–MOVER (closed form, calibrated)",
+        WILSON: "Wilson–MOVER (closed form; under-covers with very few errors)",
         PERCENTILE: "Percentile bootstrap (the paper's; no level)",
     },
     (True, False): {
@@ -69,21 +79,24 @@ CHOICES: dict[tuple[bool, bool], dict[str, str]] = {
         PERCENTILE: "Resampling spread of the re-tuned envelopes (exploratory, no significance)",
     },
     (True, True): {
-        NEWCOMBE: "Newcombe–MOVER (closed form, calibrated)",
+        DISCORDANT: "Discordant-pair Clopper–Pearson–MOVER (closed form, calibrated)",
+        NEWCOMBE: "Newcombe–MOVER (closed form; under-covers with few discordant pairs)",
         PERCENTILE: "Paired percentile bootstrap (no level, no significance)",
     },
 }
 """The choices of each question: (difference band?, threshold fixed?) -> {value: label}."""
 
 # Other spellings a link or the CLI may carry (the core's method names).
-_ALIASES = {"wilson": WILSON, "mover": WILSON, "newcombe": NEWCOMBE, "clopper-pearson": WILSON,
-            "exact": WILSON, "select": SPLIT, "selected": SPLIT, "held-out": SPLIT,
+_ALIASES = {"wilson": WILSON, "mover": WILSON, "newcombe": NEWCOMBE, "cp-mover": CP_MOVER,
+            "clopper-pearson": CP_MOVER, "exact": CP_MOVER, "select": SPLIT, "selected": SPLIT,
+            "held-out": SPLIT,
             "envelope": PERCENTILE, "spread": PERCENTILE, "bootstrap": PERCENTILE,
             "double": DOUBLE}
 
 _ESTIMANDS = {
     (False, SPLIT): ESTIMAND_SELECTED_SPLIT, (False, PERCENTILE, False): ESTIMAND_ENVELOPE_SPREAD,
     (False, DOUBLE): ESTIMAND_ENVELOPE_DOUBLE, (False, WILSON): ESTIMAND_LINE,
+    (False, CP_MOVER): ESTIMAND_LINE, (True, DISCORDANT): ESTIMAND_DIFF_LINE,
     (False, PERCENTILE, True): ESTIMAND_PERCENTILE_LINE,
     (True, SPLIT): ESTIMAND_DIFF_SELECTED_SPLIT, (True, PERCENTILE, False): ESTIMAND_DIFF_ENVELOPE,
     (True, NEWCOMBE): ESTIMAND_DIFF_LINE, (True, PERCENTILE, True): ESTIMAND_DIFF_PERCENTILE_LINE,
@@ -117,7 +130,7 @@ class BandChoice:
     @property
     def closed_form(self) -> bool:
         """No resampling: the replicates are not used (the band's ``replicates`` is 0)."""
-        return self.method in (SPLIT, WILSON, NEWCOMBE)
+        return self.method in _CLOSED
 
     @property
     def min_replicates(self) -> int:
@@ -142,8 +155,10 @@ class BandChoice:
         ``rng`` the caller gives)."""
         if self.method == SPLIT:
             return {"select": "split", "method": None, "simultaneous": self.simultaneous}
-        if self.method in (WILSON, NEWCOMBE):
+        if self.method in (CP_MOVER, DISCORDANT):
             return {"select": None, "method": None, "simultaneous": self.simultaneous}
+        if self.method in (WILSON, NEWCOMBE):
+            return {"select": None, "method": self.method, "simultaneous": self.simultaneous}
         return {"select": None, "method": self.method, "simultaneous": False}
 
     def key_fields(self) -> dict[str, Any]:
@@ -186,16 +201,17 @@ def band_choice(method: Any = None, simultaneous: Any = False, *, fixed: bool = 
     options = CHOICES[(difference, fixed)]
     name = method.strip().lower() if isinstance(method, str) else None
     name = _ALIASES.get(name, name) if name else None
-    if name == WILSON and difference:
-        name = NEWCOMBE
-    elif name == NEWCOMBE and not difference:
-        name = WILSON
+    # Each closed form has a line name and a difference name: a link keeps its family.
+    if difference:
+        name = {WILSON: NEWCOMBE, CP_MOVER: DISCORDANT}.get(name, name)
+    else:
+        name = {NEWCOMBE: WILSON, DISCORDANT: CP_MOVER}.get(name, name)
     asked = name in options
     chosen = name if asked else default_method(fixed=fixed, difference=difference)
     on = bool(simultaneous) if not isinstance(simultaneous, str) else \
         simultaneous.strip().lower() in ("1", "true", "on", "yes")
     if isinstance(method, str) and method.strip().lower() in ("clopper-pearson", "exact"):
         on = True
-    closed = chosen in (SPLIT, WILSON, NEWCOMBE)
+    closed = chosen in _CLOSED
     return BandChoice(method=chosen, simultaneous=on and closed, fixed=fixed,
                       difference=difference, asked=asked)

@@ -12,16 +12,19 @@ Three questions
 ---------------
 * **A threshold fixed beforehand** (one confusion matrix; ``threshold=``): ``FN ~ Bin(P, FNR)``
   and ``FP ~ Bin(N, FPR)`` with the class totals fixed (paper 000 Fig. 11), and the cost line
-  ``NE(x) = FNR x + FPR (1 - x)``. Default: Wilson score limits of the two rates combined by MOVER
-  (closed form, pointwise, calibrated, also with small counts); ``simultaneous=True``: the
+  ``NE(x) = FNR x + FPR (1 - x)``. Default: Clopper-Pearson limits of the two rates combined by
+  MOVER, the lower limit no higher than Fay & Feuer's gamma limit of the weighted count
+  (``"clopper-pearson-mover"``: closed form, pointwise, calibrated; its exact coverage is at
+  least the level in every regime of ``studies/fixed_threshold_coverage.py``, where the old
+  default ``"wilson-mover"``, still selectable, fell to 0.80); ``simultaneous=True``: the
   Clopper-Pearson rectangle, each rate at level ``sqrt(level)``, which holds the whole line;
   ``method="percentile"``: the paper's binomial bootstrap (uncalibrated: it collapses to zero
   width when FN or FP is 0).
 * **Thresholds selected from the data** (``select="split"`` or validation rows): the honest
   question is "what will the thresholds I pick cost on new data?". At each PC(+) the optimal
   vertex's threshold is picked on the selection rows (a stratified half, or the validation set)
-  and the cost of that fixed threshold is banded on the other rows (Wilson-MOVER, or a Bonferroni
-  Clopper-Pearson rectangle for the whole curve).
+  and the cost of that fixed threshold is banded on the other rows (Clopper-Pearson-MOVER, or a
+  Bonferroni Clopper-Pearson rectangle for the whole curve).
 * **The whole envelope** (neither): every replicate re-optimises its thresholds. The envelope is a
   minimum over ~n thresholds, biased low by ~n^(-2/3) while its SD shrinks like n^(-1/2), so the
   percentile band (the default here) under-covers the optimal cost and is returned as an
@@ -33,9 +36,10 @@ Three questions
 
 Differences (paper 000 §9) follow the same split: the difference of two re-tuned envelopes is an
 exploratory spread with no ``significant`` ranges; fixed thresholds, or thresholds selected on
-held-out rows, give a calibrated band (Newcombe's paired interval per class, combined by MOVER)
-whose ``significant`` ranges are a test (pointwise, or for the whole curve when
-``simultaneous``).
+held-out rows, give a calibrated band (per class, MOVER on the discordant pairs with
+Clopper-Pearson limits, ``"discordant-mover"``; Newcombe's interval, ``"newcombe-mover"``, is
+still selectable; the two classes combined by MOVER) whose ``significant`` ranges are a test
+(pointwise, or for the whole curve when ``simultaneous``).
 
 The bootstrap replicates are drawn and reduced to envelopes in bulk by private modules:
 :mod:`costdash._bands_engine` (super-bins and envelopes; its docstring says how) with
@@ -53,6 +57,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from costdash._bands_edges import (
+    PAIRED_INTERVALS,
     _band_edges,
     _double_edges,
     _line_edges,
@@ -90,6 +95,7 @@ from costdash._bands_estimands import (
 from costdash._bands_inputs import (
     DEFAULT_INNER_REPLICATES,
     MAX_REPLICATES,
+    LINE_CLOSED_FORMS,
     METHODS,
     MIN_CALIBRATED_REPLICATES,
     _calibrated_replicates,
@@ -266,7 +272,8 @@ class CostBand(_Band):
     n_pos, n_neg : int
         Class totals of the rows the band is computed on (the held-out rows of a "selected" band).
     method : str
-        "wilson-mover" (pointwise, closed form), "clopper-pearson" (simultaneous rectangle,
+        "clopper-pearson-mover" (pointwise, closed form, the default), "wilson-mover" (pointwise,
+        closed form, the old default), "clopper-pearson" (simultaneous rectangle,
         closed form), "percentile" (bootstrap percentile: paper 000 §8 for a line, the
         re-optimised envelope for a curve) or "double-bootstrap" (calibrated basic interval of
         the envelope, approximate).
@@ -318,9 +325,9 @@ class CostBand(_Band):
     def _edges(self, level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Closed-form edges recomputed from the error counts; a double bootstrap's
         re-calibrated from its stored calibration positions; else re-cut replicates."""
-        if self.method in ("wilson-mover", "clopper-pearson") and self.error_counts is not None:
+        if self.method in LINE_CLOSED_FORMS and self.error_counts is not None:
             return _line_edges(self.pc, self.error_counts, self.n_pos, self.n_neg, level,
-                               self.simultaneous, self.thresholds)
+                               self.simultaneous, self.thresholds, self.method)
         if self.method == "double-bootstrap" and self.calibration is not None:
             return _double_edges(self.pc, self.cost, self.curves, self.calibration, level)
         return super()._edges(level)
@@ -415,8 +422,10 @@ class DifferenceBand(_Band):
     kind : {"envelope", "line", "selected"}
         Re-tuned envelopes, fixed thresholds, or thresholds selected on other rows.
     method : str
-        "percentile" (paired bootstrap) or "newcombe-mover" (closed form: Newcombe's paired
-        interval per class, combined by MOVER, or as a rectangle when ``simultaneous``).
+        "percentile" (paired bootstrap), "discordant-mover" (closed form, the default: MOVER on
+        each class's discordant pairs with Clopper-Pearson limits) or "newcombe-mover" (closed
+        form: Newcombe's paired interval); the classes combined by MOVER, or as a rectangle when
+        ``simultaneous``.
     calibrated, estimand, simultaneous, selection
         As in :class:`CostBand`.
     thresholds : ndarray of float64, shape (2, G), or None
@@ -443,9 +452,9 @@ class DifferenceBand(_Band):
 
     def _edges(self, level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Closed-form edges recomputed from the paired counts; else re-cut replicates."""
-        if self.method == "newcombe-mover" and self.paired_counts is not None:
+        if self.method in PAIRED_INTERVALS and self.paired_counts is not None:
             _, low, high = _paired_edges(self.pc, self.paired_counts, level, self.simultaneous,
-                                         self.thresholds)
+                                         self.thresholds, self.method)
             return low, high
         return super()._edges(level)
 
@@ -493,7 +502,7 @@ def _closed_form_band(name: str, errors: NDArray[np.int64], n_pos: int, n_neg: i
                       simultaneous: bool, level: float, pc: NDArray[np.float64],
                       progress: ProgressCallback | None, **fields: object) -> CostBand:
     """The calibrated band of (FN, FP) counts at each PC(+): a fixed line or held-out thresholds."""
-    low, high = _line_edges(pc, errors, n_pos, n_neg, level, simultaneous, thresholds)
+    low, high = _line_edges(pc, errors, n_pos, n_neg, level, simultaneous, thresholds, method)
     cost = (errors[0] / n_pos) * pc + (errors[1] / n_neg) * (1.0 - pc)
     if progress is not None:
         progress(1, 1)
@@ -586,15 +595,18 @@ def cost_band(classifier: ClassifierInput, *, threshold: float | None = None, le
     Three questions, three kinds of band (``docs/bands.md``):
 
     * **A threshold fixed beforehand** (``threshold=``, a counted classifier's matrix, or a
-      ``(tp, fp, fn, tn)`` tuple): the band of that cost line. Default: Wilson score limits of
-      FNR and FPR combined by MOVER, pointwise, closed form (no resampling); ``simultaneous=True``:
+      ``(tp, fp, fn, tn)`` tuple): the band of that cost line. Default: Clopper-Pearson limits
+      of FNR and FPR combined by MOVER, the lower limit no higher than Fay & Feuer's gamma limit
+      ("clopper-pearson-mover"), pointwise, closed form (no resampling); ``method="wilson-mover"``:
+      the old default (Wilson limits; under-covers when a class expects a fraction of an error);
+      ``simultaneous=True``:
       the Clopper-Pearson rectangle (each rate at level ``sqrt(level)``), which contains the whole
       line with probability ``level``; ``method="percentile"``: paper 000 §8's binomial bootstrap
       (uncalibrated: it collapses when FN or FP is 0).
     * **Thresholds selected from data** (``select="split"`` or ``select=(y_select,
       score_select)``): at each PC(+) the envelope's optimal threshold is chosen on the selection
       rows (a stratified random half, or the given validation rows), and its cost is banded on
-      the other rows with Wilson-MOVER (or the Bonferroni Clopper-Pearson rectangle when
+      the other rows with the same closed form (or the Bonferroni Clopper-Pearson rectangle when
       ``simultaneous``). This answers "what will the thresholds I pick cost on new data?", and is
       the calibrated band for a scoring classifier's tuned curve.
     * **The whole envelope** (``threshold=None``, ``select=None``): each replicate re-optimises its
@@ -625,7 +637,8 @@ def cost_band(classifier: ClassifierInput, *, threshold: float | None = None, le
         the band reproducible (for the same inputs and ``max_batch_elements``).
     grid : int or array-like, default 201
         Number of PC(+) values, evenly spaced from exactly 0 to exactly 1, or the values.
-    method : {None, "wilson-mover", "clopper-pearson", "percentile", "double-bootstrap"}
+    method : {None, "clopper-pearson-mover", "wilson-mover", "clopper-pearson", "percentile", \
+"double-bootstrap"}
         None picks the default of the case above. "clopper-pearson" implies ``simultaneous``.
     simultaneous : bool, default False
         A band for the whole curve at once (fixed or selected thresholds only).
@@ -655,9 +668,9 @@ def cost_band(classifier: ClassifierInput, *, threshold: float | None = None, le
 
     Examples
     --------
-    >>> band = cost_band((16, 4, 4, 6))   # paper 000 Fig. 11, Wilson-MOVER
+    >>> band = cost_band((16, 4, 4, 6))   # paper 000 Fig. 11, Clopper-Pearson-MOVER
     >>> band.kind, band.method, band.calibrated, band.fpr, band.tpr
-    ('line', 'wilson-mover', True, 0.4, 0.8)
+    ('line', 'clopper-pearson-mover', True, 0.4, 0.8)
     >>> bool(band.covers(band.cost).all())
     True
     """
@@ -771,14 +784,18 @@ def difference_band(a: ScoredClassifier | tuple[ArrayLike, ArrayLike],
       ``calibrated=False`` and **no significant ranges** (the difference of two re-tuned
       envelopes is not a valid test when the classifiers differ in flexibility).
     * **Fixed thresholds** (``threshold=t`` for both, or ``(t_a, t_b)``): the difference of two
-      fixed cost lines. Default: Newcombe's paired interval for FNR_a - FNR_b (positives) and
-      FPR_a - FPR_b (negatives), combined by MOVER ("newcombe-mover", pointwise, closed form);
+      fixed cost lines. Default: for FNR_a - FNR_b (positives) and FPR_a - FPR_b (negatives),
+      MOVER on the discordant pairs with Clopper-Pearson limits, the two combined by MOVER
+      ("discordant-mover", pointwise, closed form); ``method="newcombe-mover"``: Newcombe's
+      paired interval per class instead (the old default; under-covers with few discordant
+      pairs);
       ``simultaneous=True``: the rectangle, each difference at ``sqrt(level)``, valid for every
       PC(+) at once; ``method="percentile"``: a paired bootstrap (uncalibrated).
     * **Selected thresholds** (``select="split"``, or ``select=(y_select, score_a_select,
       score_b_select)`` validation rows): each classifier's optimal threshold per PC(+) chosen on
       the selection rows, the paired difference of their costs banded on the other rows
-      (Newcombe-MOVER; simultaneous: Bonferroni rectangle over the distinct threshold pairs).
+      (the same closed form; simultaneous: Bonferroni rectangle over the distinct threshold
+      pairs).
 
     Where a calibrated band excludes 0 the difference is significant at ``level`` (pointwise, or
     over the whole curve when ``simultaneous``); negative means ``a`` is cheaper.
@@ -790,7 +807,7 @@ def difference_band(a: ScoredClassifier | tuple[ArrayLike, ArrayLike],
         must be identical.
     threshold : float or (float, float), optional
         Fixed thresholds (one for both, or one each).
-    method : {None, "newcombe-mover", "percentile"}
+    method : {None, "discordant-mover", "newcombe-mover", "percentile"}
         None picks the default of the case above.
     simultaneous : bool
         Whole-curve band and significant ranges (fixed or selected thresholds only).
@@ -812,8 +829,11 @@ def difference_band(a: ScoredClassifier | tuple[ArrayLike, ArrayLike],
         level=level, replicates=replicates, grid=grid, rng=rng, threshold=threshold,
         max_batch_elements=max_batch_elements, method=method, simultaneous=simultaneous,
         progress=progress, select=select, pair=True)
+    # The paired interval of the request's family ("clopper-pearson" alone: the simultaneous
+    # rectangle of the default's).
+    paired = "newcombe-mover" if method == "wilson-mover" else "discordant-mover"
     if method == "clopper-pearson":
-        method = "wilson-mover"   # the simultaneous rectangle of the paired differences
+        method = "clopper-pearson-mover"
     name_a, y_a, s_a = _paired_input(a, "a", "a")
     name_b, y_b, s_b = _paired_input(b, "b", "b")
     _same_rows(name_a, y_a, name_b, y_b)
@@ -849,7 +869,8 @@ def difference_band(a: ScoredClassifier | tuple[ArrayLike, ArrayLike],
     else:
         if chosen == "percentile":
             raise ParameterError("method='percentile' is not available with select=: the held-out "
-                                 "difference is banded in closed form ('newcombe-mover')")
+                                 "difference is banded in closed form ('discordant-mover' or "
+                                 "'newcombe-mover')")
         how, (ta, tb), y_h, (sa_h, sb_h) = _selected_thresholds(
             select, y_a, (s_a, s_b), generator, f"{name_a!r}/{name_b!r}", pc)
         estimand = (ESTIMAND_DIFF_SELECTED_SPLIT if how == "split"
@@ -874,12 +895,12 @@ def difference_band(a: ScoredClassifier | tuple[ArrayLike, ArrayLike],
                               high=_readonly(high), curves=_readonly(curves), significant=(),
                               method="percentile", calibrated=False,
                               paired_counts=_readonly(tables), **extra)
-    _, low, high = _paired_edges(pc, tables, level, simultaneous, thresholds)
+    _, low, high = _paired_edges(pc, tables, level, simultaneous, thresholds, paired)
     if progress is not None:
         progress(1, 1)
     return DifferenceBand(**common, replicates=0, diff=_readonly(cost_a - cost_b),
                           low=_readonly(low),
                           high=_readonly(high), curves=_readonly(np.empty((0, pc.size))),
                           significant=_significant(pc, low, high, name_a, name_b),
-                          method="newcombe-mover", calibrated=True,
+                          method=paired, calibrated=True,
                           paired_counts=_readonly(tables), **extra)

@@ -367,8 +367,9 @@ VIEW_FIELDS: tuple[ViewField, ...] = (
     ViewField("method", "name", "Band method",
               doc="Confidence and Compare: which band. split: thresholds picked per PC(+) on a "
                   "stratified half, their cost banded on the other half (calibrated; the default "
-                  "without a threshold); wilson-mover: closed form, calibrated (the default with "
-                  "a threshold); percentile: a bootstrap shown without a level (the re-tuned "
+                  "without a threshold); clopper-pearson-mover: closed form, calibrated (the "
+                  "default with a threshold; wilson-mover, the old default, on request); "
+                  "percentile: a bootstrap shown without a level (the re-tuned "
                   "envelope's resampling spread, or the paper's band of a fixed threshold); "
                   "double-bootstrap: the envelope's approximate calibrated band. A value that "
                   "does not fit the question means its default."),

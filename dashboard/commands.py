@@ -31,7 +31,8 @@ from costdash.view import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED, View
 
 BAND_FIELDS = ("level", "replicates", "seed")
 
-METHOD_CHOICES = ("split", "wilson-mover", "percentile", "double-bootstrap")
+METHOD_CHOICES = ("split", "clopper-pearson-mover", "wilson-mover", "percentile",
+                  "double-bootstrap")
 """``--method``: the band choices of :mod:`costdash.band_choice` for one classifier."""
 
 
@@ -53,7 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     bands.add_argument("--method", choices=METHOD_CHOICES, default=None,
                        help="which band (default: 'split' without a threshold: thresholds "
                             "picked on a stratified half and their cost banded on the other "
-                            "half, calibrated; 'wilson-mover' with one); 'percentile': a "
+                            "half, calibrated; 'clopper-pearson-mover' with one, or the old "
+                            "'wilson-mover'); 'percentile': a "
                             "bootstrap without a level (the resampling spread of the re-tuned "
                             "envelope, or the paper's band of a fixed threshold); "
                             "'double-bootstrap': the envelope's approximate calibrated band")
@@ -119,8 +121,9 @@ def run(args: argparse.Namespace) -> int:
                          fixed=view.threshold is not None)
     if args.method and not choice.asked:
         raise CostdashError(f"--method {args.method} does not fit "
-                            + ("a fixed threshold (threshold= in the view): use wilson-mover or "
-                               "percentile" if view.threshold is not None else
+                            + ("a fixed threshold (threshold= in the view): use "
+                               "clopper-pearson-mover, wilson-mover or percentile"
+                               if view.threshold is not None else
                                "a whole curve (no threshold): use split, percentile or "
                                "double-bootstrap"))
     bands = []

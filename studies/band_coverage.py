@@ -8,7 +8,9 @@ every method of issue 12 is run, and the table says how often its nominal 90 % b
 own estimand (the truth it is a band for):
 
 * **fixed threshold** t0 (chosen beforehand): truth ``NE(x) = Phi(t0 - d) x + (1 - Phi(t0))(1 - x)``;
-  Wilson-MOVER (default, pointwise), Clopper-Pearson rectangle (simultaneous: the whole line),
+  Wilson-MOVER (pointwise; the default before issue 24, whose exact coverage scan,
+  ``studies/fixed_threshold_coverage.py``, covers the Clopper-Pearson-MOVER default that replaced
+  it), Clopper-Pearson rectangle (simultaneous: the whole line),
   percentile bootstrap (paper 000 §8, labelled uncalibrated);
 * **selected thresholds** (``select="split"``): at each PC(+) the threshold is chosen on a stratified
   half; truth = the population cost of *that* threshold; Wilson-MOVER and the Bonferroni
@@ -20,7 +22,8 @@ own estimand (the truth it is a band for):
 * **a nested pair**: a = the score, b = the same score thresholded at 0.75 (equal true cost at
   PC(+) = 0.5). How often is a difference "significant" at PC(+) = 0.5? For the envelope spread
   (what Compare used to call significant: the band excludes 0) and for the calibrated
-  selected-threshold difference (Newcombe-MOVER, pointwise and simultaneous), whose coverage of
+  selected-threshold difference (Newcombe-MOVER, pointwise and simultaneous; the default before
+  issue 24), whose coverage of
   its own truth (the population difference of the two selected thresholds) is tabulated too.
 
 Random streams: one :class:`numpy.random.SeedSequence` per design, spawned into independent
@@ -208,12 +211,13 @@ def run_design(design: Design, seq: np.random.SeedSequence, *, sets: int, replic
     truth_line = true_line(t0, pc, d)
     truth_env = true_optimal_cost(pc, d)
     names = {
-        "fixed-wilson": ("fixed t0: Wilson–MOVER (default)", "cost line of t0", True),
+        "fixed-wilson": ("fixed t0: Wilson–MOVER (default before issue 24)", "cost line of t0",
+                         True),
         "fixed-cp": ("fixed t0: Clopper–Pearson rectangle (simultaneous)", "cost line of t0",
                      True),
         "fixed-pct": (f"fixed t0: percentile bootstrap (B = {replicates})", "cost line of t0",
                       False),
-        "sel-wilson": ("selected on a half: Wilson–MOVER (default)",
+        "sel-wilson": ("selected on a half: Wilson–MOVER (default before issue 24)",
                        "held-out cost of selected thresholds", True),
         "sel-cp": ("selected on a half: Clopper–Pearson rectangle (simultaneous)",
                    "held-out cost of selected thresholds", True),
@@ -224,7 +228,7 @@ def run_design(design: Design, seq: np.random.SeedSequence, *, sets: int, replic
                        "optimal cost", True),
         "diff-env": (f"nested pair: envelope difference spread (B = {replicates})",
                      "none (old 'significant')", False),
-        "diff-sel": ("nested pair: selected on a half, Newcombe–MOVER (default)",
+        "diff-sel": ("nested pair: selected on a half, Newcombe–MOVER (default before issue 24)",
                      "held-out difference of selected thresholds", True),
         "diff-sel-sim": ("nested pair: selected on a half, Newcombe rectangle (simultaneous)",
                          "held-out difference of selected thresholds", True),
@@ -234,7 +238,8 @@ def run_design(design: Design, seq: np.random.SeedSequence, *, sets: int, replic
     for i in range(sets):
         y, s = simulate(design.n, data, d, design.prevalence)
         nested = np.where(s >= NESTED_THRESHOLD, 1.0, 0.0)
-        band, sec = _timed(cost_band, (y, s), threshold=t0, grid=pc, level=LEVEL)
+        band, sec = _timed(cost_band, (y, s), threshold=t0, grid=pc, level=LEVEL,
+                           method="wilson-mover")
         tallies["fixed-wilson"].add(band.low, band.high, truth_line, sec)
         band, sec = _timed(cost_band, (y, s), threshold=t0, grid=pc, level=LEVEL,
                            simultaneous=True)
@@ -246,7 +251,7 @@ def run_design(design: Design, seq: np.random.SeedSequence, *, sets: int, replic
         # Selected thresholds: the same split for the pointwise and the simultaneous band.
         state = split.bit_generator.state
         band, sec = _timed(cost_band, (y, s), select="split", rng=split, grid=pc,
-                           level=LEVEL)
+                           level=LEVEL, method="wilson-mover")
         truth_sel = true_line(band.thresholds, pc, d)
         tallies["sel-wilson"].add(band.low, band.high, truth_sel, sec)
         split.bit_generator.state = state
@@ -270,14 +275,14 @@ def run_design(design: Design, seq: np.random.SeedSequence, *, sets: int, replic
         tallies["diff-env"].add(diff.low, diff.high, np.zeros(pc.size), sec)
         state = split_diff.bit_generator.state
         diff, sec = _timed(difference_band, (y, s), (y, nested), select="split",
-                           rng=split_diff, grid=pc, level=LEVEL)
+                           rng=split_diff, grid=pc, level=LEVEL, method="newcombe-mover")
         truth_diff = (true_line(diff.thresholds[0], pc, d)
                       - true_nested_b(diff.thresholds[1], pc, d))
         diff_truth_mid += truth_diff[_MID]
         tallies["diff-sel"].add(diff.low, diff.high, truth_diff, sec)
         split_diff.bit_generator.state = state
         diff, sec = _timed(difference_band, (y, s), (y, nested), select="split",
-                           rng=split_diff, grid=pc, level=LEVEL,
+                           rng=split_diff, grid=pc, level=LEVEL, method="newcombe-mover",
                            simultaneous=True)
         tallies["diff-sel-sim"].add(diff.low, diff.high, truth_diff, sec)
     return {"design": design.name, "n": design.n, "prevalence": design.prevalence,
@@ -356,17 +361,17 @@ def acceptance(results: list[dict[str, Any]]) -> list[tuple[str, bool, str]]:
 
     if "n=1,000" in by:
         c = cov("n=1,000", "fixed-wilson")
-        out.append(("fixed default within [0.86, 0.94] at n = 1,000",
+        out.append(("fixed Wilson-MOVER within [0.86, 0.94] at n = 1,000",
                     all(0.86 <= v <= 0.94 for v in c), " ".join(f"{v:.3f}" for v in c)))
     small = DESIGNS[3].name
     if small in by:
         c = cov(small, "fixed-wilson")
-        out.append(("fixed default within [0.86, 0.96], small counts",
+        out.append(("fixed Wilson-MOVER within [0.86, 0.96], small counts",
                     all(0.86 <= v <= 0.96 for v in c), " ".join(f"{v:.3f}" for v in c)))
     for name in ("n=100", "n=1,000", "n=10,000"):
         if name in by:
             c = cov(name, "sel-wilson")
-            out.append((f"selected default within [0.86, 0.95] at {name}",
+            out.append((f"selected Wilson-MOVER within [0.86, 0.95] at {name}",
                         all(0.86 <= v <= 0.95 for v in c), " ".join(f"{v:.3f}" for v in c)))
     for name, m in by.items():
         for key in ("fixed-cp", "sel-cp"):
@@ -374,7 +379,7 @@ def acceptance(results: list[dict[str, Any]]) -> list[tuple[str, bool, str]]:
             out.append((f"simultaneous {key} whole curve >= 0.88 at {name}", w >= 0.88,
                         f"{w:.3f}"))
         s = m["diff-sel"]["significant_at_0.5"]
-        out.append((f"nested pair significant at 0.5 <= 0.14 at {name} (selected, default)",
+        out.append((f"nested pair significant at 0.5 <= 0.14 at {name} (selected, Newcombe)",
                     s <= 0.14, f"{s:.3f}"))
     for name in ("n=1,000", "n=10,000"):
         if name in by and by[name]["env-double"]["sets"]:

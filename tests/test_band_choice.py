@@ -17,9 +17,9 @@ def demo():
 
 def test_defaults_are_the_calibrated_choices():
     assert default_method(fixed=False) == "split"
-    assert default_method(fixed=True) == "wilson-mover"
+    assert default_method(fixed=True) == "clopper-pearson-mover"
     assert default_method(fixed=False, difference=True) == "split"
-    assert default_method(fixed=True, difference=True) == "newcombe-mover"
+    assert default_method(fixed=True, difference=True) == "discordant-mover"
     for (difference, fixed), options in CHOICES.items():
         assert [v for v, _ in method_options(fixed=fixed, difference=difference)] == \
             list(options)
@@ -28,8 +28,8 @@ def test_defaults_are_the_calibrated_choices():
 
 
 def test_a_method_that_does_not_fit_the_question_is_its_default():
-    assert band_choice("double-bootstrap", fixed=True).method == "wilson-mover"
-    assert band_choice("split", fixed=True).method == "wilson-mover"
+    assert band_choice("double-bootstrap", fixed=True).method == "clopper-pearson-mover"
+    assert band_choice("split", fixed=True).method == "clopper-pearson-mover"
     assert band_choice("wilson-mover").method == "split"
     assert band_choice("double-bootstrap", difference=True).method == "split"
     assert band_choice("nonsense").method == "split" and not band_choice("nonsense").asked
@@ -37,8 +37,15 @@ def test_a_method_that_does_not_fit_the_question_is_its_default():
     # The core's names and a few spellings are understood.
     assert band_choice("newcombe-mover", fixed=True).method == "wilson-mover"
     assert band_choice("wilson-mover", fixed=True, difference=True).method == "newcombe-mover"
+    assert band_choice("discordant-mover", fixed=True).method == "clopper-pearson-mover"
+    assert band_choice("clopper-pearson-mover", fixed=True,
+                       difference=True).method == "discordant-mover"
     choice = band_choice("clopper-pearson", fixed=True)
-    assert (choice.method, choice.simultaneous) == ("wilson-mover", True)
+    assert (choice.method, choice.simultaneous) == ("clopper-pearson-mover", True)
+    # The old default stays selectable by name (links that carry it keep their band).
+    old = band_choice("wilson-mover", fixed=True)
+    assert old.asked and old.method == "wilson-mover"
+    assert old.arguments()["method"] == "wilson-mover"
     assert band_choice(" Percentile ").method == "percentile"
 
 
@@ -65,16 +72,19 @@ def test_labels_estimands_and_replicates():
 @pytest.mark.parametrize("method, simultaneous, threshold", [
     (None, False, None), (None, True, None), ("percentile", False, None),
     ("double-bootstrap", False, None), (None, False, 0.5), (None, True, 0.5),
-    ("percentile", False, 0.5)])
+    ("percentile", False, 0.5), ("wilson-mover", False, 0.5), ("wilson-mover", True, 0.5)])
 def test_arguments_give_the_core_band_of_the_choice(demo, method, simultaneous, threshold):
     choice = band_choice(method, simultaneous, fixed=threshold is not None)
     extra = {"replicates": 200, "inner_replicates": 10} if method == "double-bootstrap" else \
         {"replicates": 200}
     band = cost_band(demo.classifier("gbm"), threshold=threshold, rng=0, **extra,
                      **choice.arguments())
-    expected = {"split": "selected", "wilson-mover": "line", "percentile":
-                "line" if threshold is not None else "curve", "double-bootstrap": "curve"}
+    expected = {"split": "selected", "clopper-pearson-mover": "line", "wilson-mover": "line",
+                "percentile": "line" if threshold is not None else "curve",
+                "double-bootstrap": "curve"}
     assert band.kind == expected[choice.method]
+    if choice.method == "wilson-mover":       # the old closed form, not the default's
+        assert band.method == ("clopper-pearson" if simultaneous else "wilson-mover")
     assert band.simultaneous == choice.simultaneous
     assert band.calibrated == (choice.method != "percentile")
     assert (band.replicates == 0) == choice.closed_form

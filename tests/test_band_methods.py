@@ -83,8 +83,9 @@ def test_mover_line_by_hand() -> None:
 
 
 def test_fig11_wilson_mover_band_by_hand() -> None:
-    """Paper 000 Fig. 11 matrix (TP 16, FP 4, FN 4, TN 6): FNR 4/20, FPR 4/10."""
-    band = cost_band((16, 4, 4, 6), grid=[0.0, 0.5, 1.0])
+    """Paper 000 Fig. 11 matrix (TP 16, FP 4, FN 4, TN 6): FNR 4/20, FPR 4/10 (the old default,
+    still selectable by name)."""
+    band = cost_band((16, 4, 4, 6), grid=[0.0, 0.5, 1.0], method="wilson-mover")
     l1, u1 = (stats.binomtest(4, 20).proportion_ci(0.9, "wilson").low,
               stats.binomtest(4, 20).proportion_ci(0.9, "wilson").high)
     l2, u2 = (stats.binomtest(4, 10).proportion_ci(0.9, "wilson").low,
@@ -165,7 +166,7 @@ def test_split_is_stratified_and_reproducible() -> None:
     band = cost_band((y, s), select="split", rng=5)
     assert (band.n_pos, band.n_neg) == (n_pos - n_pos // 2, n_neg - n_neg // 2)
     assert band.kind == "selected" and band.selection == "split" and band.calibrated
-    assert band.method == "wilson-mover" and band.replicates == 0
+    assert band.method == "clopper-pearson-mover" and band.replicates == 0
     again = cost_band((y, s), select="split", rng=5)
     np.testing.assert_array_equal(again.thresholds, band.thresholds)
     np.testing.assert_array_equal(again.low, band.low)

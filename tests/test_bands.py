@@ -214,9 +214,10 @@ def test_fig11_binomial_band() -> None:
     big = cost_band((160, 40, 40, 60), replicates=4000, rng=11, method="percentile")
     assert np.all(big.width < band.width)
     assert big.covers(big.cost).all()
-    # The default for a fixed matrix: closed-form Wilson-MOVER, calibrated, no resampling.
+    # The default for a fixed matrix: closed-form Clopper-Pearson-MOVER, calibrated, no resampling.
     default = cost_band((16, 4, 4, 6))
-    assert default.method == "wilson-mover" and default.calibrated and default.replicates == 0
+    assert default.method == "clopper-pearson-mover" and default.calibrated
+    assert default.replicates == 0
     assert default.curves.shape == (0, 201) and default.covers(default.cost).all()
     np.testing.assert_allclose(default.cost, band.cost, atol=1e-15)
 
@@ -258,7 +259,7 @@ def test_fixed_threshold_band_of_scores() -> None:
                         method="percentile")
     np.testing.assert_array_equal(via_roc.curves, band.curves)
     closed = cost_band((y, s), threshold=0.75)
-    assert closed.method == "wilson-mover" and closed.threshold == 0.75
+    assert closed.method == "clopper-pearson-mover" and closed.threshold == 0.75
     assert closed.tpr == pytest.approx(tpr) and closed.covers(closed.cost).all()
     np.testing.assert_array_equal(cost_band(roc_curve(y, s), threshold=0.75).low, closed.low)
 
@@ -425,7 +426,7 @@ def test_envelope_difference_has_no_significance_selected_difference_does() -> N
     assert d.at_level(0.5).significant == ()
     # Thresholds selected on a stratified half, the paired difference banded on the other half.
     s = difference_band(good, bad, select="split", rng=0)
-    assert s.calibrated and s.kind == "selected" and s.method == "newcombe-mover"
+    assert s.calibrated and s.kind == "selected" and s.method == "discordant-mover"
     assert s.selection == "split" and s.thresholds.shape == (2, 201) and s.significance_note == ""
     main = max(s.significant, key=lambda r: r.hi - r.lo)
     assert isinstance(main, SignificantInterval) and main.better == "good"
@@ -593,7 +594,7 @@ def test_cli_band_text(csv_files, capsys) -> None:
     assert "90%" not in text            # an uncalibrated spread is shown without a level
     assert cli_main(["band", str(csv_files["wide"]), "--model", "bad", "--threshold", "0.5"]) == 0
     text = capsys.readouterr().out
-    assert "90% Wilson–MOVER band (pointwise)" in text and "estimand:" in text
+    assert "90% Clopper–Pearson–MOVER band (pointwise)" in text and "estimand:" in text
     assert cli_main(["band", str(csv_files["wide"]), "--model", "bad", "--select", "split",
                      "--seed", "2"]) == 0
     text = capsys.readouterr().out
@@ -657,7 +658,7 @@ def test_cli_compare(csv_files, capsys) -> None:
                      "--threshold", "1.0", "0.5", "--simultaneous", "--json"]) == 0
     fixed = _strict_json(capsys.readouterr().out)
     assert (fixed["threshold_a"], fixed["threshold_b"], fixed["kind"]) == (1.0, 0.5, "line")
-    assert fixed["simultaneous"] is True and fixed["method"] == "newcombe-mover"
+    assert fixed["simultaneous"] is True and fixed["method"] == "discordant-mover"
     assert cli_main(["compare", str(csv_files["wide"]), "--a", "good", "--b", "bad",
                      "--select", "split", "--seed", "3"]) == 0
     assert "good is cheaper" in capsys.readouterr().out

@@ -52,8 +52,8 @@ band excludes 0; always empty when calibrated is false, see note), note."""
 THRESHOLD_WORDS = {math.inf: "flag nothing", -math.inf: "flag everything"}
 """How the JSON writes the trivial thresholds (JSON has no infinity)."""
 
-METHOD_CHOICES = ("wilson-mover", "newcombe-mover", "clopper-pearson", "percentile",
-                  "double-bootstrap")
+METHOD_CHOICES = ("clopper-pearson-mover", "discordant-mover", "wilson-mover", "newcombe-mover",
+                  "clopper-pearson", "percentile", "double-bootstrap")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -71,8 +71,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grid", type=int, default=201, metavar="G",
                         help="number of PC(+) values from 0 to 1 (default 201)")
     parser.add_argument("--method", choices=METHOD_CHOICES, default=None,
-                        help="band method (default: wilson-mover / newcombe-mover for fixed or "
-                             "selected thresholds, percentile spread for a whole envelope); "
+                        help="band method (default: clopper-pearson-mover / discordant-mover "
+                             "for fixed or selected thresholds, percentile spread for a whole "
+                             "envelope; wilson-mover / newcombe-mover: the old defaults); "
                              "clopper-pearson implies --simultaneous; double-bootstrap: an "
                              "approximate whole-envelope band, with a level only where its "
                              "coverage study earned it (level_range)")
@@ -94,8 +95,8 @@ def register(subparsers: Any) -> None:
         "band", help="confidence band on one classifier's cost curve",
         description=textwrap.fill(
             "Band on a classifier's cost curve, labelled with the question it answers. A "
-            "threshold fixed beforehand (--threshold, or a counts file): Wilson-MOVER limits of "
-            "its cost line (closed form; --simultaneous: Clopper-Pearson rectangle for the whole "
+            "threshold fixed beforehand (--threshold, or a counts file): Clopper-Pearson-MOVER "
+            "band of its cost line (closed form; --simultaneous: Clopper-Pearson rectangle, whole "
             "line). Thresholds selected from data (--select split|FILE): chosen per PC(+) on a "
             "stratified half (or a validation file), their cost banded on the other rows. The "
             "whole envelope of a scores file (neither): an uncalibrated resampling spread "
@@ -118,8 +119,9 @@ def register(subparsers: Any) -> None:
         description=textwrap.fill(
             "Band on cost(a) - cost(b), both classifiers on the same test rows (which keeps "
             "their correlation). With fixed thresholds (--threshold) or thresholds selected on "
-            "other rows (--select split|FILE) the band is calibrated (Newcombe's paired interval "
-            "per class, combined by MOVER) and the PC(+) ranges where it excludes 0 are "
+            "other rows (--select split|FILE) the band is calibrated (per class, MOVER on the "
+            "discordant pairs with Clopper-Pearson limits; the classes combined by MOVER) and the "
+            "PC(+) ranges where it excludes 0 are "
             "significant (pointwise; --simultaneous: for the whole curve). Without either, the "
             "difference of the two re-tuned envelopes is an exploratory spread with no "
             "significant ranges. Needs scores of both classifiers on the same examples.", 100)

@@ -8,11 +8,11 @@ their difference a - b with its crossovers and the PC(+) ranges where each is be
 (:func:`costdash.bands.difference_band`, chosen with :func:`costdash.band_choice.band_choice`),
 both classifiers evaluated on the same rows. By default the thresholds of each are picked per
 PC(+) on a stratified half of the rows and the difference of their costs is banded on the other
-half (Newcombe–MOVER, closed form, calibrated): the PC(+) ranges where it excludes 0 are
-significant (pointwise, or over the whole curve with "whole curve"). The other choice, the
-paired bootstrap of the two re-tuned envelopes (paper 000 §9), is an exploratory resampling
-spread: no level and no significant ranges (``band.significance_note`` says why). As on the
-Confidence page, the band stays in the server's result cache and a change of level only
+half (discordant-pair Clopper–Pearson–MOVER, closed form, calibrated): the PC(+) ranges where it
+excludes 0 are significant (pointwise, or over the whole curve with "whole curve"). The other
+choice, the paired bootstrap of the two re-tuned envelopes (paper 000 §9), is an exploratory
+resampling spread: no level and no significant ranges (``band.significance_note`` says why). As
+on the Confidence page, the band stays in the server's result cache and a change of level only
 re-reads it (``band.at_level``).
 
 Element ids (a stable contract): ``compare-a``, ``compare-b``, ``compare-method``,

@@ -2,10 +2,11 @@
 question it answers.
 
 Which band (:func:`costdash.bands.cost_band`, chosen with :func:`costdash.band_choice.band_choice`;
-docs/bands.md): with a fixed threshold, the Wilson–MOVER band of its cost line (closed form,
-calibrated; or the paper's percentile bootstrap, without a level); without one, by default the
-cost of thresholds picked on a stratified half of the rows, banded on the other half (closed
-form, calibrated), or the resampling spread of the re-tuned envelope (no level), or its
+docs/bands.md): with a fixed threshold, the Clopper–Pearson–MOVER band of its cost line (closed
+form, calibrated; the old Wilson–MOVER on request; or the paper's percentile bootstrap, without a
+level); without one, by default the cost of thresholds picked on a stratified half of the rows,
+banded on the other half (closed form, calibrated), or the resampling spread of the re-tuned
+envelope (no level), or its
 double-bootstrap band (approximate: a level only on the PC(+) range its coverage study earned
 for the smaller class's count, ``band.level_range``, and the readout says why not elsewhere,
 ``band.no_level``). "Whole curve" asks for a simultaneous band (closed form only). Only a
@@ -124,7 +125,7 @@ HELP = help_panel([
     ["The shaded band answers one of three questions (the caveat under the plot "
      "says which). ", html.B("Thresholds picked on a held-out half"), " (the "
      "default): half of the rows pick the best threshold at each PC(+), and the band "
-     "is a calibrated (Wilson–MOVER) band of their cost on the other half — what the "
+     "is a calibrated (Clopper–Pearson–MOVER) band of their cost on the other half — what the "
      "thresholds you pick from these data will cost on new data. ",
      html.B("A fixed threshold"), ": a calibrated band of that threshold's cost "
      "line. ", html.B("Resampling spread"), ": the test examples are resampled B "

@@ -122,7 +122,7 @@ def test_compare_figures_are_the_core_arrays(demo):
     assert_same(by_uid(fig, "band-high").y, band.high)
     assert_same(by_uid(fig, "band-diff").y, band.diff)  # the band's own (held-out) estimate
     assert by_uid(fig, "band-high").name.replace("<br>", " ") == band.label
-    assert band.label.startswith("90% Newcombe–MOVER band (pointwise)")
+    assert band.label.startswith("90% discordant-pair Clopper–Pearson–MOVER band (pointwise)")
     shapes = [(s.x0, s.x1) for s in fig.layout.shapes]
     assert shapes == [(lo, hi) for lo, hi, _ in d.better_intervals()]
     assert band.calibrated and band.significant
@@ -459,7 +459,7 @@ def test_confidence_default_band_is_calibrated_on_a_held_out_half(services, demo
     assert_same(by_uid(at80.figure, "band-low").y, fresh80.low)
     assert_same(by_uid(at80.figure, "band-high").y, fresh80.high)
     assert not np.array_equal(fresh80.low, fresh.low)
-    assert "80% Wilson–MOVER band" in by_uid(at80.figure, "band-high").name
+    assert "80% Clopper–Pearson–MOVER band" in by_uid(at80.figure, "band-high").name
     assert "kept from an earlier run" in at80.status
     # Another seed (another half) or the whole-curve band: not computed yet.
     assert "Press Compute band" in confidence.render(services, demo_ref, "gbm", None, B, 0.9,
@@ -521,13 +521,13 @@ def test_confidence_fixed_threshold(services, demo_ref, demo):
     done = confidence.compute_band(services, demo_ref, "forest", 0.5, float(B), 0)
     out = confidence.render(services, demo_ref, "forest", 0.5, float(B), 0.9, None, 0, done)
     fresh = cost_band(demo.classifier("forest"), threshold=0.5)
-    assert fresh.method == "wilson-mover" and fresh.calibrated
+    assert fresh.method == "clopper-pearson-mover" and fresh.calibrated
     assert_same(by_uid(out.figure, "cost").y, fresh.cost)
     assert_same(by_uid(out.figure, "band-high").y, fresh.high)
     assert out.caveat == fresh.estimand
-    assert "TPR" in str(out.summary) and "90% Wilson–MOVER band" in str(out.summary)
+    assert "TPR" in str(out.summary) and "90% Clopper–Pearson–MOVER band" in str(out.summary)
     # A curve's method does not fit a fixed threshold: its default instead (same band).
-    assert confidence.choice_of(0.5, "split").method == "wilson-mover"
+    assert confidence.choice_of(0.5, "split").method == "clopper-pearson-mover"
     assert confidence.compute_band(services, demo_ref, "forest", 0.5, B, 0,
                                    method="double-bootstrap")["key"] == done["key"]
     # The paper's percentile bootstrap: offered, without a level.
@@ -543,7 +543,8 @@ def test_confidence_fixed_threshold(services, demo_ref, demo):
 
 def test_method_control_follows_the_question(services, demo_ref):
     """Without a threshold: held-out half (default), spread, double bootstrap; with one:
-    Wilson–MOVER (default), percentile. The replicates box is disabled for closed-form bands,
+    Clopper–Pearson–MOVER (default), the old Wilson–MOVER, percentile. The replicates box is
+    disabled for closed-form bands,
     and the whole-curve toggle needs one."""
     options, value, whole, note, replicates_off, run, default = confidence.method_control(
         services, demo_ref, "gbm", None, None, [])
@@ -556,8 +557,9 @@ def test_method_control_follows_the_question(services, demo_ref):
     assert run == "Run bootstrap"
     options, value, _, _, _, _, default = confidence.method_control(
         services, demo_ref, "gbm", 0.5, "double-bootstrap", [])
-    assert [o["value"] for o in options] == ["wilson-mover", "percentile"]
-    assert value == default == "wilson-mover"
+    assert [o["value"] for o in options] == ["clopper-pearson-mover", "wilson-mover",
+                                             "percentile"]
+    assert value == default == "clopper-pearson-mover"
     content, _ = route("/confidence", f"?data={demo_ref['id']}&model=gbm", services)
     assert find(content, "confidence-method").value == "split"
     assert find(content, "confidence-replicates").disabled is True
@@ -578,7 +580,7 @@ def test_links_carry_the_band_choice(services, demo_ref, client):
     assert find(content, "confidence-replicates").disabled is False
     assert find(content, "confidence-simultaneous").value == ["on"]
     content, _ = route("/confidence", ref + "&threshold=0.5&method=split", services)
-    assert find(content, "confidence-method").value == "wilson-mover"  # fits the question
+    assert find(content, "confidence-method").value == "clopper-pearson-mover"  # fits the question
     content, _ = route("/compare", ref + "&method=percentile", services)
     assert find(content, "compare-method").value == "percentile"
     query = View.parse({"method": "percentile", "simultaneous": True}).to_query()
@@ -731,17 +733,17 @@ def test_compare_exact_then_band_then_level(services, demo_ref, demo):
     assert_same(by_uid(out.difference, "band-diff").y, fresh.diff)
     text = str(out.significant)
     for s in fresh.significant:
-        assert f"{s.lo:.3g}–{s.hi:.3g}" in text
+        assert components.fmt_range(s.lo, s.hi) in text   # one number for a one-point range
     assert fresh.significant and "naive_bayes" in text and "significantly better" in text
-    assert "90% Newcombe–MOVER band (pointwise), thresholds selected on a stratified half" \
-        in text  # fresh.label
+    assert ("90% discordant-pair Clopper–Pearson–MOVER band (pointwise), thresholds selected on "
+            "a stratified half") in text  # fresh.label
     assert "(pointwise)" in text and "closed form on the held-out half" in out.status
 
     at75 = compare.render(services, demo_ref, "gbm", "naive_bayes", B, 0.75, 0, done)
     fresh75 = difference_band(demo.classifier("gbm"), demo.classifier("naive_bayes"),
                               level=0.75, select="split", rng=0)
     assert_same(by_uid(at75.difference, "band-high").y, fresh75.high)
-    assert fresh75.label.split(",")[0] in str(at75.significant)  # "75% Newcombe–MOVER band"
+    assert fresh75.label.split(",")[0] in str(at75.significant)  # "75% discordant-pair ... band"
     again = compare.compute_difference(services, demo_ref, "gbm", "naive_bayes", B, 0)
     assert again["seconds"] is None  # cached: nothing recomputed
     assert "kept from an earlier run" in compare.render(

@@ -139,7 +139,8 @@ def test_compare_crossovers_and_significant_ranges(dash_thread_server, web_app, 
         f"{better} significantly better on PC(+) {ranges} (pointwise)")
     expect(page.locator("#compare-significant")).to_contain_text(
         band.label[0].upper() + band.label[1:])
-    low = wait_trace(page, "compare-difference", "band-low", "90% Newcombe–MOVER band")
+    low = wait_trace(page, "compare-difference", "band-low",
+                     "90% discordant-pair Clopper–Pearson–MOVER band")
     assert np.allclose(low["y"], band.low)
     held_out = wait_trace(page, "compare-difference", "band-diff")
     assert np.allclose(held_out["y"], band.diff)
@@ -157,7 +158,8 @@ def test_compare_crossovers_and_significant_ranges(dash_thread_server, web_app, 
               + f"/compare?data={record.id}&a=gbm&b=naive_bayes&replicates={B}")
     # Restored from the URL, and the band from the server's cache (no new job needed).
     expect(page.locator("#compare-significant")).to_contain_text("significantly better")
-    wait_trace(page, "compare-difference", "band-high", "90% Newcombe–MOVER band")
+    wait_trace(page, "compare-difference", "band-high",
+               "90% discordant-pair Clopper–Pearson–MOVER band")
     save_screenshot(page, screenshot_dir / "compare.png")
 
     # The re-tuned envelopes: a paired bootstrap, exploratory -- no level, no significance.
@@ -197,7 +199,7 @@ def test_confidence_band_then_level_change_without_a_new_job(dash_thread_server,
     print(f"held-out band job, click to band: {time.perf_counter() - started:.2f} s")
     assert jobs, "the band should come from a background job"
     # The default: thresholds picked on a held-out half, named in the legend, calibrated.
-    high = wait_trace(page, "confidence-graph", "band-high", "90% Wilson–MOVER band")
+    high = wait_trace(page, "confidence-graph", "band-high", "90% Clopper–Pearson–MOVER band")
     assert "stratified half" in high["name"]
     low, cost = (trace(page, "confidence-graph", u) for u in ("band-low", "cost"))
     assert low and cost and low["x"] == cost["x"] == high["x"]
@@ -215,7 +217,7 @@ def test_confidence_band_then_level_change_without_a_new_job(dash_thread_server,
     page.fill("#confidence-level", "0.8")
     page.keyboard.press("Tab")
     expect(page.locator("#confidence-summary")).to_contain_text("80% band")
-    wait_trace(page, "confidence-graph", "band-high", "80% Wilson–MOVER band")
+    wait_trace(page, "confidence-graph", "band-high", "80% Clopper–Pearson–MOVER band")
     low80 = np.array(trace(page, "confidence-graph", "band-low")["y"])
     assert not np.array_equal(low80, lo) and np.all(low80 >= lo - 1e-12)
     assert page.inner_text("#confidence-width") != width90
@@ -224,12 +226,13 @@ def test_confidence_band_then_level_change_without_a_new_job(dash_thread_server,
     expect(page).to_have_url(re.compile(r"model=gbm&pc=0\.3&level=0\.8"))
     assert "method=" not in page.url and "simultaneous=" not in page.url
 
-    # A fixed threshold (the deployed model's): a new job, the Wilson–MOVER band of its line.
+    # A fixed threshold (the deployed model's): a new job, the Clopper–Pearson–MOVER band of its
+    # line.
     page.fill("#confidence-threshold", "0.5")
     page.keyboard.press("Tab")
     expect(page.locator("#confidence-status")).to_contain_text("Press Compute band")
     expect(page.locator("#confidence-caveat")).to_contain_text("at its fixed threshold")
-    expect(page.locator("#confidence-method")).to_contain_text("Wilson–MOVER")
+    expect(page.locator("#confidence-method")).to_contain_text("Clopper–Pearson–MOVER")
     page.click("#confidence-run")
     expect(page.locator("#confidence-summary")).to_contain_text("At this threshold",
                                                                 timeout=20_000)
@@ -240,7 +243,7 @@ def test_confidence_band_then_level_change_without_a_new_job(dash_thread_server,
     # Back to 90%: the same band as the job's.
     page.fill("#confidence-level", "0.9")
     page.keyboard.press("Tab")
-    again = wait_trace(page, "confidence-graph", "band-low", "90% Wilson–MOVER band")
+    again = wait_trace(page, "confidence-graph", "band-low", "90% Clopper–Pearson–MOVER band")
     assert np.array_equal(np.array(again["y"]), lo)
     assert len(jobs) > n_jobs  # only the fixed-threshold run started a job
     save_screenshot(page, screenshot_dir / "confidence.png")

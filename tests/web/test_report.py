@@ -332,7 +332,7 @@ def test_report_download_includes_bands_computed_on_the_confidence_page(tmp_path
     with_band = http.get(href).get_data(as_text=True)
     section = with_band[with_band.index('<section id="bands">'):]
     # The page's default band (held-out half, closed form: the replicates are not used).
-    assert "beta" in section and "80% Wilson–MOVER band" in section
+    assert "beta" in section and "80% Clopper–Pearson–MOVER band" in section
     assert "– (closed form)" in section
     # Without band parameters, the page's defaults: this band had another seed (another half).
     assert '<section id="bands">' not in http.get(url).get_data(as_text=True)
