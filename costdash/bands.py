@@ -561,7 +561,6 @@ def _envelope_band(sb: _Superbins, *, method: str | None, simultaneous: bool, po
         regime = level_regime(method, sb.n_pos, sb.n_neg, pc, level)
         assert regime is not None
         fields = {"method": "double-bootstrap", "calibrated": bool(regime.holds.any()),
-
                   "estimand": _estimand(ESTIMAND_ENVELOPE_DOUBLE, pooled),
                   "calibration": _readonly(calibration), "inner_replicates": inner_replicates}
     else:
