@@ -118,6 +118,7 @@ def test_duckdb_aggregate_gives_the_rows_analysis_and_bands(tmp_path, capsys, se
     assert_same_bands(rows_path, counts_path)
 
 
+@pytest.mark.slow
 def test_aggregate_reads_globs_and_duckdb_relations(tmp_path):
     wide = rows_frame(4)
     for i, start in enumerate(range(0, len(wide), 500)):
@@ -303,6 +304,7 @@ def test_spark_dataframe_with_rounding_matches_duckdb(spark, tmp_path):
 
 # --- the core on counts, property-based ----------------------------------------------------------
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(labelled_scores(max_n=80), st.integers(1, 4))
 def test_roc_of_score_counts_is_roc_of_rows(data, folds):
@@ -335,6 +337,7 @@ def test_spark_paths_pass_uris_through_and_expand_local_files(tmp_path):
         _spark_paths([tmp_path / "a.csv", "hdfs:///x"])
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(labelled_scores(max_n=60, kinds=("ties", "two", "integer")), st.booleans())
 def test_duckdb_counts_give_the_rows_roc(tmp_path_factory, data, as_csv):
@@ -628,6 +631,7 @@ def test_a_duckdb_relation_with_text_scores_is_refused_by_name():
         aggregate(relation)
 
 
+@pytest.mark.slow
 def test_spark_refuses_text_in_a_score_column_with_analyzes_message(spark, tmp_path, capsys):
     path = tmp_path / "rows.csv"
     text_frame().to_csv(path, index=False)

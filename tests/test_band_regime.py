@@ -213,6 +213,7 @@ def test_cli_band_json_and_text_say_where_the_level_holds(tmp_path, capsys) -> N
     assert band.label in text and "with 10 positives" in text
 
 
+@pytest.mark.slow
 def test_study_quick_mode_writes_what_the_table_is_read_from(study, tmp_path) -> None:
     csv_path = tmp_path / "quick.csv"
     result = study.main(["--quick", "--csv", str(csv_path), "--out", str(tmp_path / "t.md")])

@@ -98,6 +98,7 @@ def test_envelope_of_single_points_by_hand():
     assert env.area == 0.0
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(shared_label_classifiers(max_classifiers=3))
 def test_envelope_is_min_of_all_cost_lines(data):
@@ -117,6 +118,7 @@ def test_envelope_is_min_of_all_cost_lines(data):
     assert np.all(np.diff(piece_slopes) <= 1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(labelled_scores(max_n=50))
 def test_duality_round_trip(data):
@@ -145,6 +147,7 @@ def test_duality_round_trip(data):
     np.testing.assert_array_equal(env.vertex_at(env.pc[1:-1]), v[:-1])
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(labelled_scores(max_n=50))
 def test_envelope_vertex_is_the_optimal_vertex(data):
@@ -175,6 +178,7 @@ def test_operating_range_by_hand():
     assert lo == pytest.approx(6 / 13) and hi == 1.0
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(labelled_scores(max_n=50))
 def test_operating_range_vs_grid_and_envelope(data):
@@ -266,6 +270,7 @@ def test_envelope_difference_crossovers_vs_brute_force(data):
     assert np.all(covered["a"][diff < -1e-12]) and np.all(covered["b"][diff > 1e-12])
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(shared_label_classifiers(max_classifiers=3))
 def test_classifier_never_crosses_the_combined_envelope(data):
@@ -296,6 +301,7 @@ def test_no_spurious_crossover_where_envelopes_coincide():
 
 # --- areas and weighted costs -------------------------------------------------------------------
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(labelled_scores(max_n=50),
        st.sampled_from([(1.0, 1.0), (2.0, 2.0), (0.5, 0.5), (2.0, 5.0), (5.0, 1.5), (1.0, 3.0)]))

@@ -193,6 +193,7 @@ def test_single_threshold_by_hand():
         single_threshold_workforce([a], n_pos=10, n_neg=10, capacity=-1)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.lists(labelled_scores(min_n=4, max_n=40), min_size=1, max_size=3),
        st.floats(0.0, 1.0), st.floats(0.0, 1.2))
@@ -292,6 +293,7 @@ def test_sensitivity_includes_both_ends_of_an_edge_at_the_range_end():
     assert set(res.vertices) == brute_optimal_set(hull, [1.0, 1.5, 2.0])
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(labelled_scores(max_n=40), st.floats(0.01, 0.99), st.floats(1.0, 4.0),
        st.floats(0.1, 10.0), st.floats(1.0, 4.0))

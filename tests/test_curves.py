@@ -214,6 +214,7 @@ def test_curve_point_hand_worked():
 
 # --- score histograms ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @PROPERTY
 @given(labelled_scores(), st.integers(1, 12))
 def test_histograms_share_edges_and_count_every_example(data, bins):
@@ -249,6 +250,7 @@ def test_histogram_weights_equal_repeated_rows():
 probabilities = st.lists(st.floats(0.0, 1.0), min_size=2, max_size=60)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(st.data(), st.integers(1, 15))
 def test_reliability_equals_scikit_learn(data, bins):

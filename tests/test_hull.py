@@ -152,6 +152,7 @@ def vertex_exact(hull, rocs, i):
     return (Fraction(int(roc.fp[j]), roc.n_neg), Fraction(int(roc.tp[j]), roc.n_pos))
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(shared_label_classifiers())
 def test_convex_hull_of_several_classifiers(data):
@@ -174,6 +175,7 @@ def test_convex_hull_of_several_classifiers(data):
     assert set(hull.dominated(rocs)) == set(rocs) - expected
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(shared_label_classifiers(max_classifiers=5))
 def test_add_to_hull_equals_hull_from_scratch(data):
@@ -259,6 +261,7 @@ def exact_hull_points(hull, n_pos, n_neg):
     return [(Fraction(f, n_neg), Fraction(t, n_pos)) for f, t in hull_counts(hull, n_pos, n_neg)]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(labelled_scores(max_n=40),
        st.one_of(st.floats(1e-4, 1e4), st.sampled_from([0.0, math.inf, 1.0])))
@@ -388,6 +391,7 @@ def rows_of_points(draw, dyadic_floats=False):
     return np.array(xs, dtype), np.array(ys, dtype), np.array(row, np.int64)
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(st.booleans().flatmap(rows_of_points))
 def test_upper_hull_rows_equal_per_row_monotone_chain(data):

@@ -47,6 +47,7 @@ def test_pyarrows_reader_dies_of_the_nested_file():
     assert done.returncode < 0, done  # killed by a signal
 
 
+@pytest.mark.slow
 def test_the_nested_file_is_refused_and_the_process_lives():
     done = _load_in_child(NESTED, "nested.jsonl")
     assert done.returncode == 0, done.stderr.decode()[-2000:]

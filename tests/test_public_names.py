@@ -23,6 +23,7 @@ def _run(code: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_threshold_choice_stays_callable_after_a_sibling_name_and_twice():
     out = _run("""
         import json
@@ -38,6 +39,7 @@ def test_threshold_choice_stays_callable_after_a_sibling_name_and_twice():
     assert out == [pytest.approx(0.085, abs=1e-15)] * 3
 
 
+@pytest.mark.slow
 def test_every_public_name_survives_importing_every_submodule():
     out = _run("""
         import importlib, inspect, json, pkgutil

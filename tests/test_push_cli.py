@@ -109,6 +109,7 @@ def test_push_prints_the_links_and_the_server_keeps_the_condition(server, capsys
     assert {k: reply[k] for k in local} == local
 
 
+@pytest.mark.slow
 def test_json_reply_defaults_and_expiry(server, capsys):
     code, out, _ = push(capsys, BREAST_CANCER, "--server", server + "/", "--json",
                         "--expires-in-days", 7)
@@ -206,6 +207,7 @@ def run_cli(*argv: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_unreachable_server_exits_1_without_a_traceback():
     address = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     done = run_cli("push", str(BREAST_CANCER), "--server", address)

@@ -111,6 +111,7 @@ scores_strategy = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(scores_strategy, st.data())
 def test_flags_the_same_cases_and_is_shortest(scores, data):

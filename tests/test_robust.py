@@ -92,6 +92,7 @@ def boxes(draw):
     return ConditionBox((p_lo, p_hi), (fn_lo, fn_hi), (fp_lo, fp_hi))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(shared_label_classifiers(max_classifiers=3, max_n=25), boxes(),
        st.sampled_from([1.0, 250.0]))
@@ -122,6 +123,7 @@ def test_minimax_regret_against_brute_force_on_a_grid(data, box, volume):
     np.testing.assert_allclose(worst, at_corners, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(shared_label_classifiers(max_classifiers=3, max_n=25), boxes())
 def test_bayes_choice_is_the_least_expected_cost_over_the_box(data, box):
@@ -279,6 +281,7 @@ def test_switching_saving_over_one_range_against_exact_fractions(data, which, p,
     assert result.switching_saving == pytest.approx(float(exact), rel=1e-12, abs=1e-13 * scale)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("box", [
     ConditionBox((0.05, 0.4), (5.0, 50.0), (1.0, 2.0)),
     ConditionBox((0.2, 0.9), (1.0, 3.0), (0.5, 4.0), cost_tp=-0.5, cost_tn=0.25),

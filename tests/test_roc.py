@@ -36,6 +36,7 @@ def test_docstring_example_by_hand():
     assert (r.n_pos, r.n_neg, r.size) == (2, 2, 5)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(labelled_scores())
 def test_points_thresholds_auc_match_sklearn(data):

@@ -23,6 +23,7 @@ from .helpers import find
 
 # --- routing and layout --------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_routes(services):
     content, classes = route("/explore", "", services)
     assert find(content, "roc-graph") is not None and classes[0] == "nav-link active"

@@ -569,6 +569,7 @@ def test_method_control_follows_the_question(services, demo_ref):
 VIEW_HAS_BAND_CHOICE = {"method", "simultaneous"} <= {f.name for f in VIEW_FIELDS}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not VIEW_HAS_BAND_CHOICE,
                     reason="costdash.view has no method/simultaneous fields yet")
 def test_links_carry_the_band_choice(services, demo_ref, client):

@@ -108,6 +108,7 @@ process.stdout.write(JSON.stringify(input.map(([p, fn, fp, tp, tn, f, t, f0, t0,
 """
 
 
+@pytest.mark.slow
 def test_pinned_point_metrics_equal_the_core():
     """costmath.pointMetrics (a pinned threshold's live readouts) against
     costdash.pinned.point_metrics, from p(+) = 1e-9 to 1 - 1e-9, with benefits, at the edges

@@ -128,6 +128,7 @@ def test_curves_view_puts_the_core_numbers_on_the_page(services):
     assert brier.children == f"{brier_score_loss(gbm.y_true, gbm.score):.4f}"
 
 
+@pytest.mark.slow
 def test_curves_view_at_the_prevalence_is_scikit_learns_pr_curve(services):
     record = services.put_demo("breast-cancer")
     first = curves.curves_view(services, ref_of(record.id, models=["forest"]), None, None, 1, 1,

@@ -211,6 +211,7 @@ def test_report_lists_the_view_and_links_back_to_it(client, demo_id):
     assert View.parse(parts.query) == view_of(QUERY).with_values(data=demo_id)
 
 
+@pytest.mark.slow
 def test_report_of_the_default_view_says_the_prevalence(client, demo_id, demo):
     html = client.get(f"/api/v1/datasets/{demo_id}/report.html").get_data(as_text=True)
     listed = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", section(html, "view")))
@@ -220,6 +221,7 @@ def test_report_of_the_default_view_says_the_prevalence(client, demo_id, demo):
     assert cell(html, "period-cost").endswith(" €")
 
 
+@pytest.mark.slow
 def test_report_without_volume_has_no_period_figures(client, demo_id):
     html = client.get(f"/api/v1/datasets/{demo_id}/report.html?volume=0&unit=").get_data(
         as_text=True)
@@ -291,6 +293,7 @@ def test_unknown_classifiers_are_400_naming_them(client, demo_id, path):
     assert "'nope'" in message and "'Gbm'" in message and "'logreg'" not in message.split(";")[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", EXPORTS)
 def test_unknown_parameters_and_the_querys_data_are_ignored(client, demo_id, path):
     base = client.get(f"/api/v1/datasets/{demo_id}/{path}?models=stump")

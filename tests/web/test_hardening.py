@@ -56,6 +56,7 @@ def _dispose(app) -> None:
 
 # --- finding 5: concurrent saves of one file ---------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", ["/api/v1/analyses", "/api/v1/datasets"])
 def test_twenty_concurrent_saves_of_one_file_all_succeed(backend_settings, breast_cancer_csv,
                                                          route):
@@ -260,6 +261,7 @@ def test_the_sweep_runs_on_its_schedule(tmp_path):
         _dispose(app)
 
 
+@pytest.mark.slow
 def test_the_temp_file_of_a_process_killed_mid_upload_is_swept(tmp_path):
     """The lock dies with its process: a writer killed with SIGKILL leaves a file the sweep
     takes, while a live writer's file stays."""
@@ -632,6 +634,7 @@ def test_a_full_sqlite_database_is_reported_as_full(tmp_path, breast_cancer_csv)
         _dispose(app)
 
 
+@pytest.mark.slow
 def test_a_full_postgresql_disk_is_reported_as_full(tmp_path):
     """PostgreSQL's ``disk_full`` (SQLSTATE 53100), for real: the app's tables live in a
     tablespace on a 1 MB tmpfs, and a 1.6 MB data set does not fit."""

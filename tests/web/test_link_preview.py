@@ -127,6 +127,7 @@ def test_a_read_link_carries_the_view_loads_figures_built_once(web_app, services
         "explore-view" not in built[len(first):]
 
 
+@pytest.mark.slow
 def test_a_link_query_gets_the_preview_of_that_view(web_app, services, client, predictions_csv):
     """The link's own query (a viewer's what-if) goes through the page's parsing: every cost
     line drawn (``lines=1``) is another cost figure, and the preview is that one."""

@@ -498,6 +498,7 @@ def exercise_long_addresses(api: Api) -> None:
             assert "over the limit of 8,000" in message
 
 
+@pytest.mark.slow
 def test_datasets_and_exports(api, breast_cancer_csv, bad_csv):
     exercise_datasets(api, breast_cancer_csv, bad_csv)
 

@@ -99,6 +99,7 @@ def test_report_numbers_equal_the_core(predictions_csv):
     assert f"{cond.pc:.4g}" in html and f"{ds.n:,}" in html
 
 
+@pytest.mark.slow
 def test_report_escapes_user_strings(hostile_csv):
     ds = load_predictions(hostile_csv)
     html = build_report(ds, None, name=hostile_csv.name, title=XSS)
@@ -110,6 +111,7 @@ def test_report_escapes_user_strings(hostile_csv):
         assert "alert(1)" not in script or "<script>" not in script
 
 
+@pytest.mark.slow
 def test_report_with_bands(predictions_csv):
     from costdash.bands import cost_band
 
@@ -233,6 +235,7 @@ def test_cli_bad_condition(predictions_csv, tmp_path, capsys):
     assert "p(+)" in capsys.readouterr().err and not out.exists()
 
 
+@pytest.mark.slow
 def test_cli_without_plotly(predictions_csv, tmp_path):
     """Without plotly the command fails with one clear line, not a traceback."""
     code = ("import sys; sys.modules['plotly'] = None; "
@@ -245,6 +248,7 @@ def test_cli_without_plotly(predictions_csv, tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_core_does_not_import_plotly():
     code = ("import sys, costdash, costdash.cli, dashboard.commands; "
             "from costdash.cli import build_parser; build_parser(); "
@@ -261,6 +265,7 @@ def upload(client, path: Path, name: str = "predictions.csv") -> str:
     return resp.get_json()["id"]
 
 
+@pytest.mark.slow
 def test_report_route(client, predictions_csv, bundle_marker_count):
     dataset_id = upload(client, predictions_csv)
     resp = client.get(f"/api/v1/datasets/{dataset_id}/report.html?p_pos=0.3&cost_fn=4&cost_fp=1")
@@ -386,6 +391,7 @@ def test_cli_report_volume_unit_and_view(predictions_csv, tmp_path, capsys):
     assert "not among the view's classifiers" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_report_draws_the_views_axes_strip_chart_and_single_thresholds(breast_cancer_csv):
     """Issue 10 item 8: what Explore shows for many classifiers and rare events (log axes,
     hull classifiers only, the operating-ranges strip chart) and the best single threshold

@@ -160,6 +160,7 @@ def test_a_wellformed_callback_request_still_runs(tmp_path):
     assert reply.status_code == 200 and "not an upload key" in reply.get_data(as_text=True)
 
 
+@pytest.mark.slow
 def test_share_pages_and_their_api_answers_are_noindex(client, breast_cancer_csv):
     created = client.post("/api/v1/analyses", data={
         "file": (io.BytesIO(breast_cancer_csv.read_bytes()), "bc.csv")}).get_json()
