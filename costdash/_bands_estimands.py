@@ -79,14 +79,6 @@ def band_label(band: CostBand | DifferenceBand) -> str:
     elif band.selection == "validation":
         selected = ", thresholds selected on the validation rows"
     double = band.method == "double-bootstrap"
-    if not band.calibrated:
-        if double:
-            # Why in the label itself: every surface that shows the label shows the reason.
-            return (f"double-bootstrap spread of the re-tuned envelope ({band.replicates:,} × "
-                    f"{getattr(band, 'inner_replicates', 0):,} replicates; {band.no_level})")
-        what = ("resampling spread of the re-tuned envelope" if band.kind in ("curve", "envelope")
-                else "percentile bootstrap spread")
-        return f"{what} ({band.replicates:,} replicates; no confidence level){selected}"
     scope = "whole curve" if band.simultaneous else "pointwise"
     pair = " rectangle" if band.simultaneous else "–MOVER"
     name = {"clopper-pearson-mover": "Clopper–Pearson–MOVER", "wilson-mover": "Wilson–MOVER",
@@ -95,6 +87,17 @@ def band_label(band: CostBand | DifferenceBand) -> str:
             "newcombe-mover": "Newcombe rectangle" if band.simultaneous else "Newcombe–MOVER",
             "double-bootstrap": "double-bootstrap calibrated (approximate)"}.get(band.method,
                                                                                 band.method)
+    if not band.calibrated:
+        if band.replicates == 0:  # a closed form kept by name whose level is not earned
+            reason = getattr(band, "no_level", None) or band.significance_note
+            return f"{name} spread ({scope}; {reason}){selected}"
+        if double:
+            # Why in the label itself: every surface that shows the label shows the reason.
+            return (f"double-bootstrap spread of the re-tuned envelope ({band.replicates:,} × "
+                    f"{getattr(band, 'inner_replicates', 0):,} replicates; {band.no_level})")
+        what = ("resampling spread of the re-tuned envelope" if band.kind in ("curve", "envelope")
+                else "percentile bootstrap spread")
+        return f"{what} ({band.replicates:,} replicates; no confidence level){selected}"
     where = ""
     span = band.level_range
     if span is not None and not band.level_holds.all():

@@ -1,6 +1,6 @@
 """Closed-form intervals for the error rates of a fixed threshold and the cost lines built on them.
 
-Notation (``docs/bands.md``, ``/work/shared/notes/band-methods.md``): a classifier at one threshold
+Notation (``docs/bands.md``, the team notes' ``band-methods.md``): a classifier at one threshold
 has ``FN ~ Bin(P, FNR)`` and ``FP ~ Bin(N, FPR)`` with the class totals fixed, and its normalized
 cost line is ``NE(x) = FNR x + FPR (1 - x)`` for ``x = PC(+)``.
 

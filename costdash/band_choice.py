@@ -71,7 +71,7 @@ CHOICES: dict[tuple[bool, bool], dict[str, str]] = {
     },
     (False, True): {
         CP_MOVER: "Clopper–Pearson–MOVER (closed form, calibrated)",
-        WILSON: "Wilson–MOVER (closed form; under-covers with very few errors)",
+        WILSON: "Wilson–MOVER (closed form, no level: under-covers with very few errors)",
         PERCENTILE: "Percentile bootstrap (the paper's; no level)",
     },
     (True, False): {
@@ -80,7 +80,7 @@ CHOICES: dict[tuple[bool, bool], dict[str, str]] = {
     },
     (True, True): {
         DISCORDANT: "Discordant-pair Clopper–Pearson–MOVER (closed form, calibrated)",
-        NEWCOMBE: "Newcombe–MOVER (closed form; under-covers with few discordant pairs)",
+        NEWCOMBE: "Newcombe–MOVER (closed form, no level: under-covers with few discordant pairs)",
         PERCENTILE: "Paired percentile bootstrap (no level, no significance)",
     },
 }

@@ -97,6 +97,8 @@ from costdash._bands_inputs import (
     MAX_REPLICATES,
     LINE_CLOSED_FORMS,
     METHODS,
+    UNEARNED_METHODS,
+    UNEARNED_REASON,
     MIN_CALIBRATED_REPLICATES,
     _calibrated_replicates,
     _check_envelope_method,
@@ -227,7 +229,9 @@ class _Band(AtLevel):
         regime = self.level_regime
         if regime is not None:
             return regime.reason
-        return "" if self.calibrated else NO_LEVEL
+        if self.calibrated:
+            return ""
+        return _unearned_reason(self.method) or NO_LEVEL
 
     @property
     def width(self) -> NDArray[np.float64]:
@@ -375,6 +379,17 @@ def _significant(pc: NDArray[np.float64], low: NDArray[np.float64], high: NDArra
     return tuple(out)
 
 
+def _unearned_reason(method: str) -> str:
+    """Why a closed form kept by name has no level ("" for any other method)."""
+    if method == "wilson-mover":
+        return UNEARNED_REASON.format(name="Wilson–MOVER", low="0.80",
+                                      default="clopper-pearson-mover")
+    if method == "newcombe-mover":
+        return UNEARNED_REASON.format(name="Newcombe–MOVER", low="0.85",
+                                      default="discordant-mover")
+    return ""
+
+
 NO_LEVEL = ("no level: a resampling spread, not a confidence band (its coverage is not its "
             "level; the estimand says what it is)")
 """Why an uncalibrated band has no level (:attr:`CostBand.no_level`)."""
@@ -468,7 +483,11 @@ class DifferenceBand(_Band):
     @property
     def significance_note(self) -> str:
         """Why there are no significant ranges ("" for a calibrated band)."""
-        return "" if self.calibrated else NO_SIGNIFICANCE
+        if self.calibrated:
+            return ""
+        unearned = _unearned_reason(self.method)
+        return f"no significant ranges: {unearned[len('no level: '):]}" if unearned else \
+            NO_SIGNIFICANCE
 
 
 def _line(name: str, tp: int, fp: int, fn: int, tn: int, *, threshold: float | None,
@@ -509,7 +528,8 @@ def _closed_form_band(name: str, errors: NDArray[np.int64], n_pos: int, n_neg: i
     return CostBand(name=name, level=level, replicates=0, pc=_readonly(pc), cost=_readonly(cost),
                     low=_readonly(low), high=_readonly(high),
                     curves=_readonly(np.empty((0, pc.size))), kind=kind, n_pos=n_pos,
-                    n_neg=n_neg, method=method, calibrated=True, simultaneous=simultaneous,
+                    n_neg=n_neg, method=method, calibrated=method not in UNEARNED_METHODS,
+                    simultaneous=simultaneous,
                     thresholds=None if thresholds is None else _readonly(thresholds),
                     error_counts=_readonly(errors), **fields)
 
@@ -900,6 +920,7 @@ def difference_band(a: ScoredClassifier | tuple[ArrayLike, ArrayLike],
     return DifferenceBand(**common, replicates=0, diff=_readonly(cost_a - cost_b),
                           low=_readonly(low),
                           high=_readonly(high), curves=_readonly(np.empty((0, pc.size))),
-                          significant=_significant(pc, low, high, name_a, name_b),
-                          method=paired, calibrated=True,
+                          significant=() if paired in UNEARNED_METHODS else
+                          _significant(pc, low, high, name_a, name_b),
+                          method=paired, calibrated=paired not in UNEARNED_METHODS,
                           paired_counts=_readonly(tables), **extra)

@@ -88,7 +88,11 @@ def test_default_line_band_by_hand_against_scipy() -> None:
     # at_level recomputes from the counts; the old default is still there by name.
     assert band.at_level(0.95).high[-1] == pytest.approx(exact_ci(4, 20, 0.95)[1])
     old = cost_band((16, 4, 4, 6), grid=pc, method="wilson-mover")
-    assert old.method == "wilson-mover" and old.label == "90% Wilson–MOVER band (pointwise)"
+    # Kept by name, but its level is not earned (the scan below): a spread that says why.
+    assert old.method == "wilson-mover" and not old.calibrated
+    assert old.label.startswith("Wilson–MOVER spread (pointwise; no level: Wilson–MOVER's exact "
+                                "coverage falls to 0.80")
+    assert "%" not in old.label and old.no_level.startswith("no level")
     np.testing.assert_allclose(np.stack([old.low, old.high]),
                                np.stack(wilson_mover_line(pc, 4, 20, 4, 10, 0.9)), atol=1e-15)
 
@@ -144,7 +148,11 @@ def test_default_difference_band_is_discordant_mover() -> None:
     assert (band.low[0], band.high[0]) == pytest.approx((lo, hi), abs=1e-12)
     old = difference_band((y, s), (y, t), threshold=0.5, grid=[0.0, 0.4, 1.0],
                           method="newcombe-mover")
-    assert old.method == "newcombe-mover" and old.label.startswith("90% Newcombe–MOVER band")
+    assert old.method == "newcombe-mover" and not old.calibrated and old.significant == ()
+    assert old.label.startswith("Newcombe–MOVER spread (pointwise; no level: "
+                                "Newcombe–MOVER's exact coverage falls to 0.85")
+    assert old.significance_note.startswith("no significant ranges: Newcombe–MOVER's exact")
+    assert "%" not in old.label
     _, nlo, nhi = newcombe_paired(*cells, 0.9)
     assert (old.low[0], old.high[0]) == pytest.approx((nlo, nhi), abs=1e-12)
     whole = difference_band((y, s), (y, t), threshold=0.5, simultaneous=True)
