@@ -108,16 +108,20 @@ def test_curves_from_explore_mark_the_brute_force_choice(live_server, page: Page
     page.mouse.move(pos[0], pos[1])
     # The first move may hover a neighbouring point: wait until the gains chart marks the
     # threshold the PR plot marks now (both are restyled by the same clientside callback).
-    page.wait_for_function("""() => {
-        const at = (id) => document.querySelector('#' + id + ' .js-plotly-plot')
-            ._fullData.find((d) => d.uid === 'hover');
-        const g = at('curves-gains-graph'), p = at('curves-pr-graph');
-        return g && g.x && g.x.length === 1 && p && p.x && p.x.length === 1 &&
-            g.y[0] === p.x[0];
-    }""")
-    pr_hover = trace(page, "curves-pr-graph", "hover")
-    gains_hover = trace(page, "curves-gains-graph", "hover")
-    lift_hover = trace(page, "curves-gains-graph", "hover-lift")
+    # The three marks are read in the same task as the check: a later hover event (the mouse
+    # resting between two points on a loaded machine) cannot slip in between.
+    marks = page.wait_for_function("""() => {
+        const at = (id, uid) => {
+            const t = document.querySelector('#' + id + ' .js-plotly-plot')
+                ._fullData.find((d) => d.uid === uid);
+            return t ? {x: Array.from(t.x || []), y: Array.from(t.y || [])} : null;
+        };
+        const g = at('curves-gains-graph', 'hover'), p = at('curves-pr-graph', 'hover');
+        const lift = at('curves-gains-graph', 'hover-lift');
+        return g && g.x.length === 1 && p && p.x.length === 1 && lift && lift.y.length === 1 &&
+            g.y[0] === p.x[0] && [p, g, lift];
+    }""").json_value()
+    pr_hover, gains_hover, lift_hover = marks
     (r,), (prec,) = pr_hover["x"], pr_hover["y"]
     assert gains_hover["y"] == [pytest.approx(r, rel=1e-12)]
     assert gains_hover["x"] == [pytest.approx(P * r / prec, rel=1e-9)]
