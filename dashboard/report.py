@@ -361,6 +361,17 @@ def _band_replicates_cell(b: CostBand) -> str:
     return f"{b.replicates:,}"
 
 
+def _band_level_cell(band: CostBand) -> str:
+    """The level a band earns, and where: a double bootstrap earns it only on part of the
+    PC(+) range (its coverage study), so the cell names that range."""
+    if not band.calibrated:
+        return "none (a spread)"
+    span = band.level_range
+    if span is not None and not band.level_holds.all():
+        return f"{_num(band.level)} on PC(+) {span[0]:.3g}–{span[1]:.3g} only"
+    return _num(band.level)
+
+
 def _bands_section(band_list: list[CostBand], analysis: Analysis, names: Sequence[str],
                    view: View | None) -> str:
     """The bands' settings and figures (``view``: the seed they were computed with). A level
@@ -369,7 +380,7 @@ def _bands_section(band_list: list[CostBand], analysis: Analysis, names: Sequenc
     index = {n: i for i, n in enumerate(names)}   # colours by position in the whole data set
     headers = ["classifier", "kind", "threshold", "method", "level", "replicates"]
     rows = [[_e(b.name), _e(b.kind), _band_threshold_cell(b), _e(b.method),
-             _num(b.level) if b.calibrated else "none (a spread)", _band_replicates_cell(b)]
+             _band_level_cell(b), _band_replicates_cell(b)]
             for b in band_list]
     if view is not None:
         headers.append("seed")

@@ -420,3 +420,23 @@ def _rocs(data):
     from costdash.analysis import analyze
 
     return analyze(data).classifiers
+
+
+def test_the_level_cell_names_where_a_partly_earned_level_holds():
+    """A double bootstrap earns its level on part of the PC(+) range only: the report's level
+    column says where, instead of a bare 0.9; a spread has none."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from dashboard.report import _band_level_cell
+
+    partly = SimpleNamespace(calibrated=True, level=0.9, level_range=(0.7, 0.8),
+                             level_holds=np.array([False, True, True, False]))
+    assert _band_level_cell(partly) == "0.9 on PC(+) 0.7–0.8 only"
+    whole = SimpleNamespace(calibrated=True, level=0.95, level_range=(0.0, 1.0),
+                            level_holds=np.array([True, True]))
+    assert _band_level_cell(whole) == "0.95"
+    spread = SimpleNamespace(calibrated=False, level=0.9, level_range=None,
+                             level_holds=np.array([False]))
+    assert _band_level_cell(spread) == "none (a spread)"
