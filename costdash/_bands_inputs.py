@@ -50,10 +50,11 @@ UNEARNED_METHODS = ("wilson-mover", "newcombe-mover")
 fixed_threshold_coverage.py: minimum pointwise coverage 0.80 / 0.85 at nominal 0.90 when a class
 expects a fraction of an error), so their bands carry no percentage: ``calibrated`` is False."""
 
-UNEARNED_REASON = ("no level: {name}'s exact coverage falls to {low} at nominal 0.90 when a "
+UNEARNED_REASON = ("{name}'s exact coverage falls to {low} at nominal 0.90 when a "
                    "class expects a fraction of an error (docs/bands.md); the default "
                    "{default} earns its level in every regime scanned")
-"""Why a band of an :data:`UNEARNED_METHODS` method has no level or significance, in words."""
+"""Why a band of an :data:`UNEARNED_METHODS` method has no level or significance, in words (after
+"no level: " or "no significant ranges: ")."""
 
 LINE_CLOSED_FORMS = ("clopper-pearson-mover", "wilson-mover", "clopper-pearson")
 """The closed-form methods of a cost line (their edges are recomputed from the error counts)."""

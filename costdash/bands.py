@@ -231,7 +231,8 @@ class _Band(AtLevel):
             return regime.reason
         if self.calibrated:
             return ""
-        return _unearned_reason(self.method) or NO_LEVEL
+        unearned = _unearned_reason(self.method)
+        return f"no level: {unearned}" if unearned else NO_LEVEL
 
     @property
     def width(self) -> NDArray[np.float64]:
@@ -486,7 +487,7 @@ class DifferenceBand(_Band):
         if self.calibrated:
             return ""
         unearned = _unearned_reason(self.method)
-        return f"no significant ranges: {unearned[len('no level: '):]}" if unearned else \
+        return f"no significant ranges: {unearned}" if unearned else \
             NO_SIGNIFICANCE
 
 
