@@ -44,6 +44,24 @@ def browser_type_launch_args(browser_type_launch_args):
             "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]}
 
 
+EXPECT_TIMEOUT_MS = 20_000
+"""How long a browser test's ``expect`` waits for the page. Playwright's 5 s default is met on
+a quiet machine, but the whole suite runs three workers, each with its own server and Chromium,
+on two cores: a page that paints in 1 s alone took over 5 s there, and CI failed on waits, not on
+wrong values. A wait only bounds how long a right answer may take; every check stays as strict."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def patient_browser_expectations():
+    """Playwright's ``expect`` waits :data:`EXPECT_TIMEOUT_MS` (imported here, not at module
+    level: the fast tier collects this conftest without Playwright)."""
+    try:
+        from playwright.sync_api import expect
+    except ImportError:
+        return
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+
+
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": {"width": 1480, "height": 1250}}

@@ -44,7 +44,7 @@ DATA_DRAWN = """([p]) => {
 }"""
 
 
-def wait_data_drawn(page, dataset, timeout: float = 10_000) -> None:
+def wait_data_drawn(page, dataset, timeout: float = 30_000) -> None:
     """Wait until the Explore page has drawn ``dataset`` after switching to it (a demo clicked,
     a file uploaded over another): its readouts are on screen and its p(+) box holds the data
     set's p(+), so conditions typed from now on are not replaced by that first drawing."""

@@ -52,7 +52,7 @@ def number(page: Page, id_: str) -> float:
 
 
 def wait_number(page: Page, id_: str, expected: float, rel: float = 1e-3) -> None:
-    page.wait_for_function(WAIT_NUMBER, arg=[id_, expected, rel], timeout=10_000)
+    page.wait_for_function(WAIT_NUMBER, arg=[id_, expected, rel], timeout=30_000)
 
 
 def open_page(server, page: Page, path: str = "/explore") -> list[str]:
@@ -127,7 +127,7 @@ def assert_readouts(page: Page, dataset, p: float, cost_fn: float, cost_fp: floa
 def wait_url_param(page: Page, key: str, value: float) -> None:
     page.wait_for_function(
         "([k, v]) => parseFloat(new URLSearchParams(location.search).get(k)) === v",
-        arg=[key, value], timeout=5_000)
+        arg=[key, value], timeout=20_000)
 
 
 def query(page: Page) -> dict[str, str]:

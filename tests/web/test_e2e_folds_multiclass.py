@@ -49,7 +49,7 @@ def wait_trace(page: Page, graph: str, uid: str) -> None:
         """([graph, uid]) => {
             const gd = document.querySelector('#' + graph + ' .js-plotly-plot');
             return !!(gd && gd._fullData && gd._fullData.some(t => t.uid === uid));
-        }""", arg=[graph, uid], timeout=10_000)
+        }""", arg=[graph, uid], timeout=30_000)
 
 
 def save_screenshot(page: Page, screenshot_dir, name: str) -> None:

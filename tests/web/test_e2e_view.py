@@ -180,7 +180,7 @@ def test_typed_expiry_survives_an_immediate_share_and_a_what_if_reaches_the_addr
     open_view(live_server, page, data_id)
     page.fill("#share-expiry", "7")
     page.click("#share-button")                                   # no Tab, no wait
-    share_url = page.get_attribute("#share-url", "href", timeout=10_000)
+    share_url = page.get_attribute("#share-url", "href", timeout=30_000)
     token = share_url.rsplit("/", 1)[1]
     with urllib.request.urlopen(f"{live_server.url}/api/v1/analyses/{token}") as resp:
         saved = json.loads(resp.read())
@@ -246,7 +246,7 @@ def test_390_px_wide_nothing_overflows_the_page(live_server, browser, path):
     page = browser.new_page(viewport={"width": 390, "height": 844})
     query = "&".join(f"{k}={v}" for k, v in {"data": data_id, **CONDITIONS}.items())
     page.goto(f"{live_server.url}{path}?{query}")
-    page.wait_for_selector(".js-plotly-plot, .mc-grid, #mc-upload", timeout=15_000)
+    page.wait_for_selector(".js-plotly-plot, .mc-grid, #mc-upload", timeout=30_000)
     page.wait_for_timeout(1500)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     # The legend sits under the x axis's title, never on it.
