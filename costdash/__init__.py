@@ -24,14 +24,6 @@ from costdash.costspace import (
     operating_range,
     trivial_cost,
 )
-from costdash.criteria import (
-    beta_weighted_cost,
-    calibrated_threshold_cost,
-    fixed_threshold_cost,
-    neyman_pearson,
-    sensitivity,
-    workforce,
-)
 from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier
 from costdash.errors import CostdashError, InputFileError, ParameterError
 from costdash.folds import fold_averages, fold_spread
@@ -68,6 +60,13 @@ _LAZY = {
     "cross_fit": "costdash.calibration",
     "calibrate_classifier": "costdash.calibration",
     "load_predictions": "costdash.io",
+    # costdash.criteria imports scipy.special: lazy, so that `costdash --help` stays light.
+    "beta_weighted_cost": "costdash.criteria",
+    "calibrated_threshold_cost": "costdash.criteria",
+    "fixed_threshold_cost": "costdash.criteria",
+    "neyman_pearson": "costdash.criteria",
+    "sensitivity": "costdash.criteria",
+    "workforce": "costdash.criteria",
     "aggregate": "costdash.aggregation",
     "bcost": "costdash.multiclass",
     "bdeltacost": "costdash.multiclass",
