@@ -3,11 +3,11 @@
 Layers, imports going one way only (README, "Layout of the code"; tests/test_layers.py)::
 
     costdash (core numpy)  ->  figures
-    config, storage (records, tables, sqlstore), labelfiles, cachebackend, bandcache, jobs,
-    viewmodel
+    config, storage (records, tables, sqlstore), sharedstate, demos, labelfiles, cachebackend,
+    bandcache, jobs, viewmodel
         ->  sharing, services  ->  pages (explore_layout), shell, components (ids)  |  api,
             manage, responses, report (report_format, report_readouts, report_curves,
-            report_choice)
+            report_choice), limits, gate
         ->  factory.create_app, worker  ->  app.py
 
 ``assets/`` (top level) holds the browser side: ``costmath.js`` (client mirror of the core's

@@ -30,6 +30,18 @@ Environment variables (all optional):
 ``COSTDASH_MAX_JOBS_PER_DATASET_PER_HOUR`` new bootstrap jobs one upload or link may start in
                              a clock hour (default 60): each seed is a new job and a new
                              cache entry, so this bounds both
+``COSTDASH_MAX_HEAVY_JOBS``  expensive computations (Multiclass runs, and what other code
+                             runs through :mod:`dashboard.gate`) running at once on the whole
+                             site, every process and host together (default 4); one more is
+                             answered 503 with ``Retry-After``
+``COSTDASH_MAX_HEAVY_JOBS_PER_PROCESS`` of those at once in one web process (default 1), so
+                             its other threads stay free for cheap requests (``/healthz``)
+``COSTDASH_MAX_HEAVY_JOBS_PER_CLIENT`` of those at once for one client address (default 1);
+                             one more is answered 429
+``COSTDASH_HEAVY_TIMEOUT_SECONDS`` seconds one such computation may take before it is stopped
+                             and answered 503 (default 90, below gunicorn's 120 s timeout)
+``COSTDASH_RATE_LIMIT_HEAVY`` such computations started per client address (default
+                             ``120 per hour``)
 ``COSTDASH_RATE_LIMIT_UPLOADS`` uploads per client address (default ``60 per hour``; the
                              ``limits`` syntax, several separated by ``;``); answered 429 with
                              ``Retry-After`` beyond it
@@ -108,6 +120,13 @@ class Settings:
     maintenance_seconds : float
         Seconds between two runs of the housekeeping (:class:`dashboard.factory.Maintenance`);
         0 runs it only when the app is created.
+    max_heavy_jobs, max_heavy_jobs_per_process, max_heavy_jobs_per_client : int
+        Expensive computations (:mod:`dashboard.gate`) at once: on the whole site, in one
+        process, for one client address.
+    heavy_timeout_seconds : float
+        Seconds one expensive computation may run before it is stopped (answered 503).
+    rate_limit_heavy : str
+        Expensive computations one client address may start (``limits`` syntax).
     secure_cookies : bool or None
         Whether the session cookie carries ``Secure`` (sent over HTTPS only); None: when
         ``public_url`` is ``https://`` (:meth:`cookies_secure`).
@@ -130,6 +149,11 @@ class Settings:
     maintenance_seconds: float = 300.0
     max_jobs_per_dataset: int = 2
     max_jobs_per_dataset_per_hour: int = 60
+    max_heavy_jobs: int = 4
+    max_heavy_jobs_per_process: int = 1
+    max_heavy_jobs_per_client: int = 1
+    heavy_timeout_seconds: float = 90.0
+    rate_limit_heavy: str = "120 per hour"
     rate_limit_uploads: str = "60 per hour"
     rate_limit_shares: str = "60 per hour"
     trusted_proxies: int = 0
@@ -160,13 +184,14 @@ class Settings:
             values["cache_max_bytes"] = int(float(env["COSTDASH_CACHE_MAX_MB"]) * MB)
         if env.get("COSTDASH_PUBLIC_URL"):
             values["public_url"] = env["COSTDASH_PUBLIC_URL"]
-        for key in ("upload_retention_days", "maintenance_seconds"):
+        for key in ("upload_retention_days", "maintenance_seconds", "heavy_timeout_seconds"):
             if env.get(f"COSTDASH_{key.upper()}"):
                 values[key] = float(env[f"COSTDASH_{key.upper()}"])
-        for key in ("max_jobs_per_dataset", "max_jobs_per_dataset_per_hour", "trusted_proxies"):
+        for key in ("max_jobs_per_dataset", "max_jobs_per_dataset_per_hour", "trusted_proxies",
+                    "max_heavy_jobs", "max_heavy_jobs_per_process", "max_heavy_jobs_per_client"):
             if env.get(f"COSTDASH_{key.upper()}"):
                 values[key] = int(env[f"COSTDASH_{key.upper()}"])
-        for key in ("rate_limit_uploads", "rate_limit_shares"):
+        for key in ("rate_limit_uploads", "rate_limit_shares", "rate_limit_heavy"):
             if env.get(f"COSTDASH_{key.upper()}"):
                 values[key] = env[f"COSTDASH_{key.upper()}"]
         if env.get("COSTDASH_UPLOAD_KEYS"):
@@ -188,10 +213,14 @@ class Settings:
             values["data_dir"] = Path(values["data_dir"])
         if values.get("public_url"):
             values["public_url"] = public_url(values["public_url"])
+        if "heavy_timeout_seconds" in values and not (float(values["heavy_timeout_seconds"]) > 0):
+            raise ValueError("heavy_timeout_seconds must be a positive number of seconds, not "
+                             f"{values['heavy_timeout_seconds']!r}")
         for key in ("upload_retention_days", "maintenance_seconds"):
             if key in values and not (float(values[key]) >= 0):
                 raise ValueError(f"{key} must be a number of at least 0, not {values[key]!r}")
-        for key in ("max_jobs_per_dataset", "max_jobs_per_dataset_per_hour"):
+        for key in ("max_jobs_per_dataset", "max_jobs_per_dataset_per_hour", "max_heavy_jobs",
+                    "max_heavy_jobs_per_process", "max_heavy_jobs_per_client"):
             if key in values and int(values[key]) < 1:
                 raise ValueError(f"{key} must be at least 1, not {values[key]!r}")
         if isinstance(values.get("secure_cookies"), str):

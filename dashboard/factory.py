@@ -97,7 +97,7 @@ class Maintenance:
                                                      older_than=now - self.grace),
             "expired": lambda: sharing.purge_expired(now),
             "unshared": lambda: sharing.sweep_unshared(settings.upload_retention_days, now),
-            "label_files": lambda: LabelFiles.of_data_dir(settings.data_dir).sweep(
+            "label_files": lambda: LabelFiles(self.services.store).sweep(
                 settings.upload_retention_days, now),
             "job_processes": reap_jobs,
         }

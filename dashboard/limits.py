@@ -1,10 +1,13 @@
 """Per-client rate limits and optional upload keys: what one client may create is bounded.
 
-Uploads (``POST /api/v1/datasets``, ``POST /api/v1/analyses``) and shares (the Share button,
-which saves an analysis) are counted per client address in a moving window (flask-limiter):
-in process memory on the embedded default, in Redis when ``COSTDASH_CACHE_URL`` is set, so all
-web processes and hosts count together. Beyond the limit a client gets 429 with
-``Retry-After``. Behind a reverse proxy the client address is the proxy's, unless
+Uploads (``POST /api/v1/datasets``, ``POST /api/v1/analyses``, the Multiclass page's label
+files), shares (the Share button, which saves an analysis) and expensive computations
+(:mod:`dashboard.gate`) are counted per client address in a moving window (flask-limiter). The
+counters live in the SQL store (:class:`dashboard.sharedstate.SqlLimiterStorage`), so all web
+processes and hosts sharing the database count together, and no cache pressure can evict them:
+they used to live in the result cache's Redis, where bootstrap bands filling ``maxmemory``
+evicted every counter (issue 22, finding 6). With the database unreachable they count in
+process memory meanwhile. Beyond the limit a client gets 429 with ``Retry-After``. Behind a reverse proxy the client address is the proxy's, unless
 ``COSTDASH_TRUSTED_PROXIES`` says how many proxies set ``X-Forwarded-For`` (ProxyFix).
 
 With ``COSTDASH_UPLOAD_KEYS`` set (a public instance), uploads and shares need one of the keys:
@@ -30,6 +33,9 @@ from limits import RateLimitItem, parse_many
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from dashboard.config import Settings
+from dashboard.demos import is_demo_handle
+from dashboard.gate import install_gate
+from dashboard.sharedstate import SqlLimiterStorage
 
 __all__ = ["ClientLimits", "install_limits", "client_limits"]
 
@@ -54,6 +60,7 @@ class ClientLimits:
     limiter: Limiter
     uploads: list[RateLimitItem]
     shares: list[RateLimitItem]
+    heavy: list[RateLimitItem]
     upload_keys: tuple[str, ...]
     key_prefix: str = ""
     """The deployment's prefix of the limiter's counters (flask-limiter puts it on the upload
@@ -65,14 +72,31 @@ class ClientLimits:
         its limit (None: go ahead)."""
         return self._hit(self.shares, "shares", "analyses saved")
 
+    def upload_refusal(self) -> str | None:
+        """Count one upload that does not go through the upload routes (a Multiclass label
+        file) against the client's upload limit; the message when it is over (None: go
+        ahead)."""
+        return self._hit(self.uploads, "uploads", "uploads")
+
+    def heavy_refusal(self, client: str) -> tuple[str, int] | None:
+        """Count one expensive computation for ``client``; the message and the seconds to
+        wait when it is over ``COSTDASH_RATE_LIMIT_HEAVY`` (None: go ahead)."""
+        found = self._hit_with_wait(self.heavy, "heavy", "computations", client)
+        return found
+
     def _hit(self, items: list[RateLimitItem], scope: str, what: str) -> str | None:
-        keys = (self.key_prefix, scope, _client_address())
+        found = self._hit_with_wait(items, scope, what, _client_address())
+        return None if found is None else found[0]
+
+    def _hit_with_wait(self, items: list[RateLimitItem], scope: str, what: str,
+                       client: str) -> tuple[str, int] | None:
+        keys = (self.key_prefix, scope, client)
         for item in items:
             if not self.limiter.limiter.hit(item, *keys):
                 reset, _ = self.limiter.limiter.get_window_stats(item, *keys)
                 wait = max(1, math.ceil(reset - time.time()))
                 return (f"Too many {what} from your address: at most {item}. Try again in "
-                        f"{_duration(wait)}.")
+                        f"{_duration(wait)}.", wait)
         return None
 
     def remember_key(self, given: str | None) -> bool:
@@ -122,17 +146,22 @@ def _too_many(limit: RequestLimit) -> Any:
 
 
 def install_limits(server: Flask, settings: Settings) -> ClientLimits:
-    """Count uploads and shares per client on ``server``; require upload keys when set."""
+    """Count uploads, shares and expensive work per client on ``server`` (counters in the
+    SQL store of ``server.extensions["costdash"]``); require upload keys when set; install
+    the compute gate (:func:`dashboard.gate.install_gate`) and keep the shared demos from
+    being deleted."""
     if settings.trusted_proxies:
         server.wsgi_app = ProxyFix(server.wsgi_app, x_for=settings.trusted_proxies)
+    services = server.extensions["costdash"]
     secret = settings.resolved_secret_key()
-    # Per deployment (its roles share the secret key): two deployments on one Redis, a staging
-    # copy beside production, count apart.
+    # Per deployment (its roles share the secret key): two deployments on one database, a
+    # staging copy beside production, count apart.
     prefix = "costdash-limits-" + hashlib.sha256(secret.encode()).hexdigest()[:12]
+    assert SqlLimiterStorage.STORAGE_SCHEME  # registered with limits by being defined
     limiter = Limiter(
         _client_address, app=server, strategy="moving-window",
-        storage_uri=settings.cache_url or "memory://",
-        # Redis down must not stop uploads: count in memory meanwhile.
+        storage_uri="costdash-sql://", storage_options={"store": services.store},
+        # The database down must not stop uploads: count in memory meanwhile.
         swallow_errors=True, in_memory_fallback_enabled=True,
         headers_enabled=True, retry_after="delta-seconds", on_breach=_too_many,
         key_prefix=prefix)
@@ -144,8 +173,21 @@ def install_limits(server: Flask, settings: Settings) -> ClientLimits:
             exempt_when=lambda: not client_limits().key_accepted())(view)
     limits = ClientLimits(limiter, uploads=list(parse_many(settings.rate_limit_uploads)),
                           shares=list(parse_many(settings.rate_limit_shares)),
+                          heavy=list(parse_many(settings.rate_limit_heavy)),
                           upload_keys=settings.upload_keys, key_prefix=prefix, secret=secret)
     server.extensions[_EXTENSION] = limits
+    install_gate(server, services)
+
+    @server.before_request
+    def _demos_stay() -> Any:
+        # A demo is one data set every visitor shares (dashboard.demos): its handle is no
+        # one's to delete.
+        if request.method == "DELETE" and request.path.startswith("/api/v1/datasets/"):
+            handle = request.path.removeprefix("/api/v1/datasets/")
+            if is_demo_handle(services.store, handle):
+                return jsonify({"error": "This is a demo data set that every visitor shares; "
+                                         "it cannot be deleted."}), 403
+        return None
 
     @server.before_request
     def _require_upload_key() -> Any:

@@ -24,12 +24,12 @@ from flask import Flask
 from flask_caching import Cache
 
 from costdash.analysis import analysis_to_dict, analyze
-from costdash.demo import DEMOS
 from costdash.hull import RocHull
 from costdash.view import CONDITION_FIELDS, View
 from dashboard.config import Settings
+from dashboard.demos import shared_demo
 from dashboard.sharing import ShareService
-from dashboard.storage import DatasetNotFound, DatasetRecord, DatasetStore, LoaderOptions, Store
+from dashboard.storage import DatasetNotFound, DatasetRecord, DatasetStore, Store
 from dashboard.viewmodel import (VIEW_VERSION, build_view_model, hull_from_entry,
                                  restrict_view_model)
 
@@ -254,8 +254,8 @@ class Services:
     sharing: ShareService
 
     def put_demo(self, name: str) -> DatasetRecord:
-        """Store a bundled demo data set (once) and cache its view model."""
-        demo = DEMOS[name]
-        record = self.store.put(demo.path, f"{name}.csv", LoaderOptions())
+        """Store a bundled demo data set (once, under the one handle every visitor shares:
+        :func:`dashboard.demos.shared_demo`) and cache its view model."""
+        record = shared_demo(self.store, name)
         self.views.prime(record)
         return record

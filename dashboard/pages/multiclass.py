@@ -8,9 +8,15 @@ BDELTACOST interval (and test) for the difference of two classifiers on the same
 Every number comes from :mod:`costdash.multiclass`; every validation message is the core's
 (ParameterError / InputFileError), naming the file as the user knows it (the readers take the
 bytes and a name; nothing is written to a temp file). Label files are small (at most 20 MB), so
-they come through ``dcc.Upload`` and are kept by :class:`dashboard.labelfiles.LabelFiles`; the
-browser holds only ``{"sha", "name"}`` (nothing in module globals, so several workers share
-them).
+they come through ``dcc.Upload``, are read before they are kept, count against the client's
+upload limit, and are kept in the SQL store by :class:`dashboard.labelfiles.LabelFiles`; the
+browser holds only ``{"sha", "name"}`` (nothing in module globals, so every worker and replica
+runs them). The demo is read from the package, never stored again.
+
+Run goes through the compute gate (:mod:`dashboard.gate`): at most a few runs at once on the
+site, one per client and two per file, each in a child process stopped after
+``COSTDASH_HEAVY_TIMEOUT_SECONDS``; a run refused or stopped says so in the page's alert
+(issue 22, finding 5: 16 runs at once held every web thread and ``/healthz`` for minutes).
 
 Seeds: each interval is computed with a fresh generator from the seed
 (``bcost(..., rng=seed)``), so any row can be reproduced alone, e.g. with
@@ -33,6 +39,7 @@ import io
 import logging
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -43,15 +50,17 @@ import numpy as np
 from dash import Dash, Input, Output, State, ctx, dcc, html, no_update
 
 from costdash.errors import CostdashError, InputFileError, ParameterError
-from costdash.multiclass import (BcostResult, BdeltacostResult, LabelPredictions, bcost,
-                                 bdeltacost, confusion3d_from_labels, confusion_from_labels,
+from costdash.multiclass import (BcostResult, LabelPredictions, bcost, bdeltacost,
+                                 confusion3d_from_labels, confusion_from_labels,
                                  load_cost_matrix, load_label_predictions, match_labels)
 from dashboard import ids
+from dashboard.gate import ComputeRefused, client_key, gate_for
 from dashboard.figures.common import graph_config
 from dashboard.figures.multiclass import bcost_figure, level_text
 from dashboard.components import Reply, each, help_panel, targets
-from dashboard.labelfiles import LabelFiles
+from dashboard.labelfiles import DEMO_HANDLE, LabelFiles
 from dashboard.services import Services
+from dashboard.storage import StorageFull, StorageUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -105,25 +114,47 @@ def decode_upload(contents: str, filename: str | None) -> bytes:
     return raw
 
 
+DISK_FULL = "The server's disk is full; nothing was stored. Try again later, or tell the operator."
+"""What the page says when a label file does not fit (the API's 507 words)."""
+
+
 def label_files(services: Services) -> LabelFiles:
-    """The label files of this app (under its data dir)."""
-    return LabelFiles.of_data_dir(services.settings.data_dir)
+    """The label files of this app (in its store)."""
+    return LabelFiles(services.store)
+
+
+DEMO_REF = {"sha": DEMO_HANDLE, "name": DEMO_NAME}
+"""The demo's reference: read from the package, so a click stores nothing."""
 
 
 def read_labels(services: Services, ref: dict[str, Any]) -> LabelPredictions:
-    """The label predictions of a stored file; InputFileError with the user's file name."""
-    stored = label_files(services)
-    path = stored.path(ref.get("sha"))
-    if not path.is_file():
-        raise InputFileError(f"{ref.get('name')} is no longer stored here; upload it again")
-    return load_label_predictions(path, name=ref.get("name") or "the file")
+    """The label predictions of a stored file (or the demo); InputFileError with the user's
+    file name."""
+    name = ref.get("name") or "the file"
+    if ref.get("sha") == DEMO_HANDLE:
+        return load_label_predictions(demo_path(), name=DEMO_NAME)
+    raw = label_files(services).get(ref.get("sha"))
+    if raw is None:
+        raise InputFileError(f"{name} is no longer stored here; upload it again")
+    return load_label_predictions(io.BytesIO(raw), name=name)
+
+
+class UploadRefused(CostdashError):
+    """A label file over the client's upload limit (nothing read or kept)."""
 
 
 def store_labels(services: Services, raw: bytes, filename: str) -> tuple[dict[str, Any],
                                                                        LabelPredictions]:
-    """Keep an uploaded label file (once per content) and read it; returns its reference."""
-    ref = {"sha": label_files(services).put(raw), "name": filename}
-    return ref, read_labels(services, ref)
+    """Read an uploaded label file and keep it when it can be run; returns its reference and
+    what it holds. Counts against the client's upload limit (in a request)."""
+    from flask import current_app, has_app_context
+
+    limits = current_app.extensions.get("costdash-limits") if has_app_context() else None
+    refusal = None if limits is None else limits.upload_refusal()
+    if refusal is not None:
+        raise UploadRefused(refusal)
+    handle, data = label_files(services).put(raw, filename)
+    return {"sha": handle, "name": filename}, data
 
 
 def data_labels(data: LabelPredictions) -> set[str]:
@@ -397,7 +428,7 @@ def load_input(services: Services, trigger: str | None, *, contents: str | None 
     out = InputOutputs()
     try:
         if trigger == ids.MULTICLASS_DEMO:
-            new_ref, data = store_labels(services, demo_path().read_bytes(), DEMO_NAME)
+            new_ref, data = dict(DEMO_REF), read_labels(services, DEMO_REF)
             costs = read_cost_upload(services, demo_path(DEMO_COSTS_NAME).read_bytes(),
                                      DEMO_COSTS_NAME, False, False)
             return _with_labels(out, new_ref, data, row_data, costs)
@@ -415,9 +446,32 @@ def load_input(services: Services, trigger: str | None, *, contents: str | None 
             out.columns, out.rows, out.error = grid_columns(labels), grid_rows(labels, matrix), ""
             out.clear_results()
             return out
+    except StorageFull:
+        out.error = DISK_FULL
+    except StorageUnavailable:
+        out.error = ("The database is not reachable right now; nothing was stored. Try again "
+                     "in a minute.")
     except CostdashError as exc:
         out.error = str(exc)
     return out
+
+
+@dataclass(frozen=True)
+class DeltaNumbers:
+    """The numbers of a BDELTACOST result the page shows (they cross the gate's pipe as
+    JSON; see :class:`costdash.multiclass.BdeltacostResult` for their meaning)."""
+
+    delta: float
+    low: float
+    high: float
+    reject: bool
+    normal_low: float
+    normal_high: float
+    normal_reject: bool
+    n: int
+    laplace: float
+    replicates: int
+    level: float
 
 
 @dataclass
@@ -427,7 +481,7 @@ class RunOutputs:
     figure: Any = no_update
     error: Any = no_update
     rows: list[dict[str, Any]] = field(default_factory=list)
-    delta_result: BdeltacostResult | None = None
+    delta_result: DeltaNumbers | None = None
 
     def as_tuple(self) -> tuple:
         return self.bcost, self.delta, self.figure, self.error
@@ -475,7 +529,7 @@ def bcost_table(rows: list[dict[str, Any]], level: float, unseen: list[str]) -> 
                      *notes])
 
 
-def delta_readout(a: str, b: str, res: BdeltacostResult, seed: int | None) -> html.Div:
+def delta_readout(a: str, b: str, res: DeltaNumbers, seed: int | None) -> html.Div:
     lv = level_text(res.level)
     if res.reject:
         cheaper, dearer = (a, b) if res.delta < 0 else (b, a)
@@ -492,7 +546,7 @@ def delta_readout(a: str, b: str, res: BdeltacostResult, seed: int | None) -> ht
         html.P([f"BDELTACOST {lv} interval: ",
                 html.Span(f"[{fmt(res.low)}, {fmt(res.high)}]", id=ids.MULTICLASS_DELTA_INTERVAL,
                           className="mc-big"),
-                f"  (λ = {res.laplace:g}, B = {res.replicates.size:,}, seed "
+                f"  (λ = {res.laplace:g}, B = {res.replicates:,}, seed "
                 f"{'none' if seed is None else seed})"]),
         html.P(verdict, id=ids.MULTICLASS_DELTA_VERDICT,
                className="mc-verdict " + ("reject" if res.reject else "no-reject")),
@@ -501,13 +555,55 @@ def delta_readout(a: str, b: str, res: BdeltacostResult, seed: int | None) -> ht
     ])
 
 
+def multiclass_numbers(data: LabelPredictions, labels: list[str], costs: np.ndarray, *,
+                       level: Any, replicates: Any, laplace: Any, laplace_delta: Any,
+                       rng: int | None, pair: tuple[str, str] | None,
+                       allow_negative: bool) -> dict[str, Any]:
+    """BCOST of every classifier and BDELTACOST of ``pair`` (core: ``bcost``, ``bdeltacost``),
+    as plain JSON-able numbers: the part of a run that costs time, run in the gate's child
+    process."""
+    rows = []
+    for i, c in enumerate(data.classifiers):
+        res: BcostResult = bcost(confusion_from_labels(c.y_pred, c.y_true, labels), costs,
+                                 level=level, replicates=replicates, laplace=laplace,
+                                 rng=rng, allow_negative=allow_negative)
+        rows.append({"name": c.name, "index": i, "n": int(res.n), "cost": float(res.cost),
+                     "low": float(res.low), "high": float(res.high),
+                     "normal_low": float(res.normal_low),
+                     "normal_high": float(res.normal_high)})
+    delta = None
+    if pair is not None:
+        y_a, y_b, y_true = data.pair(*pair)
+        d = bdeltacost(confusion3d_from_labels(y_a, y_b, y_true, labels), costs, level=level,
+                       replicates=replicates, laplace=laplace_delta, rng=rng,
+                       allow_negative=allow_negative)
+        delta = {"delta": float(d.delta), "low": float(d.low), "high": float(d.high),
+                 "reject": bool(d.reject), "normal_low": float(d.normal_low),
+                 "normal_high": float(d.normal_high), "normal_reject": bool(d.normal_reject),
+                 "n": int(d.n), "laplace": float(d.laplace),
+                 "replicates": int(d.replicates.size), "level": float(d.level)}
+    return {"rows": rows, "delta": delta}
+
+
+Runner = Callable[..., dict[str, Any]]
+"""How a run's numbers are computed: ``runner(multiclass_numbers, *args, **kwargs)``."""
+
+
+def _inline(fn: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any) -> dict[str, Any]:
+    return fn(*args, **kwargs)
+
+
 def run_multiclass(services: Services, ref: dict[str, Any] | None,
                    row_data: list[dict[str, Any]] | None, *, level: Any = DEFAULTS["level"],
                    replicates: Any = DEFAULTS["replicates"], laplace: Any = DEFAULTS["laplace"],
                    laplace_delta: Any = DEFAULTS["laplace_delta"], seed: Any = DEFAULTS["seed"],
                    a: str | None = None, b: str | None = None,
-                   allow_negative: bool = False) -> RunOutputs:
-    """BCOST for every classifier and BDELTACOST for A − B (core: ``bcost``, ``bdeltacost``)."""
+                   allow_negative: bool = False, runner: Runner = _inline) -> RunOutputs:
+    """BCOST for every classifier and BDELTACOST for A − B (core: ``bcost``, ``bdeltacost``).
+
+    ``runner`` computes the numbers (:func:`multiclass_numbers`): here, in this thread; the
+    page's callback passes the compute gate's (:func:`gated_runner`). A refusal of the gate
+    is shown in the alert, the results on screen kept."""
     if not ref:
         return _failed("Load a label file or the demo first.")
     try:
@@ -517,36 +613,42 @@ def run_multiclass(services: Services, ref: dict[str, Any] | None,
                               data_source=ref.get("name", "the label file"))
         rng = _seed(seed)
         replicates = _whole(replicates)
-        rows = []
-        for i, c in enumerate(data.classifiers):
-            res: BcostResult = bcost(confusion_from_labels(c.y_pred, c.y_true, labels), costs,
-                                     level=level, replicates=replicates, laplace=laplace,
-                                     rng=rng, allow_negative=allow_negative)
-            rows.append({"name": c.name, "index": i, "n": res.n, "cost": res.cost,
-                         "low": res.low, "high": res.high, "normal_low": res.normal_low,
-                         "normal_high": res.normal_high})
+        names = list(data.names)
+        pair = (a, b) if len(names) > 1 and a in names and b in names and a != b else None
+        numbers = runner(multiclass_numbers, data, labels, costs, level=level,
+                         replicates=replicates, laplace=laplace, laplace_delta=laplace_delta,
+                         rng=rng, pair=pair, allow_negative=allow_negative)
+        rows = numbers["rows"]
         out = RunOutputs(rows=rows, error="")
         out.bcost = bcost_table(rows, float(level), unseen)
         out.figure = bcost_figure(rows, float(level))
-        names = list(data.names)
         if len(names) < 2:
             out.delta = "BDELTACOST needs two classifiers; this file has one."
-        elif a not in names or b not in names or a == b:
+        elif pair is None:
             out.delta = "Choose two different classifiers A and B."
         else:
-            y_a, y_b, y_true = data.pair(a, b)
-            res_d = bdeltacost(confusion3d_from_labels(y_a, y_b, y_true, labels), costs,
-                               level=level, replicates=replicates, laplace=laplace_delta,
-                               rng=rng, allow_negative=allow_negative)
-            out.delta_result = res_d
-            out.delta = delta_readout(a, b, res_d, rng)
+            out.delta_result = DeltaNumbers(**numbers["delta"])
+            out.delta = delta_readout(a, b, out.delta_result, rng)
         return out
+    except ComputeRefused as exc:
+        return RunOutputs(error=exc.message)
     except CostdashError as exc:
         return _failed(str(exc))
     except Exception:  # never a traceback on the page
         log.exception("multiclass run failed")
         return _failed("Something went wrong while computing the intervals; the server log "
                        "has the details.")
+
+
+def gated_runner(services: Services, client: str, ref: dict[str, Any] | None) -> Runner:
+    """A runner that computes through the compute gate (:meth:`dashboard.gate.ComputeGate.run`):
+    counted against ``client`` and the file, in a child process with a deadline."""
+    handle = (ref or {}).get("sha")
+
+    def run(fn: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return gate_for(services).run("Multiclass run", lambda: fn(*args, **kwargs),
+                                      client=client, handle=str(handle) if handle else None)
+    return run
 
 
 # --- callbacks -----------------------------------------------------------------------------------
@@ -583,4 +685,5 @@ def register_callbacks(app: Dash, services: Services) -> None:
              negative):
         return run_multiclass(services, ref, row_data, level=level, replicates=replicates,
                               laplace=laplace, laplace_delta=laplace_delta, seed=seed, a=a, b=b,
-                              allow_negative=bool(negative)).as_tuple()
+                              allow_negative=bool(negative),
+                              runner=gated_runner(services, client_key(), ref)).as_tuple()

@@ -234,22 +234,27 @@ def test_new_jobs_per_data_set_and_hour_are_bounded(tmp_path, raw):
         assert 0 < client.ttl(key) <= 3600
 
 
-def test_label_files_are_kept_under_handles_and_swept(tmp_path):
+def test_label_files_are_kept_under_handles_and_swept(services):
     """The Multiclass page's label files: a handle per upload, not the content's hash (which
-    anyone holding the file can compute), deleted after the upload retention."""
+    anyone holding the file can compute), kept in the store, deleted after the upload
+    retention."""
     import hashlib
-    import os
     import time
 
-    from dashboard.labelfiles import LabelFiles
+    import sqlalchemy as sa
 
-    files = LabelFiles.of_data_dir(tmp_path)
-    raw = b"y_true,y_pred\na,b\n"
-    first, second = files.put(raw), files.put(raw)
+    from dashboard.labelfiles import LabelFiles
+    from dashboard.sharedstate import label_files_table
+
+    files = LabelFiles(services.store)
+    raw = b"y_true,y_pred\na,b\nb,a\n"
+    (first, _), (second, _) = files.put(raw, "x.csv"), files.put(raw, "x.csv")
     assert first != second and hashlib.sha256(raw).hexdigest() not in (first, second)
-    assert files.path(first).read_bytes() == raw
+    assert files.get(first) == raw
     old = time.time() - 31 * 86400
-    os.utime(files.path(first), (old, old))
+    with services.store.engine.begin() as conn:
+        conn.execute(sa.update(label_files_table).where(label_files_table.c.handle == first)
+                     .values(created_at=old))
     assert files.sweep(30) == 1 and not files.exists(first) and files.exists(second)
     assert files.sweep(0) == 0
 

@@ -1,6 +1,6 @@
 """Per-client rate limits and optional upload keys (issue 11: "bounded everything", "optional
 upload authentication"): 429 with Retry-After beyond the limit, counted per client address
-(in memory embedded, in Redis scaled, where every app counts together), keys for uploads and
+(in the SQL store, where every app sharing it counts together), keys for uploads and
 shares only."""
 
 from __future__ import annotations
@@ -58,11 +58,13 @@ def test_forwarded_addresses_count_only_behind_a_trusted_proxy(tmp_path, raw):
     assert _upload(proxied, raw, "127.0.0.1", **spoofed[0]).status_code == 429
 
 
-def test_the_scaled_deployment_counts_in_redis_across_apps(tmp_path, raw):
+def test_the_scaled_deployment_counts_in_its_store_across_apps(tmp_path, raw):
     with fresh_redis_url() as url:
-        # One deployment: its roles share the secret key (and count apart from any other).
+        # One deployment: its roles share the secret key and the database, where the counters
+        # are (and count apart from any other deployment).
         settings = {"rate_limit_uploads": "2 per hour", "cache_url": url,
-                    "secret_key": "k" * 64}
+                    "secret_key": "k" * 64,
+                    "database_url": f"sqlite:///{tmp_path / 'shared.db'}"}
         first = _app(tmp_path / "a", **settings).server.test_client()
         second = _app(tmp_path / "b", **settings).server.test_client()
         assert _upload(first, raw, "10.0.0.5").status_code == 200

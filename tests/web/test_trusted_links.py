@@ -106,11 +106,14 @@ def test_secure_cookies_setting_is_checked(tmp_path):
 
 def test_share_counters_count_per_deployment(tmp_path, breast_cancer_csv):
     """Finding 11: the share counters ignored the limiter's per-deployment prefix, so two
-    deployments on one Redis (production and a staging copy) counted one client's shares
-    together."""
+    deployments on one store (production and a staging copy) counted one client's shares
+    together. The counters live in the SQL store (issue 22, finding 6: not in the cache)."""
+    import sqlalchemy as sa
+
+    shared = f"sqlite:///{tmp_path / 'shared.db'}"
     with fresh_redis_url() as url:
         apps = [_app(tmp_path / name, cache_url=url, rate_limit_shares="1 per hour",
-                     secret_key=name * 64) for name in ("a", "b")]
+                     secret_key=name * 64, database_url=shared) for name in ("a", "b")]
         replies = []
         for app in apps:
             data = app.server.test_client().post(
@@ -124,7 +127,10 @@ def test_share_counters_count_per_deployment(tmp_path, breast_cancer_csv):
             replies.append(json.dumps(reply.to_plotly_json(),
                                       default=lambda o: o.to_plotly_json()))
         assert all("/s/" in r for r in replies), replies  # one share each: both allowed
-        keys = [k.decode() for k in redis.Redis.from_url(url).keys("*shares*")]
+        assert redis.Redis.from_url(url).keys("*shares*") == []
+        with apps[0].server.extensions["costdash"].store.engine.connect() as conn:
+            keys = [k for k in conn.execute(sa.text("SELECT key FROM rate_windows")).scalars()
+                    if "shares" in k]
         prefixes = {app.server.extensions["costdash-limits"].key_prefix for app in apps}
         assert len(prefixes) == 2
         assert len(keys) == 2 and all(any(p in k for p in prefixes) for k in keys), keys
