@@ -542,8 +542,11 @@ class Reliability(_BinnedDiagram):
     """A reliability (calibration) diagram and the Brier score.
 
     %(binned_attributes)s
-        Equal-width bins on [0, 1]; a score on an inner edge belongs to the bin below it (as
-        scikit-learn's ``calibration_curve``), the first bin is closed.
+        Equal-width bins on [0, 1] (``strategy="uniform"``) or bins holding about as many
+        examples each, from the smallest to the largest score (``"quantile"``); a score on an
+        inner edge belongs to the bin below it (as scikit-learn's ``calibration_curve``), the
+        first bin is closed. Quantile edges may repeat where many scores tie: the bins between
+        equal edges are empty.
     mean_score : ndarray of float64, shape (b,)
         Mean score of the examples in each bin (NaN for an empty bin).
     observed : ndarray of float64, shape (b,)
@@ -553,12 +556,15 @@ class Reliability(_BinnedDiagram):
     brier : float
         Mean squared difference between score and outcome (0 is perfect; 0.25 is what a constant
         0.5 scores).
+    strategy : {"uniform", "quantile"}
+        How the edges were placed.
     """
 
     mean_score: NDArray[np.float64]
     observed: NDArray[np.float64]
     count: NDArray[np.int64]
     brier: float
+    strategy: str = "uniform"
 
     @property
     def filled(self) -> NDArray[np.bool_]:
@@ -568,14 +574,20 @@ class Reliability(_BinnedDiagram):
 
 @fill_doc(**_BINNED_DOCS)
 def reliability(y_true: ArrayLike, score: ArrayLike, *, bins: int = 10,
-                weight: ArrayLike | None = None, name: str = "") -> Reliability:
-    """Reliability diagram in equal-width bins and the Brier score.
+                weight: ArrayLike | None = None, name: str = "",
+                strategy: str = "uniform") -> Reliability:
+    """Reliability diagram and the Brier score.
 
     %(binned_parameters)s
         Predicted probabilities of the positive class, in [0, 1].
     bins : int
-        Number of equal-width bins on [0, 1] (at least 1).
+        Number of bins (at least 1).
     %(binned_options)s
+    strategy : {"uniform", "quantile"}
+        Equal-width bins on [0, 1], or edges at the scores' quantiles (linear interpolation, as
+        ``numpy.percentile`` and scikit-learn's ``calibration_curve(strategy="quantile")``;
+        with ``weight`` the quantiles of the rows the counts stand for), so that crowded score
+        ranges are not lumped into one bin.
 
     Returns
     -------
@@ -602,7 +614,12 @@ def reliability(y_true: ArrayLike, score: ArrayLike, *, bins: int = 10,
             f"{who} run from {lo:.6g} to {hi:.6g}: a reliability diagram and the Brier score "
             "need predicted probabilities in [0, 1] (these look like ranking scores; every "
             "threshold-based curve still applies).")
-    edges = np.linspace(0.0, 1.0, bins + 1)
+    if strategy == "uniform":
+        edges = np.linspace(0.0, 1.0, bins + 1)
+    elif strategy == "quantile":
+        edges = _weighted_quantiles(s, w, np.linspace(0.0, 1.0, bins + 1))
+    else:
+        raise ParameterError(f"`strategy` must be 'uniform' or 'quantile', got {strategy!r}")
     ids = np.searchsorted(edges[1:-1], s)
     wf = w.astype(np.float64)
     count = np.bincount(ids, weights=wf, minlength=bins)
@@ -616,4 +633,21 @@ def reliability(y_true: ArrayLike, score: ArrayLike, *, bins: int = 10,
         raise ParameterError("no examples: every weight is 0")
     brier = float(np.sum(wf * (s - y) ** 2) / total)
     return Reliability(name=name, edges=edges, mean_score=mean_score, observed=observed,
-                       count=count.round().astype(np.int64), brier=brier)
+                       count=count.round().astype(np.int64), brier=brier, strategy=strategy)
+
+
+def _weighted_quantiles(score: NDArray[np.float64], weight: NDArray[np.int64],
+                        q: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``numpy.percentile(rows, 100 q)`` (linear interpolation) of the rows that ``weight``
+    repeats each score for, without repeating them: position (N - 1) q in the sorted rows,
+    found in the cumulative counts."""
+    order = np.argsort(score, kind="stable")
+    values, counts = score[order], weight[order]
+    keep = counts > 0
+    values, cumulative = values[keep], np.cumsum(counts[keep])
+    position = (cumulative[-1] - 1) * q
+    below = np.floor(position).astype(np.int64)
+    above = np.minimum(below + 1, cumulative[-1] - 1)
+    at_below = values[np.searchsorted(cumulative, below, side="right")]
+    at_above = values[np.searchsorted(cumulative, above, side="right")]
+    return at_below + (position - below) * (at_above - at_below)

@@ -302,3 +302,30 @@ def test_parameter_errors():
         score_histograms([0, 1], [0.1, np.nan])
     with pytest.raises(ParameterError, match="`volume` must be positive"):
         capacity_on_gains(classifier_hull(roc), p_pos=0.5, volume=0.0, capacity=1.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_quantile_reliability_matches_scikit_learn(seed):
+    """Issue 28 item 6: quantile bins as scikit-learn's calibration_curve places them, and
+    score counts give exactly what their rows give."""
+    from sklearn.calibration import calibration_curve
+
+    rng = np.random.default_rng(seed)
+    n = 2000
+    y = rng.random(n) < 0.3
+    s = np.clip(np.round(rng.beta(2, 5, n) + 0.3 * y, 3), 0, 1)
+    rel = reliability(y, s, bins=8, strategy="quantile")
+    observed, mean = calibration_curve(y, s, n_bins=8, strategy="quantile")
+    np.testing.assert_allclose(rel.observed[rel.filled], observed, rtol=1e-12)
+    np.testing.assert_allclose(rel.mean_score[rel.filled], mean, rtol=1e-12)
+    assert rel.count.sum() == n and rel.strategy == "quantile"
+    values, inverse = np.unique(np.stack([s, y]), axis=1, return_inverse=True)
+    w = np.bincount(inverse.ravel())
+    counted = reliability(values[1].astype(bool), values[0], bins=8, weight=w,
+                          strategy="quantile")
+    np.testing.assert_array_equal(counted.edges, rel.edges)
+    np.testing.assert_array_equal(counted.count, rel.count)
+    np.testing.assert_allclose(counted.observed[rel.filled], rel.observed[rel.filled],
+                               rtol=1e-12)
+    with pytest.raises(ParameterError, match="'uniform' or 'quantile'"):
+        reliability(y, s, strategy="kmeans")
