@@ -247,7 +247,16 @@
     let loadCount = 0;      // pages loaded: a page's scripts tell a new page view by it
 
     const path = () => window.location.pathname.replace(/\/$/, "") || "/";
-    const isShared = () => /\/s\/[^/]+$/.test(path());
+    // A read link's pages (/s/<token>, /s/<token>/curves, ...): the viewer holds the link, never
+    // a data set id, and every link stays inside it.
+    const sharedRoot = () => {
+        const m = /^\/s\/([^/]+)/.exec(path());
+        return m ? "/s/" + m[1] : null;
+    };
+    const isShared = () => sharedRoot() !== null;
+    /** The top nav's pages a read link grants and their sub-page (dashboard/shell.py's
+     * SHARED_NAV); the others stay at the link's Explore page, hidden by the server. */
+    const SHARED_NAV = {explore: "", curves: "/curves", choice: "/choice"};
 
     /** The page's view as the server parsed it (the routing callback's `view-state`). */
     function load(state) {
@@ -345,7 +354,7 @@
 
     function flush() {
         dirty = false;
-        const own = search(current);
+        const own = search(current, isShared() ? ["data"] : []);
         const target = window.location.pathname + own + window.location.hash;
         if (target !== window.location.pathname + window.location.search + window.location.hash) {
             window.history.replaceState(window.history.state, "", target);
@@ -355,10 +364,15 @@
     }
 
     function writeNavLinks() {
-        const q = search(current);
+        const root = sharedRoot();
+        const q = search(current, root === null ? [] : ["data"]);
         document.querySelectorAll("a.nav-link[id^='nav-']").forEach((a) => {
-            const base = "/" + a.id.slice(4);
-            const href = base + q;
+            const slug = a.id.slice(4);
+            let href = "/" + slug + q;
+            if (root !== null) {
+                href = Object.prototype.hasOwnProperty.call(SHARED_NAV, slug)
+                    ? root + SHARED_NAV[slug] + q : root;
+            }
             if (a.getAttribute("href") !== href && window.dash_clientside.set_props) {
                 window.dash_clientside.set_props(a.id, {href: href});
             }
@@ -368,7 +382,7 @@
     /** The export link of `kind` (report.html, hull.csv, ...) for the view; null without data. */
     function exportHref(kind, view) {
         view = view || current;
-        if (!view.data) return null;
+        if (!view.data || isShared()) return null;
         return "/api/v1/datasets/" + encodeURIComponent(view.data) + "/" + kind +
             search(view, ["data"]);
     }

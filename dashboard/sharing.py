@@ -38,11 +38,13 @@ from dashboard.storage import AnalysisRecord, DatasetNotFound, DatasetRecord, St
 __all__ = [
     "VIEW_KEYS",
     "AnalysisNotFound",
+    "DataScope",
     "NewAnalysis",
     "NotAuthorized",
     "ShareService",
     "normalise_view",
     "saved_view",
+    "share_reference",
     "token_key",
     "view_to_query",
 ]
@@ -124,6 +126,70 @@ def saved_view(saved: Mapping[str, Any]) -> View:
 def view_to_query(view: Mapping[str, Any]) -> dict[str, list[str]]:
     """The saved view as Explore's URL query (the shape ``parse_qs`` gives)."""
     return {key: [text] for key, text in saved_view(view).to_query().items()}
+
+
+# --- what a page's data reference grants ------------------------------------------------------
+#
+# A page keeps its data set in the browser as a *reference*: the owner's upload handle, or,
+# inside a read link (/s/<token>), ``share:<token>``: the capability the viewer already holds.
+# The read-only handle behind a link never reaches the viewer's browser; ShareService.scope is
+# the one place that turns a reference into the handle the server reads through.
+
+SHARE_PREFIX = "share:"
+
+
+def share_reference(token: str) -> str:
+    """The data reference the pages of the read link ``/s/<token>`` keep in the browser."""
+    return SHARE_PREFIX + token
+
+
+@dataclass(frozen=True)
+class DataScope:
+    """What a page's data reference grants, resolved on the server.
+
+    Attributes
+    ----------
+    reference : str
+        What the browser holds (an upload handle, or ``share:<token>``).
+    data_id : str
+        The handle the server reads the data through; for a read link its read-only handle,
+        which is never sent back to the browser.
+    read_only : bool
+        Reached through a read link (or a read-only handle): what-ifs answer from the thinned
+        curves the link shows, never from the data's exact scores.
+    classifiers : tuple of str or None
+        The classifiers the reference may show (those the owner's saved view ticks); None: all.
+    saved_pins : tuple of (str, float)
+        The owner's saved pins (the owner shared them exactly as saved).
+    """
+
+    reference: str
+    data_id: str
+    read_only: bool = False
+    classifiers: tuple[str, ...] | None = None
+    saved_pins: tuple[tuple[str, float], ...] = ()
+
+    def allowed(self, names: list[str]) -> list[str]:
+        """``names`` (a data set's classifiers, in order) that this scope may show."""
+        if self.classifiers is None:
+            return list(names)
+        granted = set(self.classifiers)
+        return [n for n in names if n in granted]
+
+    @property
+    def revision(self) -> str:
+        """A stable name of the data on screen for the figures' ``uirevision`` (no handle:
+        a read link's figures name it by a digest of its reference)."""
+        if not self.read_only:
+            return self.data_id
+        return "shared-" + hashlib.sha256(self.reference.encode()).hexdigest()[:16]
+
+
+def _scope_of_view(reference: str, data_id: str, view: View | None) -> DataScope:
+    if view is None:        # the analysis went meanwhile: nothing of it is granted
+        return DataScope(reference, data_id, True, ())
+    return DataScope(reference, data_id, True, tuple(view.models) if view.models else None,
+                     tuple(view.pins or ()))
 
 
 # --- the service -------------------------------------------------------------------------------
@@ -217,6 +283,56 @@ class ShareService:
             raise AnalysisNotFound("This link does not lead to a saved analysis: it was "
                                    "deleted, it expired, or it was mistyped.")
         return record
+
+    def scope(self, reference: object) -> DataScope:
+        """What a page's data reference grants: the one resolver every page's callbacks use.
+
+        ``share:<token>`` (a read link's pages) resolves to the analysis's read-only handle,
+        read-only, limited to the classifiers its saved view shows; an upload handle to itself
+        with everything; a read-only handle (the API's) to its analysis's scope.
+
+        Raises
+        ------
+        AnalysisNotFound
+            A share reference whose link is gone (deleted, expired, replaced, revoked).
+        DatasetNotFound
+            Anything else that names no live data set.
+        """
+        if isinstance(reference, str) and reference.startswith(SHARE_PREFIX):
+            record = self.open(reference[len(SHARE_PREFIX):])
+            return _scope_of_view(reference, record.dataset_id, saved_view(record.view))
+        if not isinstance(reference, str) or not reference:
+            raise DatasetNotFound("no data set is open")
+        info = self.store.info(reference)
+        if info is None:
+            raise DatasetNotFound(f"no data set with id '{reference}' is stored here; "
+                                  "upload the file again")
+        if info.read_only:
+            return _scope_of_view(reference, reference, self.saved_view_of(info))
+        return DataScope(reference, reference)
+
+    def page_ref(self, ref: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """A page's reference store (``{"id": <reference>, "models": [...], ...}``) with
+        ``id`` resolved to the handle to read (:meth:`scope`), ``models`` (and a ``view``'s)
+        limited to what the scope grants, ``shared`` set for a read-only scope and
+        ``revision`` (:attr:`DataScope.revision`) for the figures; None when it resolves to
+        nothing. For callbacks only: its result never goes back to the browser."""
+        if not ref or not ref.get("id"):
+            return None
+        try:
+            scope = self.scope(ref["id"])
+        except CostdashError:       # gone, never there, or the database is down
+            return None
+        out = {**ref, "id": scope.data_id, "shared": bool(ref.get("shared")) or scope.read_only,
+               "revision": scope.revision}
+        if scope.classifiers is not None:
+            granted = list(scope.classifiers)
+            out["models"] = [m for m in ref.get("models") or () if m in granted] or granted
+            if isinstance(ref.get("view"), Mapping):
+                view = dict(ref["view"])
+                view["models"] = [m for m in view.get("models") or () if m in granted] or granted
+                out["view"] = view
+        return out
 
     def saved_view_of(self, record: DatasetRecord) -> View | None:
         """The saved view a read-only handle belongs to (None for an upload's handle, or when

@@ -10,6 +10,7 @@ the browser's one view object (``assets/viewstate.js``) keeps the links and the 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -18,9 +19,13 @@ from dash import ClientsideFunction, Dash, Input, Output, State, dcc, html, no_u
 from dashboard import ids
 from dashboard.pages import PAGES, Page, page_for, page_module
 from dashboard.services import Services
-from dashboard.sharing import AnalysisNotFound, view_to_query
+from dashboard.sharing import AnalysisNotFound, share_reference, view_to_query
 from dashboard.storage import StorageUnavailable
 from dashboard.viewstate import page_view
+
+
+BRAND = "brand-link"
+"""The top bar's name, a link home (inside a read link: the link's own Explore page)."""
 
 
 def shell_layout() -> html.Div:
@@ -32,7 +37,7 @@ def shell_layout() -> html.Div:
         dcc.Store(id=ids.VIEW_STATE),
         dcc.Store(id=ids.VIEW_LOADED),
         html.Header(className="topbar", children=[
-            html.A(className="brand", href="/explore", children=[
+            html.A(className="brand", href="/explore", id=BRAND, children=[
                 html.Span("costdash", className="brand-name"),
                 html.Span("choose a classifier when costs and priors are uncertain",
                           className="brand-tag")]),
@@ -56,6 +61,18 @@ def not_found(pathname: str) -> html.Div:
 SHARED_PAGES = ("", "curves", "choice")
 """The pages a read-only link shows: ``/s/<token>`` (Explore), ``/s/<token>/curves`` and
 ``/s/<token>/choice`` (Threshold choice)."""
+
+SHARED_NAV = {"explore": "", "curves": "curves", "choice": "choice"}
+"""The top nav's pages a read link grants, by page slug, and their sub-page of ``/s/<token>``;
+the others are not offered inside a read link (assets/viewstate.js keeps the same table)."""
+
+
+def shared_path(pathname: str | None) -> tuple[str, str] | None:
+    """``(token, sub-page)`` of a read link's path ``/s/<token>[/<sub>]``; None for others."""
+    if not pathname or not pathname.startswith("/s/"):
+        return None
+    token, _, sub = pathname[3:].rstrip("/").partition("/")
+    return token, sub
 
 
 def shared_views(token: str, sub: str) -> html.Nav:
@@ -119,10 +136,16 @@ def shared_content(token: str, query: dict[str, list[str]], services: Services,
         return html.Div(className=ERROR_PAGE, children=[
             html.H1("The database is not reachable right now"),
             html.P("Nothing was lost; the link will work again once it is back.")]), {}
-    merged = {**view_to_query(record.view), **query}
+    # The viewer's own query may not name a data set: the link's analysis is the data.
+    merged = {**view_to_query(record.view),
+              **{k: v for k, v in query.items() if k != "data"}}
     page = {"curves": curves, "choice": choice}.get(sub, explore)
+    # The pages see the record with the link's data reference in place of its read-only
+    # handle: that reference (the share token the viewer holds anyway) is all the browser
+    # gets, and every callback resolves it on the server (ShareService.scope).
+    seen = replace(record, dataset_id=share_reference(token))
     return html.Div([shared_views(token, sub), *link_gone_note(),
-                     page.layout(merged, services, shared=record)]), merged
+                     page.layout(merged, services, shared=seen)]), merged
 
 
 def routed(pathname: str | None, search: str | None, services: Services
@@ -130,10 +153,12 @@ def routed(pathname: str | None, search: str | None, services: Services
     """The page content for a location, the nav links' classes (the current one marked) and
     the query the page shows (a shared link's saved view under its own query)."""
     query = parse_qs((search or "").lstrip("?"), keep_blank_values=True)
-    if pathname and pathname.startswith("/s/"):
-        token, _, sub = pathname[3:].rstrip("/").partition("/")
+    shared = shared_path(pathname)
+    if shared is not None:
+        token, sub = shared
         content, shown = shared_content(token, query, services, sub)
-        return content, ["nav-link" for _ in PAGES], shown
+        return content, ["nav-link" + (" active" if SHARED_NAV.get(p.slug) == sub else "")
+                         for p in PAGES], shown
     page: Page | None = page_for(pathname)
     classes = ["nav-link" + (" active" if page is p else "") for p in PAGES]
     if page is None:
@@ -154,15 +179,38 @@ def view_state(pathname: str, query: dict[str, list[str]]) -> dict[str, Any]:
     return {"path": pathname, "view": view.to_json(), "problems": list(problems)}
 
 
-def nav_hrefs(query: dict[str, list[str]]) -> list[str]:
-    """Every nav link with the whole view of the page (the browser keeps them current)."""
+def nav_hrefs(query: dict[str, list[str]], pathname: str | None = None) -> list[str]:
+    """Every nav link with the whole view of the page (the browser keeps them current).
+
+    Inside a read link (``pathname`` under ``/s/<token>``) each link stays in it: the pages
+    it grants at ``/s/<token>[/<sub>]`` with the view (never a data set), the others at the
+    link's Explore page (and hidden, :func:`nav_styles`)."""
     view, _ = page_view(query)
-    return [p.path + view.to_search() for p in PAGES]
+    shared = shared_path(pathname)
+    if shared is None:
+        return [p.path + view.to_search() for p in PAGES]
+    root = f"/s/{shared[0]}"
+    search = replace(view, data=None).to_search()
+    return [root + (f"/{SHARED_NAV[p.slug]}" if SHARED_NAV[p.slug] else "") + search
+            if p.slug in SHARED_NAV else root for p in PAGES]
+
+
+def nav_styles(pathname: str | None) -> list[dict[str, str] | None]:
+    """The nav links' styles: inside a read link the pages it does not grant are not offered."""
+    if shared_path(pathname) is None:
+        return [None for _ in PAGES]
+    return [None if p.slug in SHARED_NAV else {"display": "none"} for p in PAGES]
+
+
+def brand_href(pathname: str | None) -> str:
+    shared = shared_path(pathname)
+    return "/explore" if shared is None else f"/s/{shared[0]}"
 
 
 def _outputs(path: str, search: str | None, services: Services) -> tuple:
     content, classes, query = routed(path, search, services)
-    return content, *classes, *nav_hrefs(query), view_state(path, query)
+    return (content, *classes, *nav_hrefs(query, path), *nav_styles(path), brand_href(path),
+            view_state(path, query))
 
 
 def route_outputs(path: str, search: str | None, services: Services) -> tuple:
@@ -196,6 +244,8 @@ def register_routing(app: Dash, services: Services) -> None:
     @app.callback(Output(ids.PAGE_CONTENT, "children"),
                   [Output(f"nav-{p.slug}", "className") for p in PAGES],
                   [Output(f"nav-{p.slug}", "href") for p in PAGES],
+                  [Output(f"nav-{p.slug}", "style") for p in PAGES],
+                  Output(BRAND, "href"),
                   Output(ids.VIEW_STATE, "data"),
                   Input(ids.URL, "pathname"), Input(ids.URL, "search"))
     def _route(pathname, search):

@@ -358,6 +358,7 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
                 p_pos: Any, cost_fn: Any, cost_fp: Any, capacity: Any) -> CurvesOutputs:
     """Everything on the page for a data set, the view's selection and pins, the conditions and
     the capacity. An empty p(+) box is the data's prevalence (and is filled in)."""
+    ref = services.sharing.page_ref(ref)    # a read link's reference -> its handle and scope
     if not ref or not ref.get("id"):
         return CurvesOutputs(message=NO_DATA, data_id=None)
     typed, problems = check_fields({"p_pos": p_pos, "cost_fn": cost_fn, "cost_fp": cost_fp,
@@ -397,7 +398,7 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
     # At the data's prevalence precision is the test set's own TP / (TP + FP).
     prior_arg = None if typed["p_pos"] in (None, prevalence) else condition.p_pos
     index = {name: entries[name]["index"] for name in names}
-    revision = f"{ref['id']}:{','.join(shown)}"
+    revision = f"{ref['revision']}:{','.join(shown)}"
 
     rocs = [roc_from_entry(entries[n]) for n in shown]
     prs = [pr_curve(r, p_pos=prior_arg) for r in rocs]

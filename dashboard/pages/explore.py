@@ -36,6 +36,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+
+import numpy as np
 from dataclasses import replace
 from typing import Any
 
@@ -49,7 +51,7 @@ from costdash.criteria import (MixedOperatingPoint, SingleThreshold, neyman_pear
 from costdash.demo import DEMOS
 from costdash.errors import CostdashError, ParameterError
 from costdash.pinned import pin_threshold
-from costdash.roc import roc_of
+from costdash.roc import RocCurve, roc_of
 from costdash.view import MAX_PINS, field_named
 from dashboard import ids
 from dashboard.services import Services
@@ -73,6 +75,7 @@ from dashboard.figures.axes import fpr_floor
 from dashboard.figures.common import LEGEND_MAX, graph_config
 from dashboard.figures.palette import classifier_style
 from dashboard.figures.ranges import ranges_figure, ranges_height
+from dashboard.sharing import DataScope
 from dashboard.storage import AnalysisRecord, DatasetNotFound, valid_id
 from dashboard.viewmodel import client_model, pin_grid, pinned_entry
 from dashboard.viewstate import page_view, problems_note
@@ -84,7 +87,10 @@ def layout(query: dict[str, list[str]], services: Services, *,
     """The Explore page, initialised from the URL query.
 
     With ``shared`` (a saved analysis opened by its read-only link) the data comes from the
-    analysis, the upload and share controls are hidden and a banner says it is read-only.
+    analysis, the upload and share controls are hidden and a banner says it is read-only. Its
+    ``dataset_id`` is then the link's data reference (``share:<token>``, from the shell), never
+    a handle: the page's stores hold only that, and the callbacks resolve it on the server
+    (:meth:`dashboard.sharing.ShareService.scope`).
     """
     s, problems = page_view(query)
     if shared is not None:
@@ -198,10 +204,12 @@ def load_view(services: Services, ref: dict[str, Any] | None, models: list[str] 
     if not ref or not ref.get("id"):
         return ViewOutputs()
     try:
-        full = services.views.full(ref["id"])
+        scope = services.sharing.scope(ref["id"])
+        full = services.views.full(scope.data_id)
     except (DatasetNotFound, CostdashError) as exc:
         return ViewOutputs(error=str(exc))
-    names = [c["name"] for c in full["classifiers"]]
+    # A read link shows the classifiers its owner ticked, and nothing of the others.
+    names = scope.allowed([c["name"] for c in full["classifiers"]])
     if triggered == ids.MODELS_INPUT:
         wanted = [m for m in names if m in set(models or [])]
     elif ref.get("models"):
@@ -210,7 +218,11 @@ def load_view(services: Services, ref: dict[str, Any] | None, models: list[str] 
         wanted = names
     if not wanted:
         return ViewOutputs(error="Select at least one classifier.")
-    view = services.views.view(ref["id"], wanted)
+    view = services.views.view(scope.data_id, wanted)
+    if scope.read_only:
+        # The figures' uirevision and the browser's view model name the data: for a read
+        # link by a digest of its reference, never by its handle.
+        view = {**view, "id": scope.revision}
     colors = classifier_colors(names)
     # Plain-text labels: component labels in a Checklist whose options change break Dash 4.4.1's
     # renderer ("Cannot read properties of undefined (reading 'props')" in recordUiEdit).
@@ -221,7 +233,7 @@ def load_view(services: Services, ref: dict[str, Any] | None, models: list[str] 
     client = client_model(view, colors)
     client["styles"] = [{"name": c["name"], "index": c["index"],
                          **classifier_style(c["index"]).as_json()}
-                        for c in full["classifiers"]]
+                        for c in full["classifiers"] if c["name"] in names]
     roc = roc_figure(view, log_fpr_scale=log_fpr, hull_only=hull_only, legend=legend)
     cost = cost_figure(view, lines=lines, max_lines=services.settings.max_cost_lines,
                        log_pc_scale=log_pc, hull_only=hull_only, legend=legend)
@@ -238,7 +250,8 @@ def load_view(services: Services, ref: dict[str, Any] | None, models: list[str] 
         client=client,
         key={"id": ref["id"], "models": None if wanted == names else wanted},
         options=options, models=wanted, info=dataset_text(view), error="",
-        current={"id": ref["id"], "name": full["name"]})
+        # The data set last opened, for the other pages: never a read link's.
+        current=no_update if scope.read_only else {"id": ref["id"], "name": full["name"]})
 
 
 VIEW_LOAD_INPUTS = ((ids.DATASET_REF, "data"), (ids.MODELS_INPUT, "value"),
@@ -263,10 +276,51 @@ def cached_view(services: Services, ref: dict[str, Any] | None, models: list[str
                          log_fpr=flags[2], log_pc=flags[3]).as_tuple()
     if not ref or not ref.get("id"):
         return outputs()
+    try:
+        scope = services.sharing.scope(ref["id"])
+    except CostdashError:
+        return outputs()        # its error line, not kept
+    current = ViewOutputs.OUTPUTS.index("current")
+    error = ViewOutputs.OUTPUTS.index("error")
+
+    def kept() -> tuple:
+        # A read link's reply leaves the last data set opened alone (no_update, which has no
+        # JSON: kept as None and put back below).
+        out = outputs()
+        return tuple(None if i == current and o is no_update else o for i, o in enumerate(out))
+    # Keyed by the handle read (deleting it drops the entry); the reference is in the parts.
     parts = [ref, models if triggered == ids.MODELS_INPUT else None, flags,
              triggered == ids.MODELS_INPUT]
-    return tuple(services.views.payload(str(ref["id"]), "explore-view", parts, outputs,
-                                        keep=lambda out: all(o is not no_update for o in out)))
+    out = tuple(services.views.payload(scope.data_id, "explore-view", parts, kept,
+                                       keep=lambda o: o[error] == ""))
+    if scope.read_only:
+        out = (*out[:current], no_update, *out[current + 1:])
+    return out
+
+
+def key_scope(services: Services, key: dict[str, Any]) -> tuple[DataScope, list[str] | None]:
+    """What the page's ``view-key`` (``{"id": reference, "models"}``) grants, and the
+    classifiers its callbacks compute over (None: all): for a read link only those its owner
+    ticked. Raises :class:`~costdash.errors.CostdashError` when the reference is dead."""
+    scope = services.sharing.scope(key["id"])
+    models = key.get("models")
+    if scope.classifiers is None:
+        return scope, models
+    names = scope.allowed([c["name"] for c in services.views.full(scope.data_id)["classifiers"]])
+    return scope, [m for m in models or names if m in names] or names
+
+
+def thinned_roc(entry: dict[str, Any]) -> RocCurve:
+    """The thinned ROC curve a view-model entry holds (at most ``max_roc_points`` points: what
+    a read link shows), as counts (rates are count / total, so rounding gives them back)."""
+    n_pos, n_neg = int(entry["n_pos"]), int(entry["n_neg"])
+    roc = entry["roc"]
+    return RocCurve(name=entry["name"],
+                    tp=np.rint(np.asarray(roc["tpr"], dtype=np.float64) * n_pos).astype(np.int64),
+                    fp=np.rint(np.asarray(roc["fpr"], dtype=np.float64) * n_neg).astype(np.int64),
+                    threshold=np.array([np.nan if t is None else t for t in roc["threshold"]],
+                                       dtype=np.float64),
+                    n_pos=n_pos, n_neg=n_neg)
 
 
 def _finite(*values: Any) -> bool:
@@ -290,7 +344,8 @@ def sensitivity_result(services: Services, key: dict[str, Any] | None, on: bool,
         return {"error": "Give both ends of every range."}
     tp, tn = (c if _finite(c) else 0.0 for c in correct)
     try:
-        hull = services.views.hull(key["id"], key.get("models"))
+        scope, models = key_scope(services, key)
+        hull = services.views.hull(scope.data_id, models)
         r = sensitivity(hull, p, fn, fp, cost_tp=tp, cost_tn=tn)
     except CostdashError as exc:
         return {"error": str(exc)}
@@ -313,7 +368,8 @@ def constraint_result(services: Services, key: dict[str, Any] | None,
     if not request or not key:
         return None
     try:
-        hull = services.views.hull(key["id"], key.get("models"))
+        scope, models = key_scope(services, key)
+        hull = services.views.hull(scope.data_id, models)
     except CostdashError as exc:
         return {"np": {"error": str(exc)}}
     out: dict[str, Any] = {}
@@ -354,7 +410,8 @@ def single_threshold_result(services: Services, key: dict[str, Any] | None,
 
     Exact: over every ROC point of the ticked classifiers, so the data set is read (once for
     both) on a cache miss; cached per data set, ticked classifiers and constraint. A separate
-    callback from the mixes', so a large data set never delays them.
+    callback from the mixes', so a large data set never delays them. Through a read link it
+    answers from the thinned curves the link shows (never a point beyond them).
     """
     if not constraints or not key or not key.get("id"):
         return None
@@ -367,12 +424,17 @@ def single_threshold_result(services: Services, key: dict[str, Any] | None,
                              cap_point["n_neg"])
     if not specs:
         return None
-    models = key.get("models")
+    try:
+        scope, models = key_scope(services, key)
+    except CostdashError as exc:
+        return {name: {"error": str(exc)} for name in specs}
+    if scope.read_only:
+        return _single_thinned(services, scope, models, specs)
     out: dict[str, Any] = {}
     missing: dict[str, tuple[tuple, str]] = {}
     for name, spec in specs.items():
         digest = hashlib.sha256(json.dumps([models, spec]).encode()).hexdigest()[:32]
-        cache_key = f"single:v{SINGLE_CACHE_VERSION}:{key['id']}:{digest}"
+        cache_key = f"single:v{SINGLE_CACHE_VERSION}:{scope.data_id}:{digest}"
         text = services.views.cache.get(cache_key)
         if text:
             out[name] = json.loads(text)
@@ -381,25 +443,46 @@ def single_threshold_result(services: Services, key: dict[str, Any] | None,
     if not missing:
         return out
     try:
-        dataset = services.store.get(key["id"])
+        dataset = services.store.get(scope.data_id)
     except CostdashError as exc:
         return {**out, **{name: {"error": str(exc)} for name in missing}}
     wanted = set(models) if models else None
     rocs = [roc_of(c) for c in (*dataset.scored, *dataset.counted)
             if wanted is None or c.name in wanted]
     for name, (spec, cache_key) in missing.items():
-        try:
-            point = (single_threshold_neyman_pearson(rocs, spec[1]) if spec[0] == "np" else
-                     single_threshold_workforce(rocs, capacity=spec[1], n_pos=spec[2],
-                                                n_neg=spec[3]))
-            # The constraint it answers, so the page never shows it beside another one's mix.
-            entry = {**_single(point), "limit": spec[1],
-                     **({"n_pos": spec[2]} if spec[0] == "capacity" else {})}
-        except CostdashError as exc:
-            entry = {"error": str(exc)}
+        entry = _single_entry(rocs, spec)
         services.views.cache.set(cache_key, json.dumps(entry, allow_nan=False))
         out[name] = entry
     return out
+
+
+def _single_entry(rocs: list[RocCurve], spec: tuple) -> dict[str, Any]:
+    """The best single threshold of ``rocs`` under one constraint ``spec`` (``("np", limit)``
+    or ``("capacity", limit, n_pos, n_neg)``), with the constraint it answers (so the page
+    never shows it beside another one's mix), or its error."""
+    try:
+        point = (single_threshold_neyman_pearson(rocs, spec[1]) if spec[0] == "np" else
+                 single_threshold_workforce(rocs, capacity=spec[1], n_pos=spec[2],
+                                            n_neg=spec[3]))
+    except CostdashError as exc:
+        return {"error": str(exc)}
+    return {**_single(point), "limit": spec[1],
+            **({"n_pos": spec[2]} if spec[0] == "capacity" else {})}
+
+
+def _single_thinned(services: Services, scope: DataScope, models: list[str] | None,
+                    specs: dict[str, tuple]) -> dict[str, Any]:
+    """:func:`single_threshold_result` through a read link: over the thinned curves of the
+    cached view model (what the link already shows), so no reply holds a point, score or count
+    the link's curves do not (cheap: no cache entry of its own)."""
+    try:
+        full = services.views.full(scope.data_id)
+    except CostdashError as exc:
+        return {name: {"error": str(exc)} for name in specs}
+    wanted = set(models) if models else set(scope.allowed([c["name"]
+                                                            for c in full["classifiers"]]))
+    rocs = [thinned_roc(c) for c in full["classifiers"] if c["name"] in wanted]
+    return {name: _single_entry(rocs, spec) for name, spec in specs.items()}
 
 
 def pin_grid_result(services: Services, key: dict[str, Any] | None,
@@ -409,11 +492,12 @@ def pin_grid_result(services: Services, key: dict[str, Any] | None,
     if not key or not key.get("id") or not model:
         return None
     try:
-        full = services.views.full(key["id"])
+        scope = services.sharing.scope(key["id"])
+        full = services.views.full(scope.data_id)
     except CostdashError as exc:
         return {"model": model, "threshold": [], "fpr": [], "tpr": [], "error": str(exc)}
     entry = next((c for c in full["classifiers"] if c["name"] == model), None)
-    if entry is None:
+    if entry is None or not scope.allowed([model]):
         return None
     grid = pin_grid(entry)
     if not grid["threshold"]:
@@ -439,6 +523,11 @@ def pinned_result(services: Services, key: dict[str, Any] | None,
     set, classifier and threshold; a miss reads the data set once for all the pins it needs), or
     ``{"model", "threshold", "error"}`` when its classifier is not in the data set or not ticked.
     Only counts and rates reach the browser, never scores.
+
+    Through a read link (a read-only scope) a viewer's pin answers from the thinned curve the
+    link already shows: the thinned point at or above its threshold (at most
+    ``max_roc_points`` distinct answers per classifier, however many pins are tried); only the
+    owner's saved pins, which the owner shared as they are, answer exactly.
     """
     if not key or not key.get("id") or not state or not state.get("pins"):
         return []
@@ -449,11 +538,13 @@ def pinned_result(services: Services, key: dict[str, Any] | None,
     except ParameterError as exc:
         return [{"model": "", "threshold": None, "error": str(exc)}]
     try:
-        full = services.views.full(key["id"])
+        scope = services.sharing.scope(key["id"])
+        full = services.views.full(scope.data_id)
     except CostdashError as exc:
         return [{"model": n, "threshold": t, "error": str(exc)} for n, t in pins]
-    names = [c["name"] for c in full["classifiers"]]
+    names = scope.allowed([c["name"] for c in full["classifiers"]])
     ticked = set(key.get("models") or names)
+    thinned: dict[str, RocCurve] = {}
     out: list[dict[str, Any] | None] = []
     missing: dict[int, tuple[str, float, str]] = {}
     for name, threshold in pins:
@@ -463,15 +554,23 @@ def pinned_result(services: Services, key: dict[str, Any] | None,
         elif name not in ticked:
             out.append({"model": name, "threshold": threshold,
                         "error": f"{name} is not ticked under Classifiers."})
+        elif scope.read_only and (name, threshold) not in scope.saved_pins:
+            if name not in thinned:
+                thinned[name] = thinned_roc(next(c for c in full["classifiers"]
+                                                 if c["name"] == name))
+            try:
+                out.append(pinned_entry(pin_threshold(thinned[name], threshold)))
+            except CostdashError as exc:
+                out.append({"model": name, "threshold": threshold, "error": str(exc)})
         else:
-            cache_key = _pin_cache_key(key["id"], name, threshold)
+            cache_key = _pin_cache_key(scope.data_id, name, threshold)
             text = services.views.cache.get(cache_key)
             out.append(json.loads(text) if text else None)
             if text is None:
                 missing[len(out) - 1] = (name, threshold, cache_key)
     if missing:
         try:
-            dataset = services.store.get(key["id"])
+            dataset = services.store.get(scope.data_id)
         except CostdashError as exc:
             for i, (name, threshold, _) in missing.items():
                 out[i] = {"model": name, "threshold": threshold, "error": str(exc)}

@@ -220,7 +220,7 @@ def test_a_read_only_link_shows_the_page_without_recording_the_data(services,
     content, _ = route(f"/s/{token}/choice", "", services)
     assert find(content, "shared-view-choice") is not None
     ref = find(content, ids.CHOICE_REF).data
-    assert ref["id"] == new.record.dataset_id and ref["shared"] is True
+    assert ref["id"] == f"share:{token}" and ref["shared"] is True     # no handle (issue 22)
     assert find(content, ids.CHOICE_DATA_ID).data is None
     assert record.id not in str(content.to_plotly_json())
     out = choice.choice_view(services, ref, "", None, None)

@@ -221,7 +221,7 @@ def test_a_read_only_link_shows_curves_without_recording_the_data(services, brea
     assert find(content, "shared-view-explore").href == f"/s/{token}"
     assert find(content, "curves-p-pos").value == 0.3          # the viewer's what-if
     ref = find(content, "curves-ref").data
-    assert ref["id"] == new.record.dataset_id and ref["shared"] is True
+    assert ref["id"] == f"share:{token}" and ref["shared"] is True     # no handle (issue 22)
     assert ref["models"] == ["gbm", "logreg"] and ref["pins"] == [["gbm", 0.5]]
     assert find(content, "curves-data-id").data is None          # never in the address
     text = str(content.to_plotly_json())

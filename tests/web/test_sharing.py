@@ -245,9 +245,10 @@ def test_read_only_layout_has_the_saved_view_and_no_secrets(services, breast_can
     assert "shared-banner" in text and "share-button" not in text
     assert '"p-pos-input"' in text and '"value": 0.2' in text
     assert '"cost-fn-input"' in text and '"value": 10.0' in text
-    # The page loads the data through the analysis's own read-only handle, never through
-    # the uploader's (issue 11, finding 3).
-    assert new.record.dataset_id in text and record.id not in text
+    # The page keeps the link's data reference, neither the uploader's handle (issue 11,
+    # finding 3) nor the analysis's read-only handle (issue 22, finding 1).
+    assert f'"share:{new.record.share_token}"' in text
+    assert new.record.dataset_id not in text and record.id not in text
     # A query string varies the view for this visit only.
     content, _ = route(f"/s/{new.record.share_token}", "?p_pos=0.4", services)
     assert '"value": 0.4' in json.dumps(content.to_plotly_json(),
