@@ -315,16 +315,21 @@ class ShareService:
         """A page's reference store (``{"id": <reference>, "models": [...], ...}``) with
         ``id`` resolved to the handle to read (:meth:`scope`), ``models`` (and a ``view``'s)
         limited to what the scope grants, ``shared`` set for a read-only scope and
-        ``revision`` (:attr:`DataScope.revision`) for the figures; None when it resolves to
-        nothing. For callbacks only: its result never goes back to the browser."""
+        ``revision`` (:attr:`DataScope.revision`) for the figures and ``home``, the address of
+        Explore for its links (a read link's own page: its pages never link out of it); None
+        when it resolves to nothing. For callbacks only: its ``id`` never goes back to the
+        browser."""
         if not ref or not ref.get("id"):
             return None
         try:
             scope = self.scope(ref["id"])
         except CostdashError:       # gone, never there, or the database is down
             return None
+        reference = str(ref["id"])
+        home = ("/s/" + reference[len(SHARE_PREFIX):] if reference.startswith(SHARE_PREFIX)
+                else "/explore")
         out = {**ref, "id": scope.data_id, "shared": bool(ref.get("shared")) or scope.read_only,
-               "revision": scope.revision}
+               "revision": scope.revision, "home": home}
         if scope.classifiers is not None:
             granted = list(scope.classifiers)
             out["models"] = [m for m in ref.get("models") or () if m in granted] or granted

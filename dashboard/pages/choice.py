@@ -362,12 +362,13 @@ def _beta_choices(summary: dict[str, Any]) -> list:
         f" ({mm['max_regret']:.4f})."])]
 
 
-def robust_panel(summary: dict[str, Any]) -> list:
-    """The minimax-regret and Bayes choices, the worst corner, switching and the policy."""
+def robust_panel(summary: dict[str, Any], home: str = "/explore") -> list:
+    """The minimax-regret and Bayes choices, the worst corner, switching and the policy
+    (``home``: Explore's address, inside a read link the link's own)."""
     robust = summary.get("robust")
     if robust is None:
         return [html.P([summary.get("robust_refused") or "No robust choice.", " ",
-                        dcc.Link("Set ranges on Explore", href="/explore"), "."],
+                        dcc.Link("Set ranges on Explore", href=home), "."],
                        className="note"), *_beta_choices(summary)]
     unit = summary.get("unit") or ""
     box, mm, by, sw = robust["box"], robust["minimax_regret"], robust["bayes"], \
@@ -473,7 +474,7 @@ def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any
         html.B(_num(cond["cost_fn"])), ", C(+|−) = ", html.B(_num(cond["cost_fp"])),
         " → PC(+) = ", html.B(_num(cond["pc"]), id=ids.CHOICE_PC), ". Expected losses with ",
         _beta_words(summary["beta"]), ". ",
-        dcc.Link("Change them on Explore", href="/explore"), "."]
+        dcc.Link("Change them on Explore", href=ref["home"]), "."]
     out.cost = threshold_choice_figure(
         summary["classifiers"], index, pc_now=cond["pc"],
         box_pc=None if robust is None else robust["pc_range"],
@@ -490,7 +491,7 @@ def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any
     out.dca = decision_curve_figure(summary["decision_curves"], index,
                                     uirevision=f"{ref['revision']}:dca")
     out.dca_note = dca_note(summary)
-    out.robust = robust_panel(summary)
+    out.robust = robust_panel(summary, ref["home"])
     return out
 
 
