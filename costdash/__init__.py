@@ -77,6 +77,14 @@ _LAZY = {
     "pr_hull": "costdash.curves",
     "reliability": "costdash.curves",
     "score_histograms": "costdash.curves",
+    # issue 25: the prior in production (watch lives in costdash.monitor: a submodule named
+    # ``watch`` would shadow the function)
+    "PrevalenceEstimate": "costdash.prevalence",
+    "estimate_prevalence": "costdash.prevalence",
+    "Watch": "costdash.monitor",
+    "watch": "costdash.monitor",
+    "WatchPeriod": "costdash.monitor",
+    "watch_to_dict": "costdash.monitor",
 }
 
 
@@ -102,6 +110,12 @@ __all__ = [
     "brier_score",
     "cross_fit",
     "calibrate_classifier",
+    "PrevalenceEstimate",
+    "estimate_prevalence",
+    "Watch",
+    "WatchPeriod",
+    "watch",
+    "watch_to_dict",
     "ALL_NEGATIVE",
     "ALL_POSITIVE",
     "Analysis",

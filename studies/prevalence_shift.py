@@ -1,0 +1,166 @@
+"""How well ``costdash.estimate_prevalence`` and ``costdash.watch`` read p(+) in production.
+
+Design (issue 25): a labelled reference of 5,000 rows at prevalence 0.3; production samples of
+1,000 / 10,000 / 100,000 rows at prevalence 0.01, 0.05, 0.2 and 0.5 (labels drawn Bernoulli, the
+target is the population prior); two score families:
+
+* ``binormal``: negatives N(0, 1), positives N(1.5, 1): the log-odds are linear in the score, so
+  Platt scaling is the true calibration ("a well-calibrated classifier");
+* ``beta``: negatives Beta(2, 5), positives Beta(5, 2): the log-odds are 3·logit(s), which Platt
+  on the raw score only approximates (a miscalibrated map, as real models have).
+
+For every reference set both methods are fitted once (``em`` with Platt, ``acc`` at the threshold
+the policy deploys at p(+) 0.3 with unit costs) and read every production sample, at the
+package's defaults (200 bootstrap replicates, level 0.9). Per design: mean absolute error, bias,
+coverage of the nominal 90 % interval and its mean width.
+
+Alerts (at 10,000 rows, unit costs so PC(+) = p(+)): for each set and production prevalence two
+deployed choices are watched, the one the policy picks at p(+) 0.3 and the one it picks at the
+true prevalence; a watched period counts as *inside* when the true PC(+) lies in the deployed
+choice's ``valid_pc`` and *far* when it lies 0.05 or more outside it. The issue asks for alerts
+in at most 5 % of inside periods and at least 90 % of far ones.
+
+Run ``nice -n 15 python studies/prevalence_shift.py [--sets 300] [--seed 0] [--csv FILE]``; the
+published run and its table are in docs/production.md. Separate random streams for the data and
+for the bootstrap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+import time
+from collections import defaultdict
+
+import numpy as np
+
+try:
+    from costdash.analysis import analyze
+except ModuleNotFoundError:  # run from a checkout without installing the package
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from costdash.analysis import analyze
+from costdash.conditions import OperatingCondition
+from costdash.dataset import Dataset, ScoredClassifier
+from costdash.prevalence import reference_model
+from costdash.monitor import deployed_choice
+
+FAMILIES = ("binormal", "beta")
+SIZES = (1_000, 10_000, 100_000)
+PREVALENCES = (0.01, 0.05, 0.2, 0.5)
+REFERENCE_N, REFERENCE_PREVALENCE = 5_000, 0.3
+LEVEL = 0.9
+
+
+def scores(family: str, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    if family == "binormal":
+        return rng.normal(1.5 * y, 1.0)
+    return np.where(y, rng.beta(5, 2, y.size), rng.beta(2, 5, y.size))
+
+
+def run(sets: int, seed: int) -> tuple[list[dict], list[dict]]:
+    data_rng = np.random.default_rng(seed)
+    boot_seeds = np.random.SeedSequence(seed + 1)
+    acc = defaultdict(list)          # (family, n, p, method) -> [(estimate, low, high)]
+    alerts = defaultdict(list)       # (family, p, deployed, where) -> [alert]
+    for family in FAMILIES:
+        for _ in range(sets):
+            y = data_rng.random(REFERENCE_N) < REFERENCE_PREVALENCE
+            ref = ScoredClassifier("m", y, scores(family, y, data_rng))
+            data = Dataset("reference", "wide", "1", scored=(ref,))
+            analysis = analyze(data, OperatingCondition(REFERENCE_PREVALENCE))
+            planned = analysis.operating_point.vertex
+            em = reference_model(ref, method="em", rng=np.random.default_rng(boot_seeds.spawn(1)[0]))
+            ac = reference_model(ref, method="acc", threshold=float(planned.threshold),
+                                 rng=np.random.default_rng(boot_seeds.spawn(1)[0]))
+            for n in SIZES:
+                for p in PREVALENCES:
+                    yp = data_rng.random(n) < p
+                    prod = scores(family, yp, data_rng)
+                    for name, model in (("em", em), ("acc", ac)):
+                        est = model.estimate(prod, level=LEVEL)
+                        acc[(family, n, p, name)].append((est.p_pos, est.low, est.high))
+                        if name != "em" or n != 10_000:
+                            continue
+                        # Unit costs: PC(+) = p(+), so the estimate's interval is the PC one.
+                        at_truth = analysis.envelope.vertex_at(p)
+                        hull = analysis.hull
+                        for label, (clf, thr) in (
+                                ("planned at p(+) 0.3", (planned.classifier,
+                                                         float(planned.threshold))),
+                                ("chosen at the true p(+)", (hull.classifier[int(at_truth)],
+                                                             float(hull.threshold[int(at_truth)])))):
+                            dep = deployed_choice(analysis, clf, thr)
+                            lo_v, hi_v = dep.valid_pc if dep.valid_pc else (np.nan, np.nan)
+                            if lo_v <= p <= hi_v:
+                                where = "inside"
+                            elif p <= lo_v - 0.05 or p >= hi_v + 0.05:
+                                where = "far"
+                            else:
+                                continue
+                            alert = dep.valid_pc is None or est.high < lo_v or est.low > hi_v
+                            alerts[(family, p, label, where)].append(alert)
+    rows = []
+    for (family, n, p, method), v in acc.items():
+        a = np.array(v)
+        rows.append({"family": family, "n_production": n, "prevalence": p, "method": method,
+                     "sets": len(v), "mae": float(np.mean(np.abs(a[:, 0] - p))),
+                     "bias": float(np.mean(a[:, 0] - p)),
+                     "coverage": float(np.mean((a[:, 1] <= p) & (p <= a[:, 2]))),
+                     "mean_width": float(np.mean(a[:, 2] - a[:, 1]))})
+    alert_rows = [{"family": f, "prevalence": p, "deployed": d, "truth": w, "periods": len(v),
+                   "alert_rate": float(np.mean(v))} for (f, p, d, w), v in alerts.items()]
+    return rows, alert_rows
+
+
+def markdown(rows: list[dict], alert_rows: list[dict]) -> str:
+    out = ["| scores | production rows | p(+) | method | sets | MAE | bias | coverage (90 %) "
+           "| mean width |", "|---|---:|---:|---|---:|---:|---:|---:|---:|"]
+    for r in sorted(rows, key=lambda r: (r["family"], r["method"], r["n_production"],
+                                         r["prevalence"])):
+        out.append(f"| {r['family']} | {r['n_production']:,} | {r['prevalence']} | "
+                   f"{r['method']} | {r['sets']} | {r['mae']:.4f} | {r['bias']:+.4f} | "
+                   f"{r['coverage']:.3f} | {r['mean_width']:.4f} |")
+    out += ["", "| scores | p(+) | deployed | true PC(+) | periods | alert rate |",
+            "|---|---:|---|---|---:|---:|"]
+    for r in sorted(alert_rows, key=lambda r: (r["family"], r["truth"], r["prevalence"],
+                                               r["deployed"])):
+        out.append(f"| {r['family']} | {r['prevalence']} | {r['deployed']} | {r['truth']} | "
+                   f"{r['periods']} | {r['alert_rate']:.3f} |")
+    for where in ("inside", "far"):
+        for fam in FAMILIES:
+            v = [r for r in alert_rows if r["truth"] == where and r["family"] == fam]
+            n = sum(r["periods"] for r in v)
+            if n:
+                rate = sum(r["alert_rate"] * r["periods"] for r in v) / n
+                out.append(f"\n{fam}, true PC(+) {where}: alert in {rate:.3f} of {n} periods")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", type=int, default=300, help="reference sets per family")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--csv", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                      "prevalence_shift.csv"))
+    args = parser.parse_args(argv)
+    start = time.process_time()
+    rows, alert_rows = run(args.sets, args.seed)
+    with open(args.csv, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["table", "family", "n_production", "prevalence",
+                                                "method", "deployed", "truth", "sets", "mae",
+                                                "bias", "coverage", "mean_width", "periods",
+                                                "alert_rate"])
+        writer.writeheader()
+        for r in rows:
+            writer.writerow({"table": "estimate", **r})
+        for r in alert_rows:
+            writer.writerow({"table": "alert", **r})
+    print(markdown(rows, alert_rows))
+    print(f"\n{args.sets} sets per family, seed {args.seed}, "
+          f"{time.process_time() - start:.0f} s of CPU")
+
+
+if __name__ == "__main__":
+    main()
