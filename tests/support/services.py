@@ -41,6 +41,25 @@ def fresh_postgres_database() -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@contextmanager
+def fresh_postgres_schema(database_url: str) -> Iterator[str]:
+    """A new, empty schema in the database at ``database_url``; yields a URL whose
+    connections see that schema only (``search_path``), so a store opened on it starts on no
+    tables, as on a new database.
+
+    Creating a schema takes milliseconds where ``CREATE DATABASE`` copies a template (about a
+    second on a busy machine): a module shares one database (dropped with it, schemas and
+    all) and each test gets a schema of its own."""
+    import psycopg
+
+    if "?" in database_url:
+        raise ValueError(f"a database URL without query parameters, not {database_url!r}")
+    name = f"costdash_test_{secrets.token_hex(6)}"
+    with psycopg.connect(_psycopg_dsn(database_url), autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{name}"')
+    yield f"{database_url}?options=-csearch_path%3D{name}"
+
+
 def redis_available() -> bool:
     try:
         with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=1) as s:

@@ -41,15 +41,25 @@ def assert_same(a: Dataset, b: Dataset) -> None:
             np.testing.assert_array_equal(ca.threshold, cb.threshold)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request, tmp_path) -> str:
-    """A fresh database of each back end (PostgreSQL: a new schema-less database per test)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'costdash.db'}"
-        return
+@pytest.fixture(scope="module")
+def postgres_module_url():
+    """One PostgreSQL database for the module's tests (each test gets a schema of its own)."""
     from tests.support.services import fresh_postgres_database
 
     with fresh_postgres_database() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path) -> str:
+    """A fresh database of each back end (PostgreSQL: a new, empty schema per test in the
+    module's database; the store creates its tables there as on a new database)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'costdash.db'}"
+        return
+    from tests.support.services import fresh_postgres_schema
+
+    with fresh_postgres_schema(request.getfixturevalue("postgres_module_url")) as url:
         yield url
 
 
@@ -256,31 +266,30 @@ def test_a_forked_process_does_not_use_its_parents_connections(store):
     assert store.count()["datasets"] == 0
 
 
-def _start_and_write(url: str, barrier) -> str:
-    """A worker's start on the shared file: open the store (creating the schema if needed),
-    then write at once, as the housekeeping does."""
-    from dashboard.storage import SqlStore
-
-    barrier.wait()
-    try:
-        store = SqlStore(url)
-        store.purge_expired()
-    except Exception as exc:  # noqa: BLE001 - reported to the parent
-        return f"{type(exc).__name__}: {exc}"
-    return "ok"
-
-
 @pytest.mark.slow
 def test_workers_starting_together_on_a_new_sqlite_file_all_start(tmp_path):
     """Seen in CI: two gunicorn workers on a fresh SQLite file; one's schema check read, the
-    other wrote, and the first got "database is locked" at once and failed to boot."""
+    other wrote, and the first got "database is locked" at once and failed to boot.
+
+    Three rounds of six workers, each round on a new file. The six spawned children run all
+    three rounds (a barrier before each), so the race is run three times for six interpreter
+    starts, and each child imports only the store (tests/support/sqlite_race.py)."""
     import multiprocessing
 
+    from tests.support.sqlite_race import start_and_write_rounds
+
     ctx = multiprocessing.get_context("spawn")
-    for round_ in range(3):
-        url = f"sqlite:///{tmp_path / f'race{round_}' / 'costdash.db'}"
-        with ctx.Manager() as manager:
-            barrier = manager.Barrier(6)
-            with ctx.Pool(6) as pool:
-                results = pool.starmap(_start_and_write, [(url, barrier)] * 6)
-        assert results == ["ok"] * 6, results
+    urls = [f"sqlite:///{tmp_path / f'race{round_}' / 'costdash.db'}" for round_ in range(3)]
+    barrier, queue = ctx.Barrier(6), ctx.Queue()
+    workers = [ctx.Process(target=start_and_write_rounds, args=(urls, barrier, queue))
+               for _ in range(6)]
+    for worker in workers:
+        worker.start()
+    try:
+        outcomes = [queue.get(timeout=120) for _ in range(6 * len(urls))]
+    finally:
+        for worker in workers:
+            worker.join(timeout=60)
+    assert all(worker.exitcode == 0 for worker in workers)
+    results = {round_: [o for r, o in outcomes if r == round_] for round_ in range(len(urls))}
+    assert results == {round_: ["ok"] * 6 for round_ in range(len(urls))}, results
