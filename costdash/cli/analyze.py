@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import pickle
+import sys
+from dataclasses import replace
 
 from costdash._wording import counted
 from costdash.analysis import Analysis, analysis_to_dict, analyze, threshold_text
@@ -14,6 +18,17 @@ from costdash.cli.common import (
     load_from_args,
     view_from_args,
 )
+from costdash.errors import ParameterError
+
+DEFAULT_MAX_POINTS = 1000
+"""Points per curve in ``--json`` unless ``--all-points`` or ``--max-points`` says otherwise:
+each ROC curve and each threshold-choice curve is thinned to at most this many (evenly spread,
+first and last kept); every figure, the hull and the envelope stay exact (issue 23: the full
+lists of 20 classifiers x 200,000 scores made 525 MB of JSON)."""
+
+PARALLEL_MIN_POINTS = 200_000
+"""ROC points (all classifiers together) from which the threshold-choice section is computed
+in several processes; below, a process costs more than it saves."""
 
 JSON_HELP = """\
 JSON fields: dataset {n, n_pos, n_neg, positive_label, n_folds, source, layout}; classifiers
@@ -24,8 +39,10 @@ cost_proportion_loss} | null}, threshold_choice_gaps {calibration_loss, rate_los
 score_driven_refused, beta, calibration, calibrated_brier_score}}]; hull [{fpr, tpr,
 classifier, threshold}] from (0,0) to (1,1); envelope {pc, cost}; operating_point {p_pos,
 cost_fn, cost_fp, pc, slope, classifier, threshold, fpr, tpr, normalized_cost, expected_cost}.
---no-threshold-choice leaves out the classifiers' h_measure ... threshold_choice_gaps (faster on
-millions of scores; docs/threshold-choice.md)."""
+Each curve's point lists (roc, threshold_choice's pc and cost) hold at most %d points, evenly
+spread, first and last kept (--max-points N: at most N; --all-points: every point); the
+figures, hull and envelope are exact either way. --no-threshold-choice leaves out the
+classifiers' h_measure ... threshold_choice_gaps (docs/threshold-choice.md).""" % DEFAULT_MAX_POINTS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,9 +53,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("file", help="predictions: CSV/TSV (.gz too), Parquet or JSON lines")
     add_condition_options(parser)
     add_loader_options(parser)
-    parser.add_argument("--max-points", type=int, metavar="N",
-                        help="thin each ROC curve to at most N points in the output (hull and "
-                             "envelope stay exact)")
+    points = parser.add_mutually_exclusive_group()
+    points.add_argument("--max-points", type=int, metavar="N",
+                        help=f"--json: thin each ROC and threshold-choice curve to at most N "
+                             f"points (default {DEFAULT_MAX_POINTS}; figures, hull and envelope "
+                             f"stay exact)")
+    points.add_argument("--all-points", action="store_true",
+                        help="--json: every point of every curve (before issue 23 the default; "
+                             "hundreds of MB for millions of scores)")
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="processes for the threshold-choice section on large inputs "
+                             "(default: the CPUs available, at most 4; 1: none)")
     group = parser.add_argument_group(
         "beyond the envelope (docs/threshold-choice.md)")
     group.add_argument("--threshold-choice", action="store_true",
@@ -84,20 +109,120 @@ def classifier_extras(result: Analysis, *, h_severity: float | None = None,
                       fixed_threshold: float | None = None,
                       fixed_thresholds: dict[str, float] | None = None,
                       calibrate: str | None = None,
-                      max_points: int | None = None) -> list[dict]:
+                      max_points: int | None = None, jobs: int = 1) -> list[dict]:
     """Per classifier (in ``result``'s order): h_measure, brier_score, threshold_choice and
     threshold_choice_gaps, as added to ``analyze --json`` (the dashboard's Threshold choice
-    page and its API state the same, :mod:`costdash.choice_summary`)."""
+    page and its API state the same, :mod:`costdash.choice_summary`).
+
+    ``jobs`` > 1 computes groups of classifiers in forked processes (Linux), each returning
+    its (thinned) dictionaries: the same functions on the same arrays, so the same numbers.
+    """
+    kwargs = dict(h_severity=h_severity, h_beta=h_beta, beta=loss_beta,
+                  fixed_threshold=fixed_threshold, fixed_thresholds=fixed_thresholds,
+                  calibrate=calibrate)
+    groups = _groups(result, jobs)
+    if len(groups) == 1:
+        return _extras_of(result, kwargs, max_points)
+    children = [_fork(replace(result, classifiers=g), kwargs, max_points) for g in groups[1:]]
+    try:
+        first = _extras_of(replace(result, classifiers=groups[0]), kwargs, max_points)
+    finally:
+        rest = [_collect(child) for child in children]
+    by_name = {c.name: e for g, extras in zip(groups, [first, *rest])
+               for c, e in zip(g, extras)}
+    return [by_name[c.name] for c in result.classifiers]
+
+
+def _extras_of(result: Analysis, kwargs: dict, max_points: int | None) -> list[dict]:
+    # Imported when used: scipy (the H-measure, the rate-driven quadrature) is no part of
+    # `costdash --help`'s start-up (issue 23).
     from costdash.choice_summary import classifier_choice_to_dict, classifier_choices
 
-    items = classifier_choices(result, h_severity=h_severity, h_beta=h_beta, beta=loss_beta,
-                               fixed_threshold=fixed_threshold,
-                               fixed_thresholds=fixed_thresholds, calibrate=calibrate)
+    items = classifier_choices(result, **kwargs)
     return [classifier_choice_to_dict(item, max_points=max_points) for item in items]
+
+
+def _groups(result: Analysis, jobs: int) -> list[tuple]:
+    """The classifiers in at most ``jobs`` groups of about equal ROC points (the work grows
+    with them), largest first into the lightest group; one group when not worth a process."""
+    classifiers = result.classifiers
+    total = sum(c.roc.size for c in classifiers)
+    jobs = min(jobs, len(classifiers))
+    if jobs <= 1 or total < PARALLEL_MIN_POINTS or not _can_fork():
+        return [classifiers]
+    groups: list[list] = [[] for _ in range(jobs)]
+    loads = [0] * jobs
+    for c in sorted(classifiers, key=lambda c: -c.roc.size):
+        k = loads.index(min(loads))
+        groups[k].append(c)
+        loads[k] += c.roc.size
+    return [tuple(g) for g in groups if g]
+
+
+def _can_fork() -> bool:
+    # fork shares the loaded arrays at no cost; elsewhere (macOS, Windows) one process does it.
+    return hasattr(os, "fork") and sys.platform.startswith("linux")
+
+
+def default_jobs() -> int:
+    """The CPUs this process may use, at most 4."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, 4))
+
+
+def _fork(result: Analysis, kwargs: dict, max_points: int | None) -> tuple[int, int]:
+    """Start a child computing ``_extras_of(result)``; its pid and the pipe it answers on."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send (value or exception), exit without cleanup
+        os.close(read_end)
+        status = 0
+        try:
+            try:
+                payload = pickle.dumps((True, _extras_of(result, kwargs, max_points)))
+            except BaseException as exc:  # noqa: BLE001 - handed to the parent as it is
+                status = 1
+                try:
+                    payload = pickle.dumps((False, exc))
+                    pickle.loads(payload)  # an exception that cannot travel goes as text
+                except Exception:  # noqa: BLE001
+                    payload = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+            with os.fdopen(write_end, "wb") as out:
+                out.write(payload)
+        finally:
+            # os._exit: no atexit handlers, no flush of the parent's copied stdout buffer.
+            os._exit(status)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _collect(child: tuple[int, int]) -> list[dict]:
+    """The child's answer (its exception raised here), once it has exited."""
+    pid, read_end = child
+    with os.fdopen(read_end, "rb") as fh:
+        data = fh.read()
+    os.waitpid(pid, 0)
+    if not data:
+        raise RuntimeError("a worker process computing the threshold-choice section died")
+    ok, value = pickle.loads(data)
+    if not ok:
+        raise value
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
     view = view_from_args(args)  # a bad condition is refused before the file is read
+    if args.max_points is not None and args.max_points < 2:
+        raise ParameterError(f"--max-points: max_points must be at least 2, got "
+                             f"{args.max_points}")
+    if args.jobs is not None and args.jobs < 1:
+        raise ParameterError(f"--jobs must be at least 1, got {args.jobs}")
+    max_points = (None if args.all_points
+                  else args.max_points if args.max_points is not None
+                  else DEFAULT_MAX_POINTS if args.json else None)
     dataset = load_from_args(args)
     result = analyze(dataset, view.condition(dataset.prevalence))
     extras = None
@@ -105,9 +230,12 @@ def run(args: argparse.Namespace) -> int:
         extras = classifier_extras(result, h_severity=args.h_severity, h_beta=args.h_beta,
                                    loss_beta=args.loss_beta,
                                    fixed_threshold=args.fixed_threshold,
-                                   calibrate=args.calibrate, max_points=args.max_points)
+                                   calibrate=args.calibrate,
+                                   # The readable table shows the losses only: no long lists.
+                                   max_points=max_points if args.json else 2,
+                                   jobs=default_jobs() if args.jobs is None else args.jobs)
     if args.json:
-        payload = analysis_to_dict(result, max_points=args.max_points)
+        payload = analysis_to_dict(result, max_points=max_points)
         for entry, extra in zip(payload["classifiers"], extras or ()):
             entry.update(extra)
         print_json(payload)

@@ -12,22 +12,20 @@ from __future__ import annotations
 import argparse
 import math
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from costdash.bands import (
-    MAX_REPLICATES,
-    MIN_CALIBRATED_REPLICATES,
-    CostBand,
-    DifferenceBand,
-    cost_band,
-    difference_band,
-)
+# The bounds the options state come from the bands' light input module; costdash.bands itself
+# (scipy.special) is imported when a band is computed, so `costdash --help` stays light (issue 23).
+from costdash._bands_inputs import MAX_REPLICATES, MIN_CALIBRATED_REPLICATES
 from costdash.cli import print_json
 from costdash.cli.common import add_loader_options, load_from_args
 from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier
 from costdash.errors import ParameterError
+
+if TYPE_CHECKING:
+    from costdash.bands import CostBand, DifferenceBand
 
 BAND_JSON_HELP = """\
 JSON fields: model, kind ("line": one confusion matrix or a fixed threshold; "selected": thresholds
@@ -267,6 +265,8 @@ def _scored(dataset: Dataset, name: str, what: str) -> ScoredClassifier:
 
 
 def run_band(args: argparse.Namespace) -> int:
+    from costdash.bands import cost_band
+
     if args.models is None and args.model is not None:
         args.models = [args.model]
     dataset = load_from_args(args)
@@ -294,6 +294,8 @@ def run_band(args: argparse.Namespace) -> int:
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    from costdash.bands import difference_band
+
     if args.a == args.b:
         raise ParameterError(f"--a and --b name the same classifier ({args.a!r})")
     if args.models is None:

@@ -7,14 +7,7 @@ import sys
 
 from costdash.cli import print_json
 from costdash.cli.common import add_loader_options, load_from_args
-from costdash.dca import (
-    decision_curves_of_rocs,
-    decision_curves_to_dict,
-    parse_thresholds,
-    threshold_grid,
-)
 from costdash.errors import ParameterError
-from costdash.roc import roc_of
 
 JSON_HELP = """\
 JSON: {"thresholds": [...], "net_benefit": {"<model>": [...] | null, "all": [...], "none": [...]}}
@@ -43,6 +36,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here, not at the top: `costdash --help` must not pay for scipy (issue 23).
+    from costdash.dca import (
+        decision_curves_of_rocs,
+        decision_curves_to_dict,
+        parse_thresholds,
+        threshold_grid,
+    )
+    from costdash.roc import roc_of
+
     thresholds = threshold_grid() if args.thresholds is None else parse_thresholds(args.thresholds)
     dataset = load_from_args(args)
     if not dataset.scored:

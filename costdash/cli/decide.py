@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from costdash._wording import counted
 from costdash.analysis import analyze, threshold_text
@@ -14,8 +15,9 @@ from costdash.cli.common import (
     load_from_args,
     view_from_args,
 )
-from costdash.decision import Decision, decide, decision_to_dict, sklearn_snippet
-from costdash.robust import ConditionBox, robust_choice, robust_to_dict
+
+if TYPE_CHECKING:
+    from costdash.decision import Decision
 
 JSON_HELP = """\
 JSON: {"decision": {classifier, threshold, p_pos, cost_fn, cost_fp, cost_tp, cost_tn, pc,
@@ -59,6 +61,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here, not at the top: `costdash --help` must not pay for scipy (issue 23).
+    from costdash.decision import decide, decision_to_dict
+    from costdash.robust import ConditionBox, robust_choice, robust_to_dict
+
     view = view_from_args(args)  # a bad condition is refused before the file is read
     dataset = load_from_args(args)
     analysis = analyze(dataset, view.condition(dataset.prevalence))
@@ -131,5 +137,7 @@ def format_decision(d: Decision) -> str:
     ]
     for p in d.policy:
         lines.append(f"  {p.pc_lo:>10.6g} {p.pc_hi:>10.6g}  {p.classifier:<20} {_thr(p.threshold)}")
+    from costdash.decision import sklearn_snippet
+
     lines += ["", "scikit-learn:", sklearn_snippet(d)]
     return "\n".join(lines)

@@ -14,17 +14,10 @@ import numpy as np
 
 from costdash.cli import finite_or_none, print_json
 from costdash.errors import InputFileError, ParameterError
-from costdash.multiclass import (
-    MAX_REPLICATES,
-    bcost,
-    bdeltacost,
-    confusion3d_from_labels,
-    confusion_from_labels,
-    load_confusion_matrix,
-    load_cost_matrix,
-    load_label_predictions,
-    match_labels,
-)
+# The bound the options state, from the light statistics module; costdash.multiclass (its
+# readers bring pandas and pyarrow) is imported when a command runs, so `costdash --help` stays
+# light (issue 23).
+from costdash._multiclass_statistics import MAX_REPLICATES
 
 _ORIENTATION = ("ORIENTATION: by default every matrix CSV (--costs, --confusion) has ROWS = "
                 "PREDICTED class and COLUMNS = ACTUAL (true) class, as in Margineantu & "
@@ -117,6 +110,15 @@ def _reorder(labels_from: list[str], counts: np.ndarray, labels_to: list[str]) -
 
 
 def run_bcost(args: argparse.Namespace) -> int:
+    from costdash.multiclass import (
+        bcost,
+        confusion_from_labels,
+        load_confusion_matrix,
+        load_cost_matrix,
+        load_label_predictions,
+        match_labels,
+    )
+
     labels, costs = load_cost_matrix(args.costs, transpose=args.actual_rows,
                                      allow_negative=args.allow_negative)
     model: str | None
@@ -175,6 +177,14 @@ def run_bcost(args: argparse.Namespace) -> int:
 
 
 def run_bdeltacost(args: argparse.Namespace) -> int:
+    from costdash.multiclass import (
+        bdeltacost,
+        confusion3d_from_labels,
+        load_cost_matrix,
+        load_label_predictions,
+        match_labels,
+    )
+
     labels, costs = load_cost_matrix(args.costs, transpose=args.actual_rows,
                                      allow_negative=args.allow_negative)
     if args.a == args.b:
