@@ -38,9 +38,10 @@ from costdash.hmeasure import HMeasure, h_measure
 from costdash.hull import optimal_vertex
 from costdash.roc import RocCurve
 
-__all__ = ["CALIBRATIONS", "ClassifierChoice", "classifier_choices",
+__all__ = ["CALIBRATIONS", "ChoiceBase", "ClassifierChoice", "choice_at", "choice_base",
+           "choice_curves", "classifier_choices",
            "classifier_choice_to_dict", "choice_summary", "choice_summary_of_view",
-           "condition_free",
+           "condition_free", "thinned_analysis", "view_options",
            "threshold_probability", "view_beta", "view_pins"]
 
 
@@ -226,9 +227,14 @@ def choice_summary(analysis: Analysis, *, pins: Mapping[str, float] | None = Non
 
 def _finish(analysis: Analysis, classifiers: list[dict], dca: dict, rocs: list[RocCurve],
             drawn: Mapping[str, object], *, pins, sens_p, sens_fn, sens_fp, volume, unit, beta,
-            calibrate, tolerance) -> dict:
+            calibrate, tolerance, candidates: Analysis | None = None,
+            robust_pc: dict | None | str = "compute") -> dict:
     """The parts the conditions change (the decision curves' ``current``, the robust choices)
-    and the summary's frame, around ``classifiers`` and the decision curves ``dca``."""
+    and the summary's frame, around ``classifiers`` and the decision curves ``dca``.
+
+    ``candidates``: ``analysis`` with each ROC cut to the candidates no other one dominates
+    (:func:`_undominated`), used for the robust choices when every corner weighs both errors;
+    ``robust_pc``: the condition-free robust choices under the Beta when already computed."""
     from costdash.dca import net_benefit_of_roc
     from costdash.decision import decide
     from costdash.robust import ConditionBox, robust_choice, robust_to_dict
@@ -265,7 +271,13 @@ def _finish(analysis: Analysis, classifiers: list[dict], dca: dict, rocs: list[R
         try:
             box = ConditionBox.around(cond, sens_p, sens_fn, sens_fp)
             per = float(volume) if volume and volume > 0 else 1.0
-            robust = robust_to_dict(robust_choice(analysis, box, volume=per,
+            # A dominated candidate costs strictly more at every corner where both errors
+            # weigh (u, w > 0): dropping it changes no choice, not even a tie's.
+            weighed = all(c.p_pos * c.fn_difference > 0 and (1 - c.p_pos) * c.fp_difference > 0
+                          for c in (*box.corner_conditions(), box.centre))
+            among = (replace(candidates, operating_point=analysis.operating_point)
+                     if candidates is not None and weighed else analysis)
+            robust = robust_to_dict(robust_choice(among, box, volume=per,
                                                   tolerance=tolerance))
             lo, hi = _box_pc_range(box)
             robust["pc_range"] = [lo, hi]
@@ -276,21 +288,8 @@ def _finish(analysis: Analysis, classifiers: list[dict], dca: dict, rocs: list[R
         except ParameterError as exc:
             robust_refused = str(exc)
 
-    robust_pc = None
-    if beta is not None:
-        from costdash.robust import robust_choice_pc
-
-        rp = robust_choice_pc(analysis, (float(beta[0]), float(beta[1])))
-        robust_pc = {
-            "beta": list(rp.beta), "pc_range": list(rp.pc_range),
-            "bayes": {"classifier": rp.bayes.classifier, "threshold": rp.bayes.threshold,
-                      "expected_cost": rp.bayes.value, "fpr": rp.bayes.fpr,
-                      "tpr": rp.bayes.tpr},
-            "minimax_regret": {"classifier": rp.minimax_regret.classifier,
-                               "threshold": rp.minimax_regret.threshold,
-                               "max_regret": rp.minimax_regret.value,
-                               "fpr": rp.minimax_regret.fpr, "tpr": rp.minimax_regret.tpr},
-        }
+    if robust_pc == "compute":
+        robust_pc = _robust_pc(analysis, beta)
 
     return {
         "conditions": {"p_pos": cond.p_pos, "cost_fn": cond.cost_fn, "cost_fp": cond.cost_fp,
@@ -306,6 +305,33 @@ def _finish(analysis: Analysis, classifiers: list[dict], dca: dict, rocs: list[R
         "robust_pc": robust_pc,
     }
 
+
+def _robust_pc(analysis: Analysis, beta, candidates: Analysis | None = None) -> dict | None:
+    """The robust choices under a Beta over PC(+) (condition-free; None without a Beta)."""
+    robust_pc = None
+    if beta is not None:
+        from costdash.robust import robust_choice_pc
+
+        from scipy.stats import beta as beta_dist
+
+        a, b = float(beta[0]), float(beta[1])
+        # The Beta's central 95% (as robust_choice_pc takes it): inside (0, 1) both errors
+        # weigh, so the undominated candidates give the same picks.
+        lo, hi = float(beta_dist.ppf(0.025, a, b)), float(beta_dist.ppf(0.975, a, b))
+        among = candidates if candidates is not None and 0.0 < lo and hi < 1.0 else analysis
+        rp = robust_choice_pc(among, (a, b))
+        robust_pc = {
+            "beta": list(rp.beta), "pc_range": list(rp.pc_range),
+            "bayes": {"classifier": rp.bayes.classifier, "threshold": rp.bayes.threshold,
+                      "expected_cost": rp.bayes.value, "fpr": rp.bayes.fpr,
+                      "tpr": rp.bayes.tpr},
+            "minimax_regret": {"classifier": rp.minimax_regret.classifier,
+                               "threshold": rp.minimax_regret.threshold,
+                               "max_regret": rp.minimax_regret.value,
+                               "fpr": rp.minimax_regret.fpr, "tpr": rp.minimax_regret.tpr},
+        }
+
+    return robust_pc
 
 
 def condition_free(summary: dict) -> dict:
@@ -381,6 +407,247 @@ def _summary_from_curves(analysis: Analysis, curves: dict, *, pins, sens_p, sens
 CALIBRATIONS = ("platt", "isotonic")
 
 
+# --- the condition-free base, reused at every condition ------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class ChoiceBase:
+    """What a view's threshold choice needs that no condition, pin or box changes: the ticked
+    classifiers' ROC curves, hulls and envelopes (:attr:`analysis`, its operating point any),
+    their calibrated ROC curves, and the robust choices' candidates cut to those no other one
+    dominates (:attr:`candidates`). Built once per data set, classifiers and calibration
+    (:func:`choice_base`); :func:`choice_curves` and :func:`choice_at` read it.
+
+    Attributes
+    ----------
+    analysis : Analysis
+    calibrate : str or None
+        The calibration of :attr:`calibrated` (``"platt"``, ``"isotonic"``).
+    calibrated : dict of str to RocCurve
+        Each classifier's ROC curve of its calibrated scores (those that have one).
+    calibration_refused : dict of str to str
+        Why a classifier has none.
+    candidates : Analysis
+        :attr:`analysis` with each ROC curve cut to its first point and the points no
+        candidate of any classifier dominates (lower or equal FPR and higher or equal TPR,
+        another point): the only ones a robust choice can pick where both errors cost.
+    thinned : int or None
+        Every ROC curve was thinned to at most this many points first (a read-only link's
+        scope: nothing here is an exact count at a threshold the viewer chose).
+    """
+
+    analysis: Analysis
+    calibrate: str | None
+    calibrated: dict
+    calibration_refused: dict
+    candidates: Analysis
+    thinned: int | None = None
+
+
+def _thin_roc(roc: RocCurve, max_points: int) -> RocCurve:
+    from costdash.roc import thin_indices
+
+    idx = thin_indices(roc.size, max_points)
+    return RocCurve(name=roc.name, tp=roc.tp[idx], fp=roc.fp[idx], threshold=roc.threshold[idx],
+                    n_pos=roc.n_pos, n_neg=roc.n_neg)
+
+
+def thinned_analysis(analysis: Analysis, max_points: int) -> Analysis:
+    """``analysis`` as if each classifier's ROC curve had only its thinned points (at most
+    ``max_points``, evenly spread, first and last kept): hulls, envelopes and the choice are
+    those of the thinned curves, so nothing computed from it is an exact count at a threshold
+    between them (a read-only link's scope)."""
+    from costdash.analysis import choose, summarize_classifier
+    from costdash.costspace import lower_envelope
+    from costdash.hull import hull_of_hulls
+
+    summaries = tuple(summarize_classifier(_thin_roc(c.roc, max_points))
+                      for c in analysis.classifiers)
+    hull = hull_of_hulls([c.hull for c in summaries])
+    return replace(analysis, classifiers=summaries, hull=hull, envelope=lower_envelope(hull),
+                   operating_point=choose(hull, analysis.operating_point.condition))
+
+
+def _undominated(analysis: Analysis) -> Analysis:
+    """``analysis`` with each ROC curve cut to its first point and the candidates
+    (:func:`costdash.robust.candidates_of`: every point but the first and the all-positive
+    one, and the trivial choices) that no other candidate dominates (another point with lower
+    or equal FPR and higher or equal TPR)."""
+    # First, cheaply: a point below the staircase of the hull vertices (actual points of every
+    # classifier) is dominated by one of them.
+    vf = np.concatenate([[0.0, 1.0], *(c.hull.fpr for c in analysis.classifiers)])
+    vt = np.concatenate([[0.0, 1.0], *(c.hull.tpr for c in analysis.classifiers)])
+    order = np.argsort(vf, kind="stable")
+    vf, stair = vf[order], np.maximum.accumulate(vt[order])
+    survivors = []
+    for c in analysis.classifiers:
+        roc = c.roc
+        idx = np.arange(1, roc.size)
+        idx = idx[~((roc.fp[idx] == roc.n_neg) & (roc.tp[idx] == roc.n_pos))]
+        below = stair[np.searchsorted(vf, roc.fpr[idx], side="right") - 1]
+        survivors.append(idx[roc.tpr[idx] >= below])
+    # Then exactly, among the survivors and the trivial points.
+    fpr = np.concatenate([[0.0, 1.0], *(c.roc.fpr[k] for c, k in
+                                          zip(analysis.classifiers, survivors))])
+    tpr = np.concatenate([[0.0, 1.0], *(c.roc.tpr[k] for c, k in
+                                          zip(analysis.classifiers, survivors))])
+    unique, inverse = np.unique(np.column_stack((fpr, tpr)), axis=0, return_inverse=True)
+    # Sorted by FPR up, then TPR down: a point is dominated when one before it reaches its TPR.
+    order = np.lexsort((-unique[:, 1], unique[:, 0]))
+    t = unique[order, 1]
+    dominated = np.empty(unique.shape[0], dtype=bool)
+    dominated[order] = np.maximum.accumulate(np.concatenate(([-np.inf], t[:-1]))) >= t
+    keep = ~dominated[np.ravel(inverse)][2:]
+    out = []
+    start = 0
+    for c, surviving in zip(analysis.classifiers, survivors):
+        roc = c.roc
+        kept = surviving[keep[start:start + surviving.size]]
+        start += surviving.size
+        sel = np.concatenate(([0], kept)).astype(np.int64)
+        small = RocCurve(name=roc.name, tp=roc.tp[sel], fp=roc.fp[sel],
+                         threshold=roc.threshold[sel], n_pos=roc.n_pos, n_neg=roc.n_neg)
+        out.append(ClassifierSummary(roc=small, hull=c.hull, envelope=c.envelope,
+                                     operating_range=c.operating_range))
+    return replace(analysis, classifiers=tuple(out))
+
+
+def choice_base(dataset, *, models=None, calibrate: str | None = None,
+                max_roc_points: int | None = None) -> ChoiceBase:
+    """The condition-free base of a view's threshold choice (:class:`ChoiceBase`).
+
+    Parameters
+    ----------
+    dataset : Dataset
+    models : sequence of str, optional
+        The ticked classifiers (all when None).
+    calibrate : "platt" or "isotonic", optional
+    max_roc_points : int, optional
+        Thin every ROC curve (the classifiers' and the calibrated ones) to at most this many
+        points before anything is computed from it: a read-only link's what-ifs answer from
+        the curves it shows.
+
+    Raises
+    ------
+    ParameterError
+        A calibration other than platt or isotonic, or ticked classifiers the data lacks.
+    """
+    from costdash.analysis import analyze
+
+    if calibrate is not None and calibrate not in CALIBRATIONS:
+        raise ParameterError(f"Calibration must be platt or isotonic; got "
+                             f"'{str(calibrate)[:40]}'.")
+    analysis = analyze(dataset, models=models)
+    if max_roc_points is not None:
+        analysis = thinned_analysis(analysis, max_roc_points)
+    calibrated: dict[str, RocCurve] = {}
+    refused: dict[str, str] = {}
+    if calibrate is not None:
+        from costdash.calibration import calibrate_classifier
+
+        scored = {c.name: c for c in analysis.dataset.scored}
+        for c in analysis.classifiers:
+            if c.name not in scored:
+                refused[c.name] = (f"no score-driven curve: {c.name} was given as confusion "
+                                   "matrices, so there are no scores to calibrate")
+                continue
+            try:
+                roc = calibrate_classifier(scored[c.name], calibrate)
+            except ParameterError as exc:
+                refused[c.name] = f"no score-driven curve: {exc}"
+                continue
+            calibrated[c.name] = (roc if max_roc_points is None
+                                  else _thin_roc(roc, max_roc_points))
+    return ChoiceBase(analysis=analysis, calibrate=calibrate, calibrated=calibrated,
+                      calibration_refused=refused, candidates=_undominated(analysis),
+                      thinned=max_roc_points)
+
+
+def choice_curves(base: ChoiceBase, *, beta: tuple[float, float] | None = None,
+                  max_points: int | None = None, thresholds=None) -> dict:
+    """The condition-free part of :func:`choice_summary` (as :func:`condition_free` gives it,
+    with the robust choices under the Beta, ``robust_pc``, which no condition changes either):
+    each classifier's score-driven, rate-driven and optimal curves, H-measure and Brier score,
+    and the decision curves without ``current``. ``max_points`` thins each curve."""
+    from costdash.dca import decision_curves_of_rocs, decision_curves_to_dict
+
+    loss_beta = (1.0, 1.0) if beta is None else (float(beta[0]), float(beta[1]))
+    classifiers = []
+    rocs = []
+    refused: dict[str, str] = {}
+    for c in base.analysis.classifiers:
+        calibrated = base.calibrated.get(c.name)
+        tc = threshold_choice(roc=c.roc, beta=loss_beta, envelope=c.envelope,
+                              calibrated=calibrated,
+                              calibration=base.calibrate if calibrated is not None else None)
+        why = base.calibration_refused.get(c.name)
+        if why is not None:
+            tc = replace(tc, score_driven=None, score_driven_refused=why)
+        h = h_measure(c.roc, envelope=c.envelope)
+        item = ClassifierChoice(c, tc, h, "conditions", calibrated, why)
+        entry = {"name": c.name, "auc": c.roc.auc,
+                 **classifier_choice_to_dict(item, max_points=max_points)}
+        del entry["threshold_choice"]["fixed"]
+        del entry["threshold_choice_gaps"]["fixed_loss"]
+        classifiers.append(entry)
+        if base.calibrate is None:
+            rocs.append(c.roc)
+        elif calibrated is not None:
+            rocs.append(calibrated)
+        else:
+            rocs.append(c.roc)
+            refused[c.name] = (why or "").replace("no score-driven curve", "no decision curve")
+    curves = decision_curves_of_rocs(rocs, thresholds)
+    for name, why in refused.items():
+        curves.net_benefit[name] = None
+        curves.refused[name] = why
+    return {"classifiers": classifiers, "decision_curves": decision_curves_to_dict(curves),
+            "robust_pc": _robust_pc(base.analysis, beta, base.candidates)}
+
+
+def choice_at(base: ChoiceBase, curves: dict, condition: OperatingCondition, *,
+              pins: Mapping[str, float] | None = None,
+              sens_p: tuple[float, float] | None = None,
+              sens_fn: tuple[float, float] | None = None,
+              sens_fp: tuple[float, float] | None = None,
+              volume: float = 1000.0, unit: str = "",
+              beta: tuple[float, float] | None = None, tolerance: float = 0.0,
+              max_points: int | None = None) -> dict:
+    """:func:`choice_summary` at ``condition`` from a base and its :func:`choice_curves`
+    (the same ``beta`` and ``max_points``): only the per-condition part is computed (each
+    classifier's fixed curve, the decision curves' ``current``, the robust choices over the
+    box), from the base's curves and candidates; ``curves`` is not changed."""
+    from costdash.analysis import choose
+    from costdash.choice_curves import _curve_dict, fixed_point_curve, fixed_threshold_curve
+
+    loss_beta = (1.0, 1.0) if beta is None else (float(beta[0]), float(beta[1]))
+    analysis = replace(base.analysis, operating_point=choose(base.analysis.hull, condition))
+    given = {e["name"]: e for e in curves["classifiers"]}
+    pins = dict(pins or {})
+    classifiers = []
+    for c in analysis.classifiers:
+        e = given[c.name]
+        if c.name in pins:
+            fixed = fixed_threshold_curve(c.roc, float(pins[c.name]), beta=loss_beta)
+            source = "pin"
+        else:
+            fixed = fixed_point_curve(c.roc, _best_point(c, condition), beta=loss_beta)
+            source = "conditions"
+        tc, gaps = e["threshold_choice"], e["threshold_choice_gaps"]
+        classifiers.append({
+            **e, "threshold_choice": {**tc, "fixed": _curve_dict(fixed, max_points)},
+            "threshold_choice_gaps": {
+                **gaps, "fixed_loss": fixed.expected_loss - tc["optimal"]["expected_loss"]},
+            "fixed_from": source})
+    dca = dict(curves["decision_curves"])
+    rocs = [base.calibrated.get(c.name, c.roc) if base.calibrate is not None else c.roc
+            for c in analysis.classifiers]
+    return _finish(analysis, classifiers, dca, rocs, dca["net_benefit"], pins=pins,
+                   sens_p=sens_p, sens_fn=sens_fn, sens_fp=sens_fp, volume=volume, unit=unit,
+                   beta=beta, calibrate=base.calibrate, tolerance=tolerance,
+                   candidates=base.candidates, robust_pc=curves.get("robust_pc"))
+
+
+
 def view_pins(view) -> dict[str, float]:
     """The view's first pinned threshold of each classifier (a :class:`~costdash.view.View`)."""
     out: dict[str, float] = {}
@@ -398,10 +665,22 @@ def view_beta(view) -> tuple[float, float] | None:
             1.0 if view.beta_b is None else float(view.beta_b))
 
 
+def view_options(view) -> dict:
+    """The keyword arguments of :func:`choice_at` a :class:`~costdash.view.View` sets besides
+    its condition (pins of its ticked classifiers are filtered by :func:`choice_at`'s caller)."""
+    return {"sens_p": view.sens_p, "sens_fn": view.sens_fn, "sens_fp": view.sens_fp,
+            "volume": view.volume, "unit": view.unit, "beta": view_beta(view)}
+
+
 def choice_summary_of_view(dataset, view, *, max_points: int | None = None,
-                           curves: dict | None = None) -> dict:
+                           curves: dict | None = None,
+                           max_roc_points: int | None = None) -> dict:
     """:func:`choice_summary` of ``dataset`` under a :class:`~costdash.view.View`: its ticked
     classifiers, conditions, pins, sensitivity box, volume and unit, calibration and Beta.
+
+    Computed as :func:`choice_base`, :func:`choice_curves` and :func:`choice_at` (what the
+    dashboard caches apart); with ``curves`` (:func:`condition_free` of an earlier summary)
+    those are reused. ``max_roc_points`` thins every ROC curve first (:func:`choice_base`).
 
     Raises
     ------
@@ -413,6 +692,14 @@ def choice_summary_of_view(dataset, view, *, max_points: int | None = None,
     if view.calibration is not None and view.calibration not in CALIBRATIONS:
         raise ParameterError(f"Calibration must be platt or isotonic; got "
                              f"'{str(view.calibration)[:40]}'.")
+    if curves is None:
+        base = choice_base(dataset, models=view.models, calibrate=view.calibration,
+                           max_roc_points=max_roc_points)
+        free = choice_curves(base, beta=view_beta(view), max_points=max_points)
+        ticked = {c.name for c in base.analysis.classifiers}
+        pins = {k: v for k, v in view_pins(view).items() if k in ticked}
+        return choice_at(base, free, view.condition(dataset.prevalence), pins=pins,
+                         max_points=max_points, **view_options(view))
     analysis = analyze(dataset, view.condition(dataset.prevalence), models=view.models)
     ticked = {c.name for c in analysis.classifiers}
     pins = {k: v for k, v in view_pins(view).items() if k in ticked}

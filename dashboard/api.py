@@ -406,27 +406,19 @@ def dataset_info(dataset_id: str):
 
 # --- static exports: the HTML report and the CSV tables (dashboard.report) ------------------------
 
-def _stored(dataset_id: str):
-    """(record, dataset) of a stored data set, or None when there is none with this id."""
-    store = _services().store
-    record = store.info(dataset_id) if valid_id(dataset_id) else None
-    if record is None:
-        return None
-    try:
-        return record, store.get(dataset_id)
-    except DatasetNotFound:
-        return None
-
-
-def computed_bands(dataset_id: str, dataset, view: View) -> list:
+def computed_bands(dataset_id: str, record, view: View) -> tuple[list, list[str]]:
     """Bootstrap bands already computed for this data set (on the Confidence page), of the
     ticked classifiers only: those of the ``band`` parameters (repeatable), else of the
     view's ``model``, else of every scored classifier; at the view's ``threshold``,
     band choice (``method``, ``simultaneous``: :func:`costdash.band_choice.band_choice`,
     the same key as the page's), ``replicates`` and ``seed``, read at its ``level``. A
-    report never starts a job: a band not computed yet is simply left out."""
-    scored = [c.name for c in dataset.scored]
-    ticked = set(view.selected(list(dataset.names)))
+    report never starts a job: a band not computed yet is simply left out. Returns the bands
+    and their cache keys (part of the report's own key: a band computed later makes a new
+    report). ``record`` is the data set's record (nothing is loaded: its view model names the
+    scored classifiers)."""
+    model = _services().views.full(dataset_id)
+    scored = [c["name"] for c in model["classifiers"] if c["scored"]]
+    ticked = set(view.selected([c["name"] for c in model["classifiers"]]))
     asked = request.args.getlist("band")
     if asked:
         wanted = list(dict.fromkeys(asked))
@@ -438,15 +430,17 @@ def computed_bands(dataset_id: str, dataset, view: View) -> list:
     # Scored classifiers only: a fixed threshold is the only "fixed" question here.
     choice = band_choice(getattr(view, "method", None), getattr(view, "simultaneous", False),
                          fixed=view.threshold is not None)
-    bands = []
-    for model in wanted:
-        if model not in scored or model not in ticked:
+    bands, keys = [], []
+    for model_name in wanted:
+        if model_name not in scored or model_name not in ticked:
             continue
-        band = cache.get(cost_band_key(dataset_id, model, view.threshold, view.replicates,
-                                       view.seed, choice))
+        key = cost_band_key(dataset_id, model_name, view.threshold, view.replicates,
+                            view.seed, choice)
+        band = cache.get(key)
         if band is not None:
             bands.append(band.at_level(view.level))
-    return bands
+            keys.append(key)
+    return bands, keys
 
 
 def _download_name(record_name: str, suffix: str) -> str:
@@ -459,28 +453,6 @@ def _attachment(response, record_name: str, suffix: str):
     response.headers["Content-Disposition"] = (
         f'attachment; filename="{_download_name(record_name, suffix)}"')
     return response
-
-
-def _of_view(dataset_id: str, work: Callable[[Any, Any, View], Any], export: str | None = None):
-    """``((record, work(record, dataset, view)), None)``: a stored data set under the query's view,
-    or ``(None, error reply)``: 404 for an unknown data set or ``export`` name, 400 for a bad
-    view value or a ticked classifier the data lacks (a :class:`CostdashError` of ``work``)."""
-    stored = _stored(dataset_id)
-    if stored is None:
-        return None, _error(f"no data set with id '{dataset_id}'", 404)
-    if export is not None:
-        from dashboard.report import CSV_NAMES
-        if export not in CSV_NAMES:
-            return None, _error(f"no export named '{export}.csv'; exports: "
-                                + ", ".join(f"{n}.csv" for n in CSV_NAMES), 404)
-    record, dataset = stored
-    try:
-        result = work(record, dataset, query_view(dataset_id))
-    except StorageUnavailable:
-        raise
-    except CostdashError as exc:
-        return None, _error(str(exc), 400)
-    return (record, result), None
 
 
 def _wants_html() -> bool:
@@ -510,16 +482,63 @@ def _readable_error(dataset_id: str, reply: tuple[Any, int]):
         "report again.</p>"), status)
 
 
+def _view_of(dataset_id: str):
+    """``((record, view), None)``: a stored data set's record (nothing loaded) and the query's
+    view; or ``(None, error reply)``: 404 for an unknown data set, 400 for a bad view value."""
+    record = _services().store.info(dataset_id) if valid_id(dataset_id) else None
+    if record is None:
+        return None, _error(f"no data set with id '{dataset_id}'", 404)
+    try:
+        view = query_view(dataset_id)
+    except CostdashError as exc:
+        return None, _error(str(exc), 400)
+    return (record, view), None
+
+
+def _result(dataset_id: str, make: Callable[[Any, View], str]):
+    """``((record, text), None)``: ``make(record, view)`` of the query's view (a result of the
+    results service, its text), or ``(None, error reply)``: 404 for an unknown or vanished data
+    set, 400 for a bad view value or a ticked classifier the data lacks."""
+    found, error = _view_of(dataset_id)
+    if error is not None:
+        return None, error
+    record, view = found
+    try:
+        return (record, make(record, view)), None
+    except StorageUnavailable:
+        raise
+    except DatasetNotFound:
+        return None, _error(f"no data set with id '{dataset_id}'", 404)
+    except CostdashError as exc:
+        return None, _error(str(exc), 400)
+
+
 @api.get("/datasets/<dataset_id>/report.html")
 def dataset_report(dataset_id: str):
+    """The report of the query's view, through the results service (kind ``report``): built
+    once per data set, view and the bands computed by then, then served from the cache; in the
+    thinned scope for a read-only handle (:func:`dashboard.report.build_report`'s
+    ``max_points``)."""
     from dashboard.report import build_report
 
-    def report(record, dataset, view: View) -> str:
-        bands = computed_bands(dataset_id, dataset, view)
-        return build_report(dataset, view=view, name=record.name, bands=bands or None,
-                            dashboard_url=link_root())
+    services = _services()
+    results = services.results
 
-    found, error = _of_view(dataset_id, report)
+    def report(record, view: View) -> str:
+        scope = "thinned" if record.read_only else "full"
+        bands, band_keys = computed_bands(dataset_id, record, view)
+        url = link_root()
+
+        def build(scope_: str) -> str:
+            dataset = services.store.get(dataset_id)
+            return build_report(dataset, view=view, name=record.name, bands=bands or None,
+                                dashboard_url=url, max_points=results.max_points(scope_))
+
+        return results.text("report", dataset_id,
+                            {"view": view.to_json(), "bands": band_keys, "url": url,
+                             "name": record.name}, build, scope=scope, checked=False)
+
+    found, error = _result(dataset_id, report)
     if error is not None:
         return _readable_error(dataset_id, error) if _wants_html() else error
     record, html = found
@@ -529,54 +548,101 @@ def dataset_report(dataset_id: str):
     return response
 
 
-def _analysis(record, dataset, view: View):
-    """The data set analysed under the view (only its ticked classifiers, as on the page)."""
-    return analyze(dataset, view.condition(dataset.prevalence), models=view.models)
-
-
 @api.get("/datasets/<dataset_id>/<name>.csv")
 def dataset_csv(dataset_id: str, name: str):
     """A table of the ticked classifiers (their overall hull and envelope); the view's
-    conditions do not change it, but a bad one is still refused."""
-    from dashboard.report import csv_exports
+    conditions do not change it, but a bad one is still refused. Through the results service
+    (kind ``csv``: once per data set, ticked classifiers and table)."""
+    from dashboard.report import CSV_NAMES, csv_exports
 
-    found, error = _of_view(dataset_id, _analysis, export=name)
+    services = _services()
+
+    def table(record, view: View) -> str:
+        if name not in CSV_NAMES:
+            raise _NoSuchExport(name)
+
+        def build(_scope: str) -> str:
+            dataset = services.store.get(dataset_id)
+            analysis = analyze(dataset, view.condition(dataset.prevalence), models=view.models)
+            return csv_exports(analysis)[f"{name}.csv"]
+
+        return services.results.text(
+            "csv", dataset_id, {"name": name, "models": list(view.models or ())}, build,
+            scope="thinned" if record.read_only else "full", checked=False)
+
+    try:
+        found, error = _result(dataset_id, table)
+    except _NoSuchExport:
+        return _error(f"no export named '{name}.csv'; exports: "
+                      + ", ".join(f"{n}.csv" for n in CSV_NAMES), 404)
     if error is not None:
         return error
-    record, analysis = found
-    text = csv_exports(analysis)[f"{name}.csv"]
+    record, text = found
     return _attachment(current_app.response_class(text, mimetype="text/csv"), record.name,
                        name + ".csv")
 
 
+class _NoSuchExport(Exception):
+    """A CSV name that is not one of :data:`dashboard.report.CSV_NAMES`."""
+
+
+DECISION_FIELDS = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn")
+"""The view fields a decision depends on (its key)."""
+
+
 @api.get("/datasets/<dataset_id>/decision.json")
 def dataset_decision(dataset_id: str):
-    """The decision to deploy for the view in the query (``costdash decide --json``)."""
-    found, error = _of_view(dataset_id, _analysis)
+    """The decision to deploy for the view in the query (``costdash decide --json``), through
+    the results service (kind ``decision``): from the ticked classifiers' hull (exact, the one
+    every page shows), with nothing loaded but the cached view model."""
+    services = _services()
+
+    def decision(record, view: View) -> str:
+        def build(_scope: str) -> str:
+            from costdash.analysis import Analysis, choose
+            from costdash.costspace import lower_envelope
+
+            hull = services.views.hull(dataset_id, list(view.models) if view.models else None)
+            condition = view.condition(record.prevalence)
+            # decide reads only the hull, its envelope and the choice at the conditions.
+            analysis = Analysis(dataset=None, classifiers=(), hull=hull,  # type: ignore[arg-type]
+                                envelope=lower_envelope(hull),
+                                operating_point=choose(hull, condition))
+            return json.dumps(decision_to_dict(decide(analysis)), allow_nan=False)
+
+        relevant = {k: v for k, v in view.to_json().items() if k in DECISION_FIELDS}
+        return services.results.text("decision", dataset_id, {"view": relevant}, build,
+                                     scope="thinned" if record.read_only else "full",
+                                     checked=False)
+
+    found, error = _result(dataset_id, decision)
     if error is not None:
         return error
-    record, analysis = found
-    return _attachment(jsonify(decision_to_dict(decide(analysis))), record.name, "decision.json")
+    record, text = found
+    return _attachment(current_app.response_class(text, mimetype="application/json"),
+                       record.name, "decision.json")
 
 
 CHOICE_MAX_POINTS = 4000
 """Each threshold-choice curve of ``choice.json`` is thinned to at most this many points (the
-expected losses stay exact; ``analyze --json`` gives every point)."""
+expected losses stay exact; ``analyze --json`` gives every point); through a read-only handle to
+at most ``max_roc_points``, from ROC curves thinned as much."""
 
 
 @api.get("/datasets/<dataset_id>/choice.json")
 def dataset_choice(dataset_id: str):
     """Beyond the envelope for the view in the query (the Threshold choice page): each ticked
     classifier's threshold-choice curves, H-measure and Brier score (the keys ``analyze
-    --json`` adds), decision curves, and the robust choices over the view's sensitivity box."""
-    from costdash.choice_summary import choice_summary_of_view
-
-    found, error = _of_view(dataset_id, lambda record, dataset, view: choice_summary_of_view(
-        dataset, view, max_points=CHOICE_MAX_POINTS))
+    --json`` adds), decision curves, and the robust choices over the view's sensitivity box.
+    Through the results service (:meth:`dashboard.results.Results.choice_text`): a new
+    condition computes only its own part."""
+    found, error = _result(dataset_id, lambda record, view: _services().results.choice_text(
+        dataset_id, view, max_points=CHOICE_MAX_POINTS))
     if error is not None:
         return error
-    record, summary = found
-    return _attachment(jsonify(summary), record.name, "choice.json")
+    record, text = found
+    return _attachment(current_app.response_class(text, mimetype="application/json"),
+                       record.name, "choice.json")
 
 
 def healthz():

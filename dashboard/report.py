@@ -95,13 +95,13 @@ footer{margin-top:2em;color:#888;font-size:.85em}
 
 # --- figures --------------------------------------------------------------------------------------
 
-def _report_figures(dataset: Dataset, analysis: Analysis, name: str,
-                    view: View) -> tuple[go.Figure, go.Figure, go.Figure]:
+def _report_figures(dataset: Dataset, analysis: Analysis, name: str, view: View,
+                    max_points: int | None = None) -> tuple[go.Figure, go.Figure, go.Figure]:
     """The dashboard's ROC and cost figures and operating-ranges strip chart of the ticked
     classifiers, as Explore draws them under the view's axes and "hull classifiers only", with
     the chosen operating point drawn in."""
     model = build_view_model(dataset, dataset_id="report", name=name,
-                             max_points=REPORT_MAX_POINTS)
+                             max_points=min(REPORT_MAX_POINTS, max_points or REPORT_MAX_POINTS))
     selected = [c.name for c in analysis.classifiers]
     if selected != [c["name"] for c in model["classifiers"]]:
         # The overall hull of the ticked classifiers, from the same packed hulls as the page's.
@@ -208,7 +208,7 @@ def _view_section(view: View, prevalence: float, dashboard_url: str | None) -> s
 def build_report(dataset: Dataset, condition: OperatingCondition | None = None, *,
                  view: View | None = None, title: str | None = None, bands: Any = None,
                  name: str | None = None, generated: _dt.datetime | None = None,
-                 dashboard_url: str | None = None) -> str:
+                 dashboard_url: str | None = None, max_points: int | None = None) -> str:
     """One self-contained HTML file reporting ``dataset`` as the Explore page shows it.
 
     Parameters
@@ -234,6 +234,11 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         The date shown in the header (default: now, UTC).
     dashboard_url : str, optional
         The dashboard's root address: the report then links back to this view on it.
+    max_points : int, optional
+        A read-only link's scope: every classifier's ROC curve is thinned to at most this many
+        points before anything is computed from it
+        (:func:`costdash.choice_summary.thinned_analysis`), so the report holds no exact score
+        or count at a threshold the viewer chose, and no curve of more points.
 
     Raises
     ------
@@ -250,6 +255,10 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
                                     cost_fp=condition.cost_fp)
     prevalence = dataset.prevalence
     analysis = analyze(dataset, view.condition(prevalence), models=view.models)
+    if max_points is not None:
+        from costdash.choice_summary import thinned_analysis
+
+        analysis = thinned_analysis(analysis, max_points)
     selected = [c.name for c in analysis.classifiers]
     view = report_view(view, selected)
     name = name or dataset.source
@@ -301,7 +310,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
     parts.append(_constraints_section(analysis, view))
     parts.append(_pinned_section(analysis, view))
 
-    roc, cost, ranges = _report_figures(dataset, analysis, name, view)
+    roc, cost, ranges = _report_figures(dataset, analysis, name, view, max_points)
     parts.append('<section id="figures"><h2>ROC space and cost space</h2><div class="figs">'
                  f'<div class="fig">{_figure_html(roc, True, "roc-figure")}</div>'
                  f'<div class="fig">{_figure_html(cost, False, "cost-figure")}</div>'
@@ -329,8 +338,8 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
                                                   hull.threshold)], css_class="hull")
                  + "</section>")
 
-    parts.append(_curves_section(dataset, analysis, view))
-    parts.append(_choice_section(dataset, view))
+    parts.append(_curves_section(dataset, analysis, view, max_points))
+    parts.append(_choice_section(dataset, view, max_points))
 
     # Bands of unticked classifiers are not this view's (nor the report's) business.
     band_list = [b for b in _bands_list(bands) if b.name in set(selected)]

@@ -17,7 +17,7 @@ CHOICE_MAX_POINTS = 2000
 """Each threshold-choice curve is thinned to at most this many points (as on the page)."""
 
 
-def _choice_section(dataset: Dataset, view: View) -> str:
+def _choice_section(dataset: Dataset, view: View, max_points: int | None = None) -> str:
     """The Threshold choice page for this view: what each way of choosing thresholds costs
     (curves, expected losses, named gaps, H-measure and Brier score by AUC), decision curves
     with the view's pₜ, and the robust choices over its sensitivity box
@@ -25,7 +25,12 @@ def _choice_section(dataset: Dataset, view: View) -> str:
     from costdash.choice_summary import choice_summary_of_view
     from dashboard.figures.choice import decision_curve_figure, threshold_choice_figure
 
-    summary = choice_summary_of_view(dataset, view, max_points=CHOICE_MAX_POINTS)
+    # A read-only link's scope (``max_points``): every ROC curve thinned first, and each
+    # threshold-choice curve to as many points.
+    summary = choice_summary_of_view(dataset, view,
+                                     max_points=min(CHOICE_MAX_POINTS,
+                                                    max_points or CHOICE_MAX_POINTS),
+                                     max_roc_points=max_points)
     index = {n: i for i, n in enumerate(dataset.names)}
     robust = summary["robust"]
     cond = summary["conditions"]

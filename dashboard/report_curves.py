@@ -27,13 +27,14 @@ CURVES_HIST_BINS = 40
 CURVES_REL_BINS = 10
 
 
-def _thinned(roc: RocCurve) -> RocCurve:
-    idx = thin_indices(roc.size, REPORT_MAX_POINTS)
+def _thinned(roc: RocCurve, max_points: int | None = None) -> RocCurve:
+    idx = thin_indices(roc.size, min(REPORT_MAX_POINTS, max_points or REPORT_MAX_POINTS))
     return RocCurve(name=roc.name, tp=roc.tp[idx], fp=roc.fp[idx], threshold=roc.threshold[idx],
                     n_pos=roc.n_pos, n_neg=roc.n_neg)
 
 
-def _curves_section(dataset: Dataset, analysis: Analysis, view: View) -> str:
+def _curves_section(dataset: Dataset, analysis: Analysis, view: View,
+                    max_points: int | None = None) -> str:
     """The Curves page for this view: precision–recall (with the hull mapped into PR space and
     iso-F1 lines), gains and lift with the capacity, the score distributions of one classifier
     and the reliability diagram, with the chosen and pinned thresholds and their readouts
@@ -44,7 +45,7 @@ def _curves_section(dataset: Dataset, analysis: Analysis, view: View) -> str:
     index = {n: i for i, n in enumerate(dataset.names)}
     # At the data's prevalence precision is the test set's own TP / (TP + FP), as on the page.
     prior_arg = None if view.p_pos in (None, dataset.prevalence) else cond.p_pos
-    rocs = [_thinned(c.roc) for c in analysis.classifiers]
+    rocs = [_thinned(c.roc, max_points) for c in analysis.classifiers]
     prs = [pr_curve(r, p_pos=prior_arg) for r in rocs]
     prior = prs[0].prior
     marks = [Mark("current choice", v.classifier, v.threshold, v.fpr, v.tpr)]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from costdash.hull import RocHull
 from costdash.view import CONDITION_FIELDS, View
 from dashboard.config import Settings
 from dashboard.demos import shared_demo
+from dashboard.results import Results, forget_results
 from dashboard.sharing import ShareService
 from dashboard.storage import DatasetNotFound, DatasetRecord, DatasetStore, Store
 from dashboard.viewmodel import (VIEW_VERSION, build_view_model, hull_from_entry,
@@ -113,12 +114,15 @@ def payload_json(value: Any) -> str:
 class ViewModels:
     """View models of stored data sets, computed once and shared through the cache."""
 
-    payloads_per_data_set = 16
-    """Payloads of one kind (:meth:`payload`'s ``what``) kept per data set."""
+    payloads_per_data_set = Results.entries_per_kind
+    """Payloads of one kind (:meth:`payload`'s ``what``) kept per data set (the results
+    service's bound, :attr:`dashboard.results.Results.entries_per_kind`)."""
 
     def __init__(self, store: DatasetStore, cache: Cache, settings: Settings):
         self.store, self.cache, self.settings = store, cache, settings
         self.version = code_version()
+        self.results = Results(store, cache, settings, self.version)
+        """The one door for derived results (:mod:`dashboard.results`), on the same cache."""
 
     def _key(self, dataset_id: str) -> str:
         return f"view:v{VIEW_VERSION}:{self.settings.max_roc_points}:{dataset_id}"
@@ -152,11 +156,17 @@ class ViewModels:
         return json.loads(text)
 
     def forget(self, dataset_id: str) -> None:
-        """Drop the cached results of a data set that was deleted."""
+        """Drop the cached results of a data set that was deleted: its view model, the keys
+        noted by :meth:`_remember`, and every result of the results service
+        (:func:`dashboard.results.forget_results`, all kinds and scopes)."""
         for key in json.loads(self.cache.get(f"keys:{dataset_id}") or "[]"):
             self.cache.delete(key)
         self.cache.delete(f"keys:{dataset_id}")
         self.cache.delete(self._key(dataset_id))
+        forget_results(self.cache, dataset_id)
+        results = getattr(self, "results", None)
+        if results is not None:  # this process's memoised objects of it
+            results.forget(dataset_id)
 
     def analysis_json_text(self, dataset_id: str, view: Mapping[str, Any] | View, *,
                            max_points: int | None = None) -> str:
@@ -172,17 +182,19 @@ class ViewModels:
         if not isinstance(view, View):
             view, _ = View.parse_lenient(view, only=CONDITION_FIELDS)  # checked when saved
         condition = {k: getattr(view, k) for k in CONDITION_FIELDS}
-        key = (f"analysis:v1:{dataset_id}:{max_points or 'all'}:"
-               + hashlib.sha256(json.dumps(condition, sort_keys=True).encode()).hexdigest()[:24])
-        text = self.cache.get(key)
-        if text is None:
+
+        def compute(_scope: str) -> str:
             dataset = self.store.get(dataset_id)
             result = analyze(dataset, view.condition(dataset.prevalence))
-            text = json.dumps(analysis_to_dict(result, max_points=max_points), allow_nan=False,
+            return json.dumps(analysis_to_dict(result, max_points=max_points), allow_nan=False,
                               separators=(",", ":"))
-            self.cache.set(key, text)
-            self._remember(dataset_id, key)
-        return text
+
+        # The scope is the caller's (a manage token reads every point through the analysis's
+        # read-only handle), so it is given, not read from the handle.
+        return self.results.text("analysis", dataset_id,
+                                 {"condition": condition, "max_points": max_points}, compute,
+                                 scope="full" if max_points is None else "thinned",
+                                 checked=False)
 
     def _remember(self, dataset_id: str, key: str) -> None:
         """Note a cache key derived from a data set, so :meth:`forget` can drop it too."""
@@ -207,28 +219,21 @@ class ViewModels:
         payloads are never sent. Keys hold :attr:`version`, the settings that shape figures,
         and a digest of ``parts`` (JSON-able: the callback's inputs).
         """
-        digest = hashlib.sha256(json.dumps(
-            [parts, self.settings.max_roc_points, self.settings.max_cost_lines],
-            sort_keys=True, default=str).encode()).hexdigest()[:32]
-        key = f"payload:{what}:{self.version}:{dataset_id}:{digest}"
+        if ":" in what:
+            raise ValueError(f"a payload name has no colon: {what!r}")
+        # The results service's key scheme (kind ``payload.<what>``, scope ``page``: the
+        # callback's inputs, which the page already restricted to what its handle may see).
+        key = self.results.key(f"payload.{what}", dataset_id, "page", parts,
+                               version=self.version)
         text = self.cache.get(key)
         if text is not None and (not checked or self.store.exists(dataset_id)):
             return json.loads(text)
         value = compute()
         if keep(value):
             self.cache.set(key, payload_json(value))
-            self._remember(dataset_id, key)
-            self._bound(f"payloads:{what}:{dataset_id}", key)
+            self.results.note(f"payload.{what}", dataset_id, key,
+                              bound=self.payloads_per_data_set)
         return value
-
-    def _bound(self, index_key: str, key: str) -> None:
-        """Keep at most :attr:`payloads_per_data_set` payloads of one kind per data set: the
-        oldest go. A client choosing new inputs (queries, selections) on every request would
-        otherwise turn each small request into a new cache entry of up to a few MB."""
-        keys = [k for k in json.loads(self.cache.get(index_key) or "[]") if k != key] + [key]
-        for old in keys[:-self.payloads_per_data_set]:
-            self.cache.delete(old)
-        self.cache.set(index_key, json.dumps(keys[-self.payloads_per_data_set:]))
 
     def view(self, dataset_id: str, models: list[str] | None = None) -> dict[str, Any]:
         """The view model restricted to ``models`` (all classifiers when None)."""
@@ -246,12 +251,17 @@ class ViewModels:
 @dataclass(frozen=True)
 class Services:
     """What the routes and callbacks of one app share: settings, store, cached view models,
-    and the rules of shared analyses."""
+    the derived results (:attr:`results`, the views' :class:`~dashboard.results.Results`) and
+    the rules of shared analyses."""
 
     settings: Settings
     store: Store
     views: ViewModels
     sharing: ShareService
+    results: Results = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "results", self.views.results)
 
     def put_demo(self, name: str) -> DatasetRecord:
         """Store a bundled demo data set (once, under the one handle every visitor shares:

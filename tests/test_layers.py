@@ -116,7 +116,7 @@ DASHBOARD_LAYERS = (
     ("dashboard.config", "dashboard.storage", "dashboard.records", "dashboard.tables",
      "dashboard.sqlstore", "dashboard.sharedstate", "dashboard.demos", "dashboard.labelfiles",
      "dashboard.cachebackend",
-     "dashboard.bandcache", "dashboard.jobs", "dashboard.viewmodel"),
+     "dashboard.bandcache", "dashboard.jobs", "dashboard.viewmodel", "dashboard.results"),
     ("dashboard.sharing", "dashboard.services"),
     ("dashboard.pages", "dashboard.explore_layout", "dashboard.shell", "dashboard.components",
      "dashboard.viewstate", "dashboard.ids", "dashboard.api", "dashboard.uploads", "dashboard.limits",

@@ -22,14 +22,13 @@ Controls (view fields): ``calibration`` (``choice-calibration``), ``beta_a`` and
 volume and unit come from the view (Explore sets them) and travel on with it.
 
 Nothing here runs on Explore's slider path: the page computes on the server when it is opened
-or its own controls change, and the result is cached per data set and view (the services'
-cache, as JSON); the costly condition-free curves are cached apart and reused under other
+or its own controls change, through the results service (:mod:`dashboard.results`): the result
+is cached per data set and view, the costly condition-free curves apart and reused under other
 conditions (:func:`choice_json`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Mapping
@@ -238,34 +237,13 @@ CURVES_FIELDS = ("models", "calibration", "beta_a", "beta_b")
 conditions, pins or box reuses them and computes only what it changes."""
 
 
-def _key(kind: str, data_id: str, view: View, fields: tuple[str, ...]) -> str:
-    relevant = {k: v for k, v in view.to_json().items() if k in fields}
-    digest = hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:32]
-    return f"{kind}:v{CACHE_VERSION}:{data_id}:{digest}"
-
-
 def choice_json(services: Services, data_id: str, view: View) -> dict[str, Any]:
-    """:func:`costdash.choice_summary.choice_summary_of_view` of a stored data set, computed
-    once per data set and view (the fields of :data:`RELEVANT`) and cached as JSON; its
-    condition-free curves (:func:`costdash.choice_summary.condition_free`, the costly part) are
-    cached apart, per data set and :data:`CURVES_FIELDS`, and reused under other conditions."""
-    from costdash.choice_summary import choice_summary_of_view, condition_free
-
-    cache = services.views.cache
-    key = _key("choice", data_id, view, RELEVANT)
-    text = cache.get(key)
-    if text:
-        return json.loads(text)
-    curves_key = _key("choice-curves", data_id, view, CURVES_FIELDS)
-    curves_text = cache.get(curves_key)
-    curves = json.loads(curves_text) if curves_text else None
-    dataset = services.store.get(data_id)
-    summary = choice_summary_of_view(dataset, view, max_points=PAGE_MAX_POINTS, curves=curves)
-    if curves is None:
-        cache.set(curves_key, json.dumps(condition_free(summary), allow_nan=False,
-                                         separators=(",", ":")))
-    cache.set(key, json.dumps(summary, allow_nan=False, separators=(",", ":")))
-    return summary
+    """:func:`costdash.choice_summary.choice_summary_of_view` of a stored data set, through the
+    results service (:meth:`dashboard.results.Results.choice_text`): cached per data set and
+    view (the fields of :data:`RELEVANT`); its condition-free curves are cached apart, per data
+    set and :data:`CURVES_FIELDS`, and reused under other conditions, so a new condition
+    computes only its own part. A read-only handle gets the thinned scope."""
+    return json.loads(services.results.choice_text(data_id, view, max_points=PAGE_MAX_POINTS))
 
 
 def _loss(x: float | None) -> str:

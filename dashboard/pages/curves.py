@@ -27,13 +27,13 @@ Element ids (a stable contract): ``curves-model``, ``curves-p-pos``, ``curves-co
 ``curves-message``.
 
 Server-side state only through the services: the view model (cached hull and thinned ROC
-curves) and, per data set, the score histograms and reliability bins (computed once from the
-stored data and cached as JSON), and the exact ROC points of pinned thresholds (cached).
+curves) and, through the results service (:mod:`dashboard.results`), per data set, the score
+histograms and reliability bins (computed once from the stored data) and the ROC points of
+pinned thresholds (exact for an upload handle, on the thinned curve for a read-only one).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Mapping
@@ -221,36 +221,37 @@ def _nan(values: list[float | None]) -> np.ndarray:
 
 def score_summaries(services: Services, data_id: str) -> dict[str, Any]:
     """Per classifier: its score histograms and reliability bins (or why there are none), from
-    the stored data, computed once per data set and cached as JSON."""
-    key = f"curves:v{SCORES_VERSION}:{data_id}"
-    text = services.views.cache.get(key)
-    if text:
-        return json.loads(text)
-    dataset = services.store.get(data_id)
-    out: dict[str, Any] = {}
-    for c in (*dataset.scored, *dataset.counted):
-        if isinstance(c, CountedClassifier):
-            why = (f"{c.name} was given as confusion matrices: there are no scores to "
-                   "histogram or calibrate.")
-            out[c.name] = {"hist": None, "hist_error": why, "rel": None, "rel_error": why}
-            continue
-        weight = c.count
-        h = score_histograms(c.y_true, c.score, bins=HIST_BINS, weight=weight, name=c.name)
-        entry: dict[str, Any] = {"hist": {
-            "edges": h.edges.tolist(), "positives": h.positives.tolist(),
-            "negatives": h.negatives.tolist(), "share_positives": h.share_positives.tolist(),
-            "share_negatives": h.share_negatives.tolist()}, "hist_error": None}
-        try:
-            r = reliability(c.y_true, c.score, bins=REL_BINS, weight=weight, name=c.name)
-            entry["rel"] = {"edges": r.edges.tolist(), "mean_score": _arr(r.mean_score),
-                            "observed": _arr(r.observed), "count": r.count.tolist(),
-                            "brier": r.brier}
-            entry["rel_error"] = None
-        except CostdashError as exc:
-            entry["rel"], entry["rel_error"] = None, str(exc)
-        out[c.name] = entry
-    services.views.cache.set(key, json.dumps(out, allow_nan=False))
-    return out
+    the stored data, computed once per data set through the results service (kind
+    ``curves-scores``: bins are counts over ranges of scores, the same in either scope)."""
+    def compute(_scope: str) -> dict[str, Any]:
+        dataset = services.store.get(data_id)
+        out: dict[str, Any] = {}
+        for c in (*dataset.scored, *dataset.counted):
+            if isinstance(c, CountedClassifier):
+                why = (f"{c.name} was given as confusion matrices: there are no scores to "
+                       "histogram or calibrate.")
+                out[c.name] = {"hist": None, "hist_error": why, "rel": None, "rel_error": why}
+                continue
+            weight = c.count
+            h = score_histograms(c.y_true, c.score, bins=HIST_BINS, weight=weight, name=c.name)
+            entry: dict[str, Any] = {"hist": {
+                "edges": h.edges.tolist(), "positives": h.positives.tolist(),
+                "negatives": h.negatives.tolist(), "share_positives": h.share_positives.tolist(),
+                "share_negatives": h.share_negatives.tolist()}, "hist_error": None}
+            try:
+                r = reliability(c.y_true, c.score, bins=REL_BINS, weight=weight, name=c.name)
+                entry["rel"] = {"edges": r.edges.tolist(), "mean_score": _arr(r.mean_score),
+                                "observed": _arr(r.observed), "count": r.count.tolist(),
+                                "brier": r.brier}
+                entry["rel_error"] = None
+            except CostdashError as exc:
+                entry["rel"], entry["rel_error"] = None, str(exc)
+            out[c.name] = entry
+        return out
+
+    return services.results.json("curves-scores", data_id,
+                                 {"version": SCORES_VERSION, "hist": HIST_BINS, "rel": REL_BINS},
+                                 compute)
 
 
 def histograms_of(name: str, entry: dict[str, Any]) -> ScoreHistograms:
@@ -271,31 +272,39 @@ def reliability_of(name: str, entry: dict[str, Any]) -> Reliability:
 
 def pinned_points(services: Services, data_id: str, pins: list[tuple[str, float]]
                   ) -> list[dict[str, Any]]:
-    """The exact ROC point of each pin (the full curve, not the thinned one), cached per data
-    set, classifier and threshold; ``{"error"}`` for one that cannot be priced."""
-    out: list[dict[str, Any] | None] = []
-    missing: list[tuple[int, str, float, str]] = []
+    """The ROC point of each pin, through the results service (kind ``pin-point``, per data
+    set, classifier and threshold); ``{"error"}`` for one that cannot be priced. In the full
+    scope (an upload handle) the exact point of the full curve; in the thinned scope (a
+    read-only handle) the point of the thinned curve the link shows (the last one still
+    flagging score >= the threshold), so no pin reads an exact count."""
+    results = services.results
+    scope = results.scope(data_id)
+    out: list[dict[str, Any]] = []
+    rocs: dict[str, RocCurve] = {}
+
+    def roc_named(name: str) -> RocCurve:
+        if name not in rocs:
+            if scope == "thinned":
+                entries = {c["name"]: c for c in services.views.full(data_id)["classifiers"]}
+                if name not in entries:
+                    raise KeyError(name)
+                rocs[name] = roc_from_entry(entries[name])
+            else:
+                rocs[name] = roc_of(services.store.get(data_id).classifier(name))
+        return rocs[name]
+
     for name, threshold in pins:
-        digest = hashlib.sha256(json.dumps([name, threshold]).encode()).hexdigest()[:32]
-        key = f"curves-pin:v1:{data_id}:{digest}"
-        text = services.views.cache.get(key)
-        out.append(json.loads(text) if text else None)
-        if not text:
-            missing.append((len(out) - 1, name, threshold, key))
-    if missing:
-        dataset = services.store.get(data_id)
-        rocs: dict[str, RocCurve] = {}
-        for i, name, threshold, key in missing:
+        def compute(_scope: str, name: str = name, threshold: float = threshold) -> str:
             try:
-                if name not in rocs:
-                    rocs[name] = roc_of(dataset.classifier(name))
-                p = pin_threshold(rocs[name], threshold)
-                entry = {"fpr": p.fpr, "tpr": p.tpr}
-                services.views.cache.set(key, json.dumps(entry))
+                p = pin_threshold(roc_named(name), threshold)
+                return json.dumps({"fpr": p.fpr, "tpr": p.tpr})
             except (KeyError, CostdashError) as exc:
-                entry = {"error": str(exc)}
-            out[i] = entry
-    return [o or {"error": "not priced"} for o in out]
+                return json.dumps({"error": str(exc)})
+
+        text = results.text("pin-point", data_id, [name, threshold], compute, scope=scope,
+                            checked=False, keep=lambda t: '"error"' not in t)
+        out.append(json.loads(text))
+    return out
 
 
 def _fmt(x: float, pct: bool = False) -> str:

@@ -1,0 +1,270 @@
+"""One door for derived results (issue 23): :class:`Results`, through which pages, API routes
+and the report obtain what they show, cached under ONE key scheme that delete and expiry clear.
+
+Keys
+----
+Every entry is stored under ::
+
+    result:{kind}:{code_version}:{dataset_id}:{scope}:{digest}
+
+* ``kind``: what it is (``choice-curves``, ``choice``, ``report``, ``decision``, ``csv``,
+  ``curves-scores``, ``pin-point``, ``payload.<what>`` ...); no colon in it.
+* ``code_version``: :func:`dashboard.services.code_version`, so web roles of two versions
+  sharing one Redis never serve each other's results.
+* ``dataset_id``: the handle asked through (an upload's or a read link's own handle).
+* ``scope``: what the capability asking may see (:meth:`Results.scope`): ``full`` for an upload
+  handle, ``thinned`` for a read-only handle: every classifier curve at most
+  ``settings.max_roc_points`` points, and no exact score or count at a threshold the viewer
+  chose (what-ifs answer from the thinned curves).
+* ``digest``: of the JSON-able ``parts`` the result depends on and the settings that shape it.
+
+Each key is noted in a per-kind, per-data-set index (``result-keys:{kind}:{dataset_id}``,
+bounded: the oldest of more than :attr:`Results.entries_per_kind` go), and each kind in the data
+set's index of kinds (``result-kinds:{dataset_id}``); :func:`forget_results` (called by
+:meth:`dashboard.services.ViewModels.forget`, which delete, discard and expiry call) drops
+every entry of every kind. A hit is also checked against the store (a deleted data set's
+results are never sent, even when the cache could not be told).
+
+The cache holds text (JSON, HTML, CSV), never pickled objects. Condition-free objects that are
+costly to rebuild and too large to cache as text (the loaded ROC curves of a Threshold choice
+base) are memoised in the process (:meth:`Results.memo`, at most :attr:`Results.memo_entries`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+SCOPES = ("full", "thinned")
+"""The scopes a capability gives (:meth:`Results.scope`)."""
+
+
+def _index_key(kind: str, dataset_id: str) -> str:
+    return f"result-keys:{kind}:{dataset_id}"
+
+
+def _kinds_key(dataset_id: str) -> str:
+    return f"result-kinds:{dataset_id}"
+
+
+def forget_results(cache: Any, dataset_id: str) -> None:
+    """Delete every result derived from ``dataset_id`` (every kind, every scope, every code
+    version), and the indexes that named them."""
+    kinds = json.loads(cache.get(_kinds_key(dataset_id)) or "[]")
+    for kind in kinds:
+        index = _index_key(kind, dataset_id)
+        for key in json.loads(cache.get(index) or "[]"):
+            cache.delete(key)
+        cache.delete(index)
+    cache.delete(_kinds_key(dataset_id))
+
+
+class Results:
+    """Derived results of stored data sets, computed once and shared through the cache.
+
+    Parameters
+    ----------
+    store : Store
+        Where the data sets live (:meth:`scope` reads a handle's record; hits are checked
+        against it).
+    cache : flask_caching.Cache
+        The shared result cache (text values).
+    settings : Settings
+        ``max_roc_points`` is the thinned scope's bound and part of every key's digest.
+    version : str
+        The code version in every key (:func:`dashboard.services.code_version`).
+    """
+
+    entries_per_kind = 16
+    """Entries of one kind kept per data set (the oldest go): a client asking for new
+    conditions on every request would otherwise turn each into a new entry of up to a few MB."""
+
+    memo_entries = 1
+    """Condition-free objects kept in this process (:meth:`memo`); 0 keeps none."""
+
+    def __init__(self, store: Any, cache: Any, settings: Any, version: str):
+        self.store, self.cache, self.settings, self.version = store, cache, settings, version
+        self._memo: OrderedDict[Hashable, Any] = OrderedDict()
+        self._memo_lock = threading.Lock()
+
+    # --- scope -------------------------------------------------------------------------------
+
+    def scope(self, dataset_id: str) -> str:
+        """``thinned`` for a read-only handle (:attr:`DatasetRecord.read_only`), else ``full``
+        (an unknown id is ``full``: it finds nothing anyway)."""
+        record = self.store.info(dataset_id)
+        return "thinned" if record is not None and record.read_only else "full"
+
+    def max_points(self, scope: str) -> int | None:
+        """The bound on points per classifier curve of a scope (None: no bound)."""
+        return self.settings.max_roc_points if scope == "thinned" else None
+
+    # --- keys --------------------------------------------------------------------------------
+
+    def key(self, kind: str, dataset_id: str, scope: str, parts: Any, *,
+            version: str | None = None) -> str:
+        """The cache key of one result (module docstring); ``version`` defaults to
+        :attr:`version`."""
+        if ":" in kind:
+            raise ValueError(f"a result kind has no colon: {kind!r}")
+        if scope not in SCOPES and scope != "page":
+            raise ValueError(f"unknown scope {scope!r}")
+        digest = hashlib.sha256(json.dumps(
+            [parts, self.settings.max_roc_points, self.settings.max_cost_lines],
+            sort_keys=True, default=str).encode()).hexdigest()[:32]
+        return f"result:{kind}:{version or self.version}:{dataset_id}:{scope}:{digest}"
+
+    def note(self, kind: str, dataset_id: str, key: str, *, bound: int | None = None) -> None:
+        """Index ``key`` under its kind and data set, keeping the newest ``bound`` (default
+        :attr:`entries_per_kind`); the kind goes into the data set's index of kinds."""
+        bound = self.entries_per_kind if bound is None else bound
+        kinds_key = _kinds_key(dataset_id)
+        kinds = json.loads(self.cache.get(kinds_key) or "[]")
+        if kind not in kinds:
+            self.cache.set(kinds_key, json.dumps([*kinds, kind]))
+        index = _index_key(kind, dataset_id)
+        keys = [k for k in json.loads(self.cache.get(index) or "[]") if k != key] + [key]
+        for old in keys[:-bound]:
+            self.cache.delete(old)
+        self.cache.set(index, json.dumps(keys[-bound:]))
+
+    def keys_of(self, dataset_id: str) -> list[str]:
+        """Every result key indexed for a data set (for tests and maintenance)."""
+        out: list[str] = []
+        for kind in json.loads(self.cache.get(_kinds_key(dataset_id)) or "[]"):
+            out += json.loads(self.cache.get(_index_key(kind, dataset_id)) or "[]")
+        return out
+
+    def forget(self, dataset_id: str) -> None:
+        """Drop every result of a data set (:func:`forget_results`) and its memoised objects."""
+        forget_results(self.cache, dataset_id)
+        with self._memo_lock:
+            for k in [k for k in self._memo if isinstance(k, tuple) and dataset_id in k]:
+                del self._memo[k]
+
+    # --- get or compute ----------------------------------------------------------------------
+
+    def text(self, kind: str, dataset_id: str, parts: Any, compute: Callable[[str], str], *,
+             scope: str | None = None, checked: bool = True,
+             keep: Callable[[str], bool] = lambda _text: True) -> str:
+        """A result as text (JSON, HTML, CSV): cached, else ``compute(scope)`` and cached.
+
+        Parameters
+        ----------
+        kind, dataset_id, parts
+            What it is, of which data set, and what it depends on (JSON-able).
+        compute : callable
+            Called with the scope; returns the text.
+        scope : str, optional
+            Default :meth:`scope` of ``dataset_id``.
+        checked : bool
+            Check a hit against the store (pass False when the caller just checked it).
+        keep : callable
+            Whether to cache a computed text (an error answer is not).
+        """
+        scope = self.scope(dataset_id) if scope is None else scope
+        key = self.key(kind, dataset_id, scope, parts)
+        text = self.cache.get(key)
+        if text is not None and (not checked or self.store.exists(dataset_id)):
+            return text
+        text = compute(scope)
+        if keep(text):
+            self.cache.set(key, text)
+            self.note(kind, dataset_id, key)
+        return text
+
+    def json(self, kind: str, dataset_id: str, parts: Any, compute: Callable[[str], Any], *,
+             scope: str | None = None, checked: bool = True) -> Any:
+        """A JSON-able result, decoded: cached as its JSON text (see :meth:`text`)."""
+        return json.loads(self.text(
+            kind, dataset_id, parts,
+            lambda s: json.dumps(compute(s), allow_nan=False, separators=(",", ":")),
+            scope=scope, checked=checked))
+
+    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """A condition-free object kept in this process (the newest :attr:`memo_entries`):
+        what the per-condition part of a result is computed from. ``key`` must hold the data
+        set id (as an element of a tuple) so that :meth:`forget` drops it."""
+        with self._memo_lock:
+            if key in self._memo:
+                self._memo.move_to_end(key)
+                return self._memo[key]
+        value = compute()
+        if self.memo_entries > 0:
+            with self._memo_lock:
+                self._memo[key] = value
+                while len(self._memo) > self.memo_entries:
+                    self._memo.popitem(last=False)
+        return value
+
+    # --- Threshold choice ----------------------------------------------------------------------
+
+    def choice_base(self, dataset_id: str, scope: str, models: Any, calibration: str | None
+                    ) -> Any:
+        """The condition-free base of a threshold choice
+        (:func:`costdash.choice_summary.choice_base`), memoised in this process per data set,
+        scope, ticked classifiers and calibration; thinned for the thinned scope."""
+        from costdash.choice_summary import choice_base
+
+        models_key = None if not models else tuple(models)
+        return self.memo(
+            ("choice-base", dataset_id, scope, models_key, calibration),
+            lambda: choice_base(self.store.get(dataset_id), models=models_key,
+                                calibrate=calibration, max_roc_points=self.max_points(scope)))
+
+    def choice_text(self, dataset_id: str, view: Any, *, max_points: int) -> str:
+        """:func:`costdash.choice_summary.choice_summary_of_view` of a stored data set as JSON
+        text, in the scope of the handle.
+
+        Three results of one door: the base (:meth:`choice_base`, in the process), the
+        condition-free curves (kind ``choice-curves``: per data set, classifiers, calibration,
+        Beta and thinning; computed once and reused under every condition, pin and box) and
+        the summary (kind ``choice``: per whole view), whose per-condition part is all a new
+        condition computes (:func:`costdash.choice_summary.choice_at`). Each curve is thinned to
+        ``max_points`` (at most ``max_roc_points`` in the thinned scope).
+
+        Raises
+        ------
+        DatasetNotFound
+            No such data set.
+        ParameterError
+            A bad calibration or a ticked classifier the data lacks.
+        """
+        from costdash.choice_summary import (choice_at, choice_curves, view_beta, view_options,
+                                             view_pins)
+        from dashboard.storage import DatasetNotFound
+
+        record = self.store.info(dataset_id)
+        if record is None:
+            raise DatasetNotFound(f"no data set with id '{dataset_id}' is stored here")
+        scope = "thinned" if record.read_only else "full"
+        cap = self.max_points(scope)
+        points = max_points if cap is None else min(max_points, cap)
+        models = list(view.models) if view.models else None
+        beta = view_beta(view)
+        free_parts = {"models": models, "calibration": view.calibration,
+                      "beta": None if beta is None else list(beta), "max_points": points}
+
+        def summary(_scope: str) -> str:
+            base = self.choice_base(dataset_id, scope, models, view.calibration)
+            curves = self.json("choice-curves", dataset_id, free_parts,
+                               lambda _s: choice_curves(base, beta=beta, max_points=points),
+                               scope=scope, checked=False)
+            ticked = {c.name for c in base.analysis.classifiers}
+            pins = {k: v for k, v in view_pins(view).items() if k in ticked}
+            out = choice_at(base, curves, view.condition(record.prevalence), pins=pins,
+                            max_points=points, **view_options(view))
+            return json.dumps(out, allow_nan=False, separators=(",", ":"))
+
+        relevant = {k: v for k, v in view.to_json().items() if k in CHOICE_FIELDS}
+        return self.text("choice", dataset_id, {"view": relevant, "max_points": points},
+                         summary, scope=scope, checked=False)
+
+
+CHOICE_FIELDS = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn", "volume", "unit",
+                 "sens_p", "sens_fn", "sens_fp", "pins", "calibration", "beta_a", "beta_b")
+"""The view fields a threshold choice depends on (its key)."""
