@@ -279,8 +279,7 @@ class ComputeGate:
                 scopes.append((f"data:{handle}", self.handle_limit,
                                f"{self.handle_limit} computation"
                                f"{'s are' if self.handle_limit != 1 else ' is'} already running "
-                               f"on this data; the {what} was not started. Try again when one "
-                               "finishes.", 429))
+                               f"on this data; the {what} was not started.", 429))
             scopes.append(("site:all", self.site_limit,
                            f"The server is busy with {self.site_limit} other computation"
                            f"{'s' if self.site_limit != 1 else ''}; the {what} was not started.",
