@@ -77,6 +77,8 @@ METHODS = ("score_driven", "rate_driven", "fixed", "optimal")
 """The threshold-choice methods, in the order they are reported."""
 
 _GAUSS_X, _GAUSS_W = np.polynomial.legendre.leggauss(8)
+_RATE_CHUNK = 4096
+"""Intervals per pass of the rate-driven quadrature (8 nodes each: 256 kB per temporary)."""
 
 
 def _check_beta(beta: tuple[float, float]) -> tuple[float, float]:
@@ -400,11 +402,21 @@ def rate_driven_curve(roc: RocCurve, *, beta: tuple[float, float] = (1.0, 1.0),
     cost = _rate_cost(roc, pc)
     a, b = beta
     lo, hi = pc[:-1], pc[1:]
-    half = (hi - lo)[:, None] / 2.0
-    nodes = (lo + hi)[:, None] / 2.0 + half * _GAUSS_X[None, :]
-    log_density = ((a - 1.0) * np.log(nodes) + (b - 1.0) * np.log1p(-nodes) - betaln(a, b))
-    values = _rate_cost(roc, nodes) * np.exp(log_density)
-    pieces = np.sum(values * _GAUSS_W[None, :], axis=1) * half[:, 0]
+    pieces = np.empty(lo.size)
+    # In chunks of intervals whose 8 nodes' temporaries stay in cache (a curve of 150,000
+    # breakpoints has 1.2 million nodes); the same operations on the same numbers, so the same
+    # result bit for bit. The uniform density is exactly 1: no logarithms (issue 23).
+    uniform = a == 1.0 and b == 1.0
+    for start in range(0, lo.size, _RATE_CHUNK):
+        stop = min(start + _RATE_CHUNK, lo.size)
+        half = (hi[start:stop] - lo[start:stop])[:, None] / 2.0
+        nodes = (lo[start:stop] + hi[start:stop])[:, None] / 2.0 + half * _GAUSS_X[None, :]
+        values = _rate_cost(roc, nodes)
+        if not uniform:
+            log_density = ((a - 1.0) * np.log(nodes) + (b - 1.0) * np.log1p(-nodes)
+                           - betaln(a, b))
+            values = values * np.exp(log_density)
+        pieces[start:stop] = np.sum(values * _GAUSS_W[None, :], axis=1) * half[:, 0]
     for k, singular in ((0, a < 1.0), (pieces.size - 1, b < 1.0)):
         if singular:
             pieces[k] = _singular_end_piece(roc, float(lo[k]), float(hi[k]), a, b)
