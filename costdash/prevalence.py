@@ -92,8 +92,8 @@ class PrevalenceEstimate:
         Production cases the estimate is read from.
     calibrated : bool
         True where ``studies/prevalence_shift.py`` measured this method's intervals covering
-        within 0.86-0.94 at nominal 0.9 (docs/production.md); otherwise the interval is a range
-        without a level.
+        within 0.86-0.94 at nominal 0.9 in every design of this production size
+        (docs/production.md); otherwise the interval is a range without a level.
     classifier : str
         The reference classifier whose scores the production sample holds.
     n_reference : int
@@ -149,15 +149,17 @@ def production_arrays(production: Any) -> tuple[NDArray[np.float64], NDArray[np.
     Parameters
     ----------
     production : array_like, (score, n) tuple, or table
-        Unlabelled scores, one per case; or a pair ``(score, n)`` of arrays (score counts); or a
-        mapping / pandas DataFrame with a ``score`` column and optionally an ``n`` column.
+        Unlabelled scores, one per case; or a tuple of two 1-D arrays ``(score, n)`` (score
+        counts); or a mapping / pandas DataFrame with a ``score`` column and optionally an ``n``
+        column.
     """
     if _is_table(production):
         score = _table_column(production, "score")
         if score is None:
             raise ParameterError("production scores need a 'score' column")
         n = _table_column(production, "n")
-    elif isinstance(production, tuple) and len(production) == 2:
+    elif isinstance(production, tuple) and len(production) == 2 \
+            and all(np.ndim(part) == 1 for part in production):
         score, n = np.asarray(production[0]), np.asarray(production[1])
     else:
         score, n = np.asarray(production), None
