@@ -44,8 +44,6 @@ import logging
 import multiprocessing
 import os
 import resource
-import secrets
-import socket
 import threading
 import time
 import weakref
@@ -61,7 +59,8 @@ from flask import (Flask, Response, current_app, has_app_context, has_request_co
 from costdash import errors as core_errors
 from costdash.errors import CostdashError
 from dashboard.services import Services
-from dashboard.sharedstate import compute_slots_table, transaction, upsert
+from dashboard.sharedstate import (Lease, compute_slots_table, give_back, renew, take_slot,
+                                   transaction)
 
 __all__ = ["LEASE_SECONDS", "ComputeGate", "ComputeRefused", "ComputeTimedOut", "Deadline",
            "client_key", "gate_for", "heavy_work", "install_gate", "run_bounded"]
@@ -122,22 +121,6 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
-# --- leases in the SQL store ---------------------------------------------------------------------
-
-def _holder_gone(holder: str) -> bool:
-    """Whether a lease's holder (``host:pid:token``) is a process of this host that ended."""
-    from dashboard.jobs import _holder_gone as gone  # one rule for job slots and leases
-
-    return gone(holder)
-
-
-class _Lease:
-    """One held slot (scope, number); renewed by the gate's renewal thread."""
-
-    def __init__(self, scope: str, slot: int, holder: str):
-        self.scope, self.slot, self.holder = scope, slot, holder
-
-
 class ComputeGate:
     """The gate of one app (see the module docstring); :func:`gate_for` finds it.
 
@@ -156,59 +139,24 @@ class ComputeGate:
         self.handle_limit = int(s.max_jobs_per_dataset)
         self.timeout = float(s.heavy_timeout_seconds)
         self.per_process = threading.BoundedSemaphore(int(s.max_heavy_jobs_per_process))
-        self._held: set[_Lease] = set()
+        self._held: set[Lease] = set()
         self._held_lock = threading.Lock()
         self._renewer: threading.Thread | None = None
 
     # one scope ---------------------------------------------------------------------------------
 
-    def _take(self, scope: str, limit: int) -> _Lease | None:
-        """A free slot of ``scope`` (one of ``limit``), or None.
+    def _take(self, scope: str, limit: int) -> Lease | None:
+        return take_slot(self.store, scope, limit, LEASE_SECONDS)
 
-        The slots are read first, then each free-looking one is taken by one statement of
-        its own (an upsert whose ``WHERE`` sees the row as it is then), so two processes never
-        both take a slot; and no transaction reads before it writes (SQLite would refuse the
-        write of a reader whose snapshot another writer made stale)."""
-        t = compute_slots_table
-        holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(8)}"
-        now = time.time()
-        with transaction(self.store) as conn:
-            taken = {r.slot: r for r in conn.execute(
-                sa.select(t.c.slot, t.c.holder, t.c.expires_at).where(t.c.scope == scope))}
-        for slot in range(limit):
-            row = taken.get(slot)
-            if row is not None and row.expires_at > now and not _holder_gone(row.holder):
-                continue
-            # Absent, expired, or its holder died on this host: take it, unless another
-            # process took it meanwhile.
-            stale = t.c.expires_at <= now if row is None else sa.or_(
-                t.c.expires_at <= now, t.c.holder == row.holder)
-            stmt = (upsert(self.store, t)
-                    .values(scope=scope, slot=slot, holder=holder, expires_at=now + LEASE_SECONDS)
-                    .on_conflict_do_update(index_elements=[t.c.scope, t.c.slot],
-                                           set_={"holder": holder,
-                                                 "expires_at": now + LEASE_SECONDS},
-                                           where=stale)
-                    .returning(t.c.slot))
-            with transaction(self.store) as conn:
-                got = conn.execute(stmt).first()
-            if got is not None:
-                return _Lease(scope, slot, holder)
-        return None
-
-    def _give_back(self, lease: _Lease) -> None:
-        t = compute_slots_table
+    def _give_back(self, lease: Lease) -> None:
         with self._held_lock:
             self._held.discard(lease)
         try:
-            with transaction(self.store) as conn:
-                conn.execute(t.delete().where(t.c.scope == lease.scope, t.c.slot == lease.slot,
-                                              t.c.holder == lease.holder))
+            give_back(self.store, lease)
         except Exception:  # noqa: BLE001 - the lease expires by itself
             log.warning("could not give back a compute slot of %s", lease.scope.split(":")[0])
 
     def _renew_all(self) -> None:
-        t = compute_slots_table
         while True:
             time.sleep(LEASE_SECONDS / 3)
             with self._held_lock:
@@ -216,16 +164,11 @@ class ComputeGate:
             if not leases:
                 continue
             try:
-                with transaction(self.store) as conn:
-                    for lease in leases:
-                        conn.execute(t.update().where(
-                            t.c.scope == lease.scope, t.c.slot == lease.slot,
-                            t.c.holder == lease.holder).values(
-                            expires_at=time.time() + LEASE_SECONDS))
+                renew(self.store, leases, LEASE_SECONDS)
             except Exception:  # noqa: BLE001 - retried at the next round
                 log.warning("could not renew %d compute slot(s)", len(leases))
 
-    def _hold(self, lease: _Lease) -> None:
+    def _hold(self, lease: Lease) -> None:
         with self._held_lock:
             self._held.add(lease)
             if self._renewer is None or not self._renewer.is_alive():

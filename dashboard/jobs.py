@@ -30,9 +30,6 @@ Celery worker's entry module is :mod:`dashboard.worker`.
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -79,18 +76,38 @@ def budget_message(per_hour: int) -> str:
             "bands already computed still show. Try again later.")
 
 
+def _store_of(cache: Any) -> Any:
+    """The SQL store of the app whose result cache ``cache`` is (flask-caching keeps its app),
+    or None (a bare cache)."""
+    app = getattr(cache, "app", None)
+    services = getattr(app, "extensions", {}).get("costdash") if app is not None else None
+    return getattr(services, "store", None)
+
+
 def job_budget_left(cache: Any, data_id: str, per_hour: int) -> bool:
-    """Count one new job on a data set in this clock hour; whether it is within ``per_hour``.
+    """Count one new job on a data set in the last hour; whether it is within ``per_hour``.
 
     With the client choosing the seed, each request could otherwise be a new job and a new
     cache entry; this bounds both per data set, and the upload limits bound data sets per
-    client. The counter expires with its hour (it is added with a lifetime, then incremented,
-    which keeps the lifetime in Redis). With the cache down nothing is counted.
+    client. The count is a moving window of the rate limiter's kind in the app's SQL store
+    (:class:`dashboard.sharedstate.SqlLimiterStorage`): every web and job process counts
+    together, and no cache pressure evicts it (issue 22, finding 6: a full Redis evicted the
+    counters it used to be kept in). With the database unreachable nothing is counted.
     """
-    key = f"jobbudget:{data_id}:{int(time.time() // 3600)}"
-    cache.add(key, 0, timeout=3600)
-    spent = cache.cache.inc(key)  # flask-caching does not pass inc on; its backend has it
-    return spent is None or spent <= per_hour
+    store = _store_of(cache)
+    if store is None:  # a cache of no app: count in it, as before
+        key = f"jobbudget:{data_id}:{int(time.time() // 3600)}"
+        cache.add(key, 0, timeout=3600)
+        spent = cache.cache.inc(key)
+        return spent is None or spent <= per_hour
+    from dashboard.sharedstate import SqlLimiterStorage
+    from dashboard.storage import StorageUnavailable
+
+    try:
+        return SqlLimiterStorage(store=store).acquire_entry(f"jobbudget:{data_id}", per_hour,
+                                                            3600)
+    except StorageUnavailable:
+        return True
 
 
 READ_ONLY_JOB = ("A read-only link computes bands only at the settings its owner saved "
@@ -103,72 +120,51 @@ SLOT_LIFETIME = 60
 it runs, so the slot of a job killed on another host frees within a minute."""
 
 
-def _process_gone(pid: int) -> bool:
-    """Whether process ``pid`` of this host has ended (a zombie has: it only waits to be
-    reaped)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
-    except FileNotFoundError:
-        return True
-    except OSError:  # no /proc (not Linux): ask the kernel
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False
-        return False
-
-
-def _holder_gone(value: Any) -> bool:
-    """Whether a slot's holder (``host:pid:token``) is a process of this host that has ended."""
-    host, _, rest = str(value).partition(":")
-    pid = rest.partition(":")[0]
-    return host == socket.gethostname() and pid.isdigit() and _process_gone(int(pid))
-
 
 @contextmanager
 def dataset_job_slot(cache: Any, data_id: str, limit: int) -> Iterator[bool]:
     """Hold one of ``limit`` slots for a job on one data set while the job runs; yields
     whether a slot was free.
 
-    A slot is a cache key added only if absent (Redis ``SET NX``; the file cache checks, then
-    writes) naming its holder (host, process, token). The holder renews it while it runs; a
-    job killed mid-way (kill -9, out of memory) cannot give it back, so a slot whose holder is
-    an ended process of this host is taken over at once, and one of another host expires
-    within :data:`SLOT_LIFETIME`. With the cache down nothing can be counted or kept: the job
-    runs, and reports that its band could not be kept.
+    A slot is a lease in the app's SQL store (:func:`dashboard.sharedstate.take_slot`, the
+    compute gate's kind, scope ``jobs:<data set>``) naming its holder (host, process, token):
+    shared by every web and job process, and never evicted by cache pressure (issue 22,
+    finding 6). The holder renews it while it runs; a job killed mid-way (kill -9, out of
+    memory) cannot give it back, so a slot whose holder is an ended process of this host is
+    taken over at once, and one of another host expires within :data:`SLOT_LIFETIME`. With the
+    database down nothing can be counted: the job runs (and fails reading its data, or says
+    why).
     """
-    token = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(8)}"
-    held = None
-    unreachable = True
-    for i in range(limit):
-        key = f"jobslot:{data_id}:{i}"
-        if cache.add(key, token, timeout=SLOT_LIFETIME):
-            held = key
-            break
-        holder = cache.get(key)
-        if holder is not None:
-            unreachable = False
-            if _holder_gone(holder):
-                cache.set(key, token, timeout=SLOT_LIFETIME)
-                held = key
-                break
+    from dashboard.sharedstate import give_back, renew, take_slot
+    from dashboard.storage import StorageUnavailable
+
+    store = _store_of(cache)
+    if store is None:
+        raise ValueError("dataset_job_slot needs the result cache of an app (its store)")
+    try:
+        held = take_slot(store, f"jobs:{data_id}", limit, SLOT_LIFETIME)
+        unreachable = False
+    except StorageUnavailable:
+        held, unreachable = None, True
     stop = threading.Event()
     if held is not None:
-        def renew() -> None:
+        def keep() -> None:
             while not stop.wait(SLOT_LIFETIME / 3):
-                if cache.get(held) == token:
-                    cache.set(held, token, timeout=SLOT_LIFETIME)
+                try:
+                    renew(store, [held], SLOT_LIFETIME)
+                except StorageUnavailable:
+                    pass
 
-        threading.Thread(target=renew, name="costdash-job-slot", daemon=True).start()
+        threading.Thread(target=keep, name="costdash-job-slot", daemon=True).start()
     try:
         yield held is not None or unreachable
     finally:
         stop.set()
-        if held is not None and cache.get(held) == token:
-            cache.delete(held)
+        if held is not None:
+            try:
+                give_back(store, held)
+            except StorageUnavailable:
+                pass  # it expires by itself
 
 
 class JobAbandoned(RuntimeError):

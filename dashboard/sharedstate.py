@@ -18,9 +18,13 @@ store's schema (``dashboard.sqlstore``) does not know them.
 from __future__ import annotations
 
 import json
+import os
+import secrets
+import socket
 import threading
 import time
 import weakref
+from dataclasses import dataclass
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -31,8 +35,9 @@ from limits.storage import MovingWindowSupport, Storage
 from dashboard.sqlstore import _unavailable  # the store's translation of driver errors
 from dashboard.storage import SqlStore, StorageUnavailable
 
-__all__ = ["SqlLimiterStorage", "compute_slots_table", "demo_handles_table", "label_files_table",
-           "rate_windows_table", "shared_tables", "transaction", "upsert"]
+__all__ = ["Lease", "SqlLimiterStorage", "compute_slots_table", "demo_handles_table",
+           "give_back", "holder_gone", "label_files_table", "rate_windows_table", "renew",
+           "shared_tables", "take_slot", "transaction", "upsert"]
 
 _metadata = sa.MetaData()
 
@@ -121,6 +126,94 @@ def upsert(store: SqlStore, table: sa.Table) -> Any:
     else:
         from sqlalchemy.dialects.postgresql import insert
     return insert(table)
+
+
+# --- leases: slots of work running now ------------------------------------------------------------
+
+def _process_gone(pid: int) -> bool:
+    """Whether process ``pid`` of this host has ended (a zombie has: it only waits to be
+    reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except FileNotFoundError:
+        return True
+    except OSError:  # no /proc (not Linux): ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+
+def holder_gone(value: object) -> bool:
+    """Whether a slot's holder (``host:pid:token``) is a process of this host that has ended."""
+    host, _, rest = str(value).partition(":")
+    pid = rest.partition(":")[0]
+    return host == socket.gethostname() and pid.isdigit() and _process_gone(int(pid))
+
+
+@dataclass(frozen=True, eq=False)
+class Lease:
+    """One held slot: ``(scope, slot)`` held by ``holder`` (``host:pid:token``)."""
+
+    scope: str
+    slot: int
+    holder: str
+
+
+def take_slot(store: SqlStore, scope: str, limit: int, lifetime: float) -> Lease | None:
+    """One of the ``limit`` slots of ``scope`` for ``lifetime`` seconds, or None when every
+    one is held.
+
+    A slot is free when it has no row, its lease expired, or its holder is an ended process of
+    this host (killed mid-way: taken over at once; one of another host expires). The slots are
+    read first, then each free-looking one is taken by one statement of its own (an upsert
+    whose ``WHERE`` sees the row as it is then), so two processes never both take a slot; and
+    no transaction reads before it writes (SQLite refuses the write of a reader whose snapshot
+    another writer made stale)."""
+    t = compute_slots_table
+    holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(8)}"
+    now = time.time()
+    with transaction(store) as conn:
+        taken = {r.slot: r for r in conn.execute(
+            sa.select(t.c.slot, t.c.holder, t.c.expires_at).where(t.c.scope == scope))}
+    for slot in range(limit):
+        row = taken.get(slot)
+        if row is not None and row.expires_at > now and not holder_gone(row.holder):
+            continue
+        stale = t.c.expires_at <= now if row is None else sa.or_(
+            t.c.expires_at <= now, t.c.holder == row.holder)
+        stmt = (upsert(store, t)
+                .values(scope=scope, slot=slot, holder=holder, expires_at=now + lifetime)
+                .on_conflict_do_update(index_elements=[t.c.scope, t.c.slot],
+                                       set_={"holder": holder, "expires_at": now + lifetime},
+                                       where=stale)
+                .returning(t.c.slot))
+        with transaction(store) as conn:
+            if conn.execute(stmt).first() is not None:
+                return Lease(scope, slot, holder)
+    return None
+
+
+def renew(store: SqlStore, leases: list[Lease], lifetime: float) -> None:
+    """Extend ``leases`` by ``lifetime`` seconds from now (those still theirs)."""
+    t = compute_slots_table
+    with transaction(store) as conn:
+        for lease in leases:
+            conn.execute(t.update().where(t.c.scope == lease.scope, t.c.slot == lease.slot,
+                                          t.c.holder == lease.holder)
+                         .values(expires_at=time.time() + lifetime))
+
+
+def give_back(store: SqlStore, lease: Lease) -> None:
+    """Free ``lease``'s slot (when it is still its holder's)."""
+    t = compute_slots_table
+    with transaction(store) as conn:
+        conn.execute(t.delete().where(t.c.scope == lease.scope, t.c.slot == lease.slot,
+                                      t.c.holder == lease.holder))
 
 
 # --- the rate limiter's storage ------------------------------------------------------------------
