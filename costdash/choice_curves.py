@@ -354,17 +354,23 @@ def score_driven_curve(roc: RocCurve, *, beta: tuple[float, float] = (1.0, 1.0)
     return _point_pieces("score_driven", edges, roc.fpr, roc.tpr, pi, beta)
 
 
-def _rate_point(roc: RocCurve, rate: NDArray[np.float64]) -> tuple[NDArray[np.float64],
-                                                                     NDArray[np.float64]]:
-    n = roc.n_pos + roc.n_neg
-    r = (roc.tp.astype(np.float64) + roc.fp) / n
+def _rates(roc: RocCurve) -> NDArray[np.float64]:
+    """Each ROC point's rate of flagged cases, (TP + FP) / n."""
+    return (roc.tp.astype(np.float64) + roc.fp) / (roc.n_pos + roc.n_neg)
+
+
+def _rate_point(roc: RocCurve, rate: NDArray[np.float64],
+                rates: NDArray[np.float64] | None = None
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    r = _rates(roc) if rates is None else rates  # given: computed once per curve, not per call
     return np.interp(rate, r, roc.fpr), np.interp(rate, r, roc.tpr)
 
 
-def _rate_cost(roc: RocCurve, x: NDArray[np.float64]) -> NDArray[np.float64]:
+def _rate_cost(roc: RocCurve, x: NDArray[np.float64],
+               rates: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     pi = _prevalence_of(roc)
     rate = 1.0 - cost_proportion_from_pc(x, pi)
-    f, t = _rate_point(roc, rate)
+    f, t = _rate_point(roc, rate, rates)
     return x * (1.0 - t) + (1.0 - x) * f
 
 
@@ -386,20 +392,19 @@ def rate_driven_curve(roc: RocCurve, *, beta: tuple[float, float] = (1.0, 1.0),
     if grid < 2:
         raise ParameterError(f"grid needs at least 2 points, got {grid}")
     pi = _prevalence_of(roc)
-    n = roc.n_pos + roc.n_neg
-    rates = (roc.tp.astype(np.float64) + roc.fp) / n
+    rates = _rates(roc)
     # Q(r) = 2[(1 - r)(1 - π)F(r) + rπ(1 - T(r))], c = 1 - r, quadratic on each rate piece.
     r0, r1 = rates[:-1], rates[1:]
     rm = (r0 + r1) / 2.0
 
     def q(r: NDArray[np.float64]) -> NDArray[np.float64]:
-        f, t = _rate_point(roc, r)
+        f, t = _rate_point(roc, r, rates)
         return 2.0 * ((1.0 - r) * (1.0 - pi) * f + r * pi * (1.0 - t))
 
     cp_loss = float(np.sum((r1 - r0) / 6.0 * (q(r0) + 4.0 * q(rm) + q(r1))))
     breaks = pi * rates / (pi * rates + (1.0 - pi) * (1.0 - rates))
     pc = np.union1d(np.clip(breaks, 0.0, 1.0), np.linspace(0.0, 1.0, grid))
-    cost = _rate_cost(roc, pc)
+    cost = _rate_cost(roc, pc, rates)
     a, b = beta
     lo, hi = pc[:-1], pc[1:]
     pieces = np.empty(lo.size)
@@ -411,7 +416,7 @@ def rate_driven_curve(roc: RocCurve, *, beta: tuple[float, float] = (1.0, 1.0),
         stop = min(start + _RATE_CHUNK, lo.size)
         half = (hi[start:stop] - lo[start:stop])[:, None] / 2.0
         nodes = (lo[start:stop] + hi[start:stop])[:, None] / 2.0 + half * _GAUSS_X[None, :]
-        values = _rate_cost(roc, nodes)
+        values = _rate_cost(roc, nodes, rates)
         if not uniform:
             log_density = ((a - 1.0) * np.log(nodes) + (b - 1.0) * np.log1p(-nodes)
                            - betaln(a, b))
