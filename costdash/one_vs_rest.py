@@ -1,0 +1,99 @@
+"""One-vs-rest: a multiclass score file analysed for one target class (issue 28, item 3).
+
+What scikit-learn's ``predict_proba`` gives, joined per classifier: a label column holding
+k >= 3 classes and, per classifier, one score column per class named ``<classifier>:<class>``.
+Choosing a target class makes it the binary file every page and command already reads:
+``y_true = (label == target)`` and, per classifier, the column ``<classifier>:<target>`` under
+the classifier's name (Orange's target-class selector does the same).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from costdash._io_layouts import LABEL_COLUMNS, _find_column
+from costdash._io_messages import _q, _quoted
+from costdash.errors import InputFileError, ParameterError
+
+__all__ = ["CLASS_SEPARATOR", "class_score_columns", "one_vs_rest_frame"]
+
+CLASS_SEPARATOR = ":"
+"""Between a classifier's name and a class in a score column's name (the last one counts, so
+a classifier's name may hold the separator)."""
+
+TARGET_LABEL = "1"
+"""The positive label of the binary frame (the target class); the rest are "0"."""
+
+
+def class_score_columns(columns: list[str]) -> dict[str, dict[str, str]]:
+    """Score columns by classifier and class: ``{"gbm": {"cat": "gbm:cat", ...}, ...}``, in the
+    file's order; columns without the separator are left out."""
+    found: dict[str, dict[str, str]] = {}
+    for column in columns:
+        head, sep, tail = str(column).rpartition(CLASS_SEPARATOR)
+        if sep and head and tail:
+            found.setdefault(head, {})[tail] = column
+    return found
+
+
+def one_vs_rest_frame(frame: pd.DataFrame, target_class: str, *, source: str,
+                      label_column: str | None = None) -> pd.DataFrame:
+    """The binary wide frame of ``frame`` for ``target_class``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A label column and ``<classifier>:<class>`` score columns (other columns, a fold column
+        say, are kept as they are).
+    target_class : str
+        The class analysed as positive, compared with the labels as text.
+    source : str
+        The file's name, for messages.
+    label_column : str, optional
+        The label column (else the usual names: y_true, label, target, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The label column as "1" (the target class) or "0", and one score column per classifier,
+        named after it: what :func:`costdash.load_predictions` reads as a wide file with positive
+        label "1".
+
+    Raises
+    ------
+    InputFileError
+        No ``<classifier>:<class>`` columns, or a classifier without a column for the target.
+    ParameterError
+        The target class is not among the labels.
+    """
+    label = _find_column(frame.columns, label_column, LABEL_COLUMNS, "label", source)
+    assert label is not None
+    labels = frame[label].astype(str).str.strip()
+    classes = list(dict.fromkeys(labels.tolist()))
+    target = str(target_class).strip()
+    if target not in classes:
+        raise ParameterError(f"{source}: the target class {_q(target)} is not a label of "
+                             f"column {_q(label)}; its labels are {_quoted(classes)}")
+    by_classifier = class_score_columns([c for c in frame.columns if c != label])
+    if not by_classifier:
+        raise InputFileError(
+            f"{source}: a target class needs one score column per class and classifier, named "
+            f"<classifier>{CLASS_SEPARATOR}<class> (e.g. gbm{CLASS_SEPARATOR}{target}); "
+            f"columns found: {_quoted(list(frame.columns))}", source=source)
+    missing = [name for name, cols in by_classifier.items() if target not in cols]
+    if missing:
+        raise InputFileError(
+            f"{source}: no score column for the target class {_q(target)} of "
+            f"{_quoted(missing)} (expected {_q(missing[0] + CLASS_SEPARATOR + target)})",
+            source=source, column=missing[0] + CLASS_SEPARATOR + target)
+    used = {c for cols in by_classifier.values() for c in cols.values()}
+    clash = [name for name in by_classifier if name in frame.columns]
+    if clash:
+        raise InputFileError(f"{source}: column {_q(clash[0])} has the name of a classifier "
+                             f"with per-class score columns; rename one of them",
+                             source=source, column=clash[0])
+    kept = [c for c in frame.columns if c != label and c not in used]
+    out = {label: (labels == target).map({True: TARGET_LABEL, False: "0"})}
+    out.update({c: frame[c] for c in kept})
+    out.update({name: frame[cols[target]] for name, cols in by_classifier.items()})
+    return pd.DataFrame(out, index=frame.index)
