@@ -68,7 +68,8 @@ worker."""
 
 def busy_message(limit: int) -> str:
     return (f"{limit} bootstrap job{'s are' if limit != 1 else ' is'} already running on this "
-            "data set; try again when one finishes.")
+            "data set, or the server runs as many computations as it may; try again when one "
+            "finishes.")
 
 
 def budget_message(per_hour: int) -> str:
@@ -127,7 +128,9 @@ def dataset_job_slot(cache: Any, data_id: str, limit: int) -> Iterator[bool]:
     whether a slot was free.
 
     A slot is a lease in the app's SQL store (:func:`dashboard.sharedstate.take_slot`, the
-    compute gate's kind, scope ``jobs:<data set>``) naming its holder (host, process, token):
+    compute gate's kind, scope ``jobs:<data set>``) naming its holder (host, process, token),
+    together with one of the site's slots of expensive work (:mod:`dashboard.gate`,
+    ``COSTDASH_MAX_HEAVY_JOBS``; none free: no slot, as when the data set's are taken):
     shared by every web and job process, and never evicted by cache pressure (issue 22,
     finding 6). The holder renews it while it runs; a job killed mid-way (kill -9, out of
     memory) cannot give it back, so a slot whose holder is an ended process of this host is
@@ -141,28 +144,40 @@ def dataset_job_slot(cache: Any, data_id: str, limit: int) -> Iterator[bool]:
     store = _store_of(cache)
     if store is None:
         raise ValueError("dataset_job_slot needs the result cache of an app (its store)")
+    site = int(getattr(cache.app.extensions["costdash"].settings, "max_heavy_jobs", 0) or 0)
+    held: list[Any] = []
+    unreachable = False
     try:
-        held = take_slot(store, f"jobs:{data_id}", limit, SLOT_LIFETIME)
-        unreachable = False
+        mine = take_slot(store, f"jobs:{data_id}", limit, SLOT_LIFETIME)
+        if mine is not None:
+            held.append(mine)
+            # The site's slots of expensive work (dashboard.gate): bands, Multiclass runs and
+            # reports together are at most COSTDASH_MAX_HEAVY_JOBS at once.
+            if site:
+                shared = take_slot(store, "site:all", site, SLOT_LIFETIME)
+                if shared is None:
+                    give_back(store, held.pop())
+                else:
+                    held.append(shared)
     except StorageUnavailable:
-        held, unreachable = None, True
+        unreachable = True
     stop = threading.Event()
-    if held is not None:
+    if held:
         def keep() -> None:
             while not stop.wait(SLOT_LIFETIME / 3):
                 try:
-                    renew(store, [held], SLOT_LIFETIME)
+                    renew(store, held, SLOT_LIFETIME)
                 except StorageUnavailable:
                     pass
 
         threading.Thread(target=keep, name="costdash-job-slot", daemon=True).start()
     try:
-        yield held is not None or unreachable
+        yield bool(held) or unreachable
     finally:
         stop.set()
-        if held is not None:
+        for lease in held:
             try:
-                give_back(store, held)
+                give_back(store, lease)
             except StorageUnavailable:
                 pass  # it expires by itself
 

@@ -409,3 +409,24 @@ def test_a_label_file_runs_through_either_replica(tmp_path):
     runs = [multiclass.run_multiclass(s, loaded.ref, loaded.rows, a="a", b="b", replicates=200)
             for s in (one, two)]
     assert [r.error for r in runs] == ["", ""] and runs[0].rows == runs[1].rows
+
+
+def test_band_jobs_take_a_site_slot_too(tmp_path):
+    """Bands, Multiclass runs and reports are one pool of expensive work: with the site's
+    slots taken, a band job is refused (its page says busy) though its data set has room."""
+    from dashboard.jobs import dataset_job_slot
+
+    app = _app(tmp_path, max_heavy_jobs=1, max_jobs_per_dataset=2)
+    services = _services(app)
+    cache = services.views.cache
+    with dataset_job_slot(cache, "e" * 32, 2) as free:
+        assert free and gate_for(services).busy() == {"jobs": 1, "site": 1}
+        with pytest.raises(ComputeRefused, match="busy"):
+            with gate_for(services).slot("report", client="10.0.0.1"):
+                pass
+        with dataset_job_slot(cache, "e" * 32, 2) as second:
+            assert not second
+    assert gate_for(services).busy() == {}
+    with gate_for(services).slot("report", client="10.0.0.1"):
+        with dataset_job_slot(cache, "f" * 32, 2) as free:
+            assert not free
