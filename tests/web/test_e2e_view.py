@@ -197,8 +197,11 @@ def test_typed_expiry_survives_an_immediate_share_and_a_what_if_reaches_the_addr
     assert urlparse(what_if).path == f"/s/{token}"
     assert "data=" not in what_if                                 # the link names the analysis
     # A viewer holds the analysis, not the data set: no id in the nav links, no data downloads.
-    assert "data=" not in page.get_attribute("#nav-compare", "href")
-    assert "cost_fn=99" in page.get_attribute("#nav-compare", "href")
+    # The nav stays in the link (issue 22): its pages carry the what-if, the others are not offered.
+    curves_href = page.get_attribute("#nav-curves", "href")
+    assert curves_href.startswith(f"/s/{token}/curves?") and "cost_fn=99" in curves_href
+    assert "data=" not in curves_href and page.get_attribute("#nav-compare", "href") == f"/s/{token}"
+    expect(page.locator("#nav-compare")).to_be_hidden()
     expect(page.locator("#export-report")).to_have_count(0)
     other = browser.new_page()
     other.goto(what_if)
