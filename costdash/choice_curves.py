@@ -46,7 +46,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import integrate
 from scipy.special import betainc, betaln
 
 from costdash.costspace import LowerEnvelope, lower_envelope
@@ -441,6 +440,10 @@ def _singular_end_piece(roc: RocCurve, lo: float, hi: float, a: float, b: float)
         def f(x: float) -> float:
             return float(_rate_cost(roc, np.array([x]))[0]) * x ** (a - 1.0)
         wvar = (0.0, b - 1.0)
+    # Imported here: scipy.integrate brings scipy.optimize, .linalg, .sparse and more, a third
+    # of a second that only a Beta with a < 1 or b < 1 needs (issue 23, analyze --json).
+    from scipy import integrate
+
     value, _ = integrate.quad(f, lo, hi, weight="alg", wvar=wvar, epsabs=1e-14, epsrel=1e-12)
     return norm * value
 
