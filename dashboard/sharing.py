@@ -21,13 +21,15 @@ the database index nor the comparison leaks how much of a guess was right.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import hmac
 import math
 import re
 import secrets
+import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,6 +194,22 @@ def _scope_of_view(reference: str, data_id: str, view: View | None) -> DataScope
                      tuple(view.pins or ()))
 
 
+def _snapped_pins(pins: Any, scope: DataScope, view_model: Mapping[str, Any]) -> list:
+    """``pins`` (``[[name, threshold], ...]``) of a read-only scope on the thinned curves of
+    ``view_model`` (see :meth:`ShareService.page_ref`); the owner's saved pins stay."""
+    grids = {c["name"]: sorted(t for t in c["roc"]["threshold"] if t is not None)
+             for c in view_model.get("classifiers", [])}
+    out = []
+    for name, threshold in pins:
+        grid = grids.get(name)
+        if grid is None or (name, threshold) in scope.saved_pins:
+            out.append([name, threshold])
+            continue
+        k = bisect.bisect_left(grid, threshold)
+        out.append([name, grid[k] if k < len(grid) else sys.float_info.max])
+    return out
+
+
 # --- the service -------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -311,14 +329,22 @@ class ShareService:
             return _scope_of_view(reference, reference, self.saved_view_of(info))
         return DataScope(reference, reference)
 
-    def page_ref(self, ref: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    def page_ref(self, ref: Mapping[str, Any] | None,
+                 view_model: Callable[[str], Mapping[str, Any]] | None = None
+                 ) -> dict[str, Any] | None:
         """A page's reference store (``{"id": <reference>, "models": [...], ...}``) with
         ``id`` resolved to the handle to read (:meth:`scope`), ``models`` (and a ``view``'s)
         limited to what the scope grants, ``shared`` set for a read-only scope and
         ``revision`` (:attr:`DataScope.revision`) for the figures and ``home``, the address of
         Explore for its links (a read link's own page: its pages never link out of it); None
         when it resolves to nothing. For callbacks only: its ``id`` never goes back to the
-        browser."""
+        browser.
+
+        With ``view_model`` (the cached view model of a handle, ``services.views.full``) a
+        read-only scope's ``pins`` other than the owner's saved ones are moved to the thinned
+        curve the link shows: each to the lowest threshold of that curve at or above it, so an
+        exact computation at it gives a point of that curve and nothing between its points (a
+        pin above them all flags nothing)."""
         if not ref or not ref.get("id"):
             return None
         try:
@@ -337,6 +363,8 @@ class ShareService:
                 view = dict(ref["view"])
                 view["models"] = [m for m in view.get("models") or () if m in granted] or granted
                 out["view"] = view
+        if scope.read_only and view_model is not None and ref.get("pins"):
+            out["pins"] = _snapped_pins(ref["pins"], scope, view_model(scope.data_id))
         return out
 
     def saved_view_of(self, record: DatasetRecord) -> View | None:

@@ -367,7 +367,7 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
                 p_pos: Any, cost_fn: Any, cost_fp: Any, capacity: Any) -> CurvesOutputs:
     """Everything on the page for a data set, the view's selection and pins, the conditions and
     the capacity. An empty p(+) box is the data's prevalence (and is filled in)."""
-    ref = services.sharing.page_ref(ref)    # a read link's reference -> its handle and scope
+    ref = services.sharing.page_ref(ref, services.views.full)   # a read link's -> its scope
     if not ref or not ref.get("id"):
         return CurvesOutputs(message=NO_DATA, data_id=None)
     typed, problems = check_fields({"p_pos": p_pos, "cost_fn": cost_fn, "cost_fp": cost_fp,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -205,3 +206,27 @@ def test_a_dead_link_resolves_to_nothing(link):
                             ids.DATASET_REF)
     assert out.error and out.client is no_update
     assert services.sharing.page_ref({"id": share_reference(token)}) is None
+
+
+def test_a_pin_walk_on_the_links_curves_page_recovers_no_point_beyond_the_thinned_curve(link):
+    """The Curves page of a read link prices its pins exactly at their thresholds: the
+    resolver first moves a viewer's pins onto the thinned curve (the owner's saved pin stays)."""
+    services, owner, token, handle = link
+    dataset = services.store.get(owner)
+    scores = np.unique(next(c for c in dataset.scored if c.name == "gbm").score)
+    walk = [["gbm", float(np.nextafter(s, np.inf))] for s in scores[-301:-1]]
+    ref = {"id": share_reference(token), "pins": [*walk, ["gbm", 0.5]]}
+    resolved = services.sharing.page_ref(ref, services.views.full)
+    grid = set(explore.pin_grid_result(services, {"id": share_reference(token)}, "gbm")
+               ["threshold"])
+    moved = {t for _, t in resolved["pins"][:-1]}
+    assert len(moved) <= MAX_POINTS and moved <= grid | {sys.float_info.max}
+    assert resolved["pins"][-1] == ["gbm", 0.5]              # the owner's, as saved
+    # The owner's handle is not moved: the same walk keeps 300 thresholds.
+    mine = services.sharing.page_ref({"id": owner, "pins": walk}, services.views.full)
+    assert len({t for _, t in mine["pins"]}) == 300
+    # The page draws them (a pin at a thinned threshold is a point of the thinned curve).
+    view = View(data=share_reference(token), pins=(("gbm", walk[0][1]),))
+    out = curves.curves_view(services, curves.reference(view, shared=True), None, None, None,
+                             None, None)
+    assert out.error == "" and handle not in _json(out.as_tuple())
