@@ -127,7 +127,16 @@ def classifier_extras(result: Analysis, *, h_severity: float | None = None,
     try:
         first = _extras_of(replace(result, classifiers=groups[0]), kwargs, max_points)
     finally:
-        rest = [_collect(child) for child in children]
+        answers = []
+        for child in children:  # every child waited for, whatever happens
+            try:
+                answers.append(_collect(child))
+            except BaseException as exc:  # noqa: BLE001 - raised below, once all have ended
+                answers.append(exc)
+    for answer in answers:
+        if isinstance(answer, BaseException):
+            raise answer
+    rest = answers
     by_name = {c.name: e for g, extras in zip(groups, [first, *rest])
                for c, e in zip(g, extras)}
     return [by_name[c.name] for c in result.classifiers]
