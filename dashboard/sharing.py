@@ -140,6 +140,11 @@ def view_to_query(view: Mapping[str, Any]) -> dict[str, list[str]]:
 SHARE_PREFIX = "share:"
 
 
+READ_LINK_PAGES_ONLY = ("This data was opened through a read-only link: it shows on the link's "
+                        "own pages only (Explore, Curves, Threshold choice).")
+"""What the pages a read link does not grant (Compare, Confidence, Folds) say to its handle."""
+
+
 def share_reference(token: str) -> str:
     """The data reference the pages of the read link ``/s/<token>`` keep in the browser."""
     return SHARE_PREFIX + token
@@ -328,6 +333,15 @@ class ShareService:
         if info.read_only:
             return _scope_of_view(reference, reference, self.saved_view_of(info))
         return DataScope(reference, reference)
+
+    def read_only(self, reference: object) -> bool:
+        """Whether ``reference`` reaches its data only through a read link (the pages the link
+        does not grant refuse it, :data:`READ_LINK_PAGES_ONLY`); False when it names nothing
+        (the page then says so its own way)."""
+        try:
+            return self.scope(reference).read_only
+        except CostdashError:
+            return False
 
     def page_ref(self, ref: Mapping[str, Any] | None,
                  view_model: Callable[[str], Mapping[str, Any]] | None = None

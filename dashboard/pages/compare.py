@@ -55,6 +55,7 @@ from dashboard.figures.bands import band_figure
 from dashboard.figures.common import graph_config
 from dashboard.figures.compare import difference_figure, envelopes_figure
 from dashboard.services import Services
+from dashboard.sharing import READ_LINK_PAGES_ONLY
 from dashboard.viewstate import page_view
 
 HELP = help_panel([
@@ -206,9 +207,9 @@ def load(services: Services, query: View | Mapping[str, Any] | None,
     (every classifier; the pair of :func:`default_pair`)."""
     view = query if isinstance(query, View) else page_view(query)[0]
     r = resolve(services, view.data, current)
-    if not r.ok:
+    if not r.ok or services.sharing.read_only(r.id):
         return Loaded(options=[], a=None, b=None, data=None, data_id=None, info="",
-                      error=r.error)
+                      error=r.error if not r.ok else READ_LINK_PAGES_ONLY)
     a, b = default_pair(view, r.view)
     return Loaded(options=[{"label": n, "value": n} for n in r.names], a=a, b=b,
                   data={"id": r.id, "name": r.view["name"]}, data_id=r.id,

@@ -60,6 +60,7 @@ from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, Reply, background_o
 from dashboard.figures.bands import band_figure, band_name, picked_text
 from dashboard.figures.common import graph_config
 from dashboard.services import Services
+from dashboard.sharing import READ_LINK_PAGES_ONLY
 from dashboard.viewstate import page_view
 
 __all__ = ["CACHE_DOWN", "band_summary", "choice_of", "compute_band", "layout", "load",
@@ -230,8 +231,9 @@ def load(services: Services, query: View | Mapping[str, Any] | None,
     names a PC(+), the PC(+) box with that of the conditions."""
     view = _view_of(query)
     r = resolve(services, view.data, current)
-    if not r.ok:
-        return Loaded(options=[], model=None, data=None, data_id=None, info="", error=r.error)
+    if not r.ok or services.sharing.read_only(r.id):
+        return Loaded(options=[], model=None, data=None, data_id=None, info="",
+                      error=r.error if not r.ok else READ_LINK_PAGES_ONLY)
     names = r.names
     implied = conditions_pc(view, r.view["prevalence"])
     return Loaded(options=[{"label": n, "value": n} for n in names],

@@ -41,6 +41,7 @@ from dashboard.components import (Reply, check_fields, condition_field, default_
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.folds import folds_cost_figure, folds_roc_figure
 from dashboard.services import Services
+from dashboard.sharing import READ_LINK_PAGES_ONLY
 from dashboard.storage import DatasetNotFound
 from dashboard.viewstate import page_view, problems_note
 
@@ -234,6 +235,8 @@ def folds_view(services: Services, ref: dict[str, Any] | None, model: str | None
     """
     if not ref or not ref.get("id"):
         return FoldsOutputs(message=NO_DATA, demos_hidden=False, data_id=None)
+    if services.sharing.read_only(ref["id"]):
+        return _empty(error=READ_LINK_PAGES_ONLY)
     conditions, problems = check_fields({"p_pos": p_pos, "cost_fn": cost_fn,
                                          "cost_fp": cost_fp})
     try:

@@ -230,3 +230,17 @@ def test_a_pin_walk_on_the_links_curves_page_recovers_no_point_beyond_the_thinne
     out = curves.curves_view(services, curves.reference(view, shared=True), None, None, None,
                              None, None)
     assert out.error == "" and handle not in _json(out.as_tuple())
+
+
+def test_the_pages_a_read_link_does_not_grant_refuse_its_handle(link):
+    """Compare, Confidence and Folds compute from every row; a read-only handle (the read
+    link's JSON names it) opens none of them, an upload handle all."""
+    from dashboard.pages import compare, confidence, folds
+    from dashboard.sharing import READ_LINK_PAGES_ONLY
+
+    services, owner, _token, handle = link
+    for data, refused in ((handle, True), (owner, False)):
+        loads = [compare.load(services, View(data=data), None).error,
+                 confidence.load(services, View(data=data), None).error,
+                 folds.folds_view(services, {"id": data}, None, None, None, None).error]
+        assert [e == READ_LINK_PAGES_ONLY for e in loads] == [refused] * 3, (data, loads)
