@@ -396,11 +396,16 @@ def rate_driven_curve(roc: RocCurve, *, beta: tuple[float, float] = (1.0, 1.0),
     r0, r1 = rates[:-1], rates[1:]
     rm = (r0 + r1) / 2.0
 
-    def q(r: NDArray[np.float64]) -> NDArray[np.float64]:
-        f, t = _rate_point(roc, r, rates)
+    def q(r: NDArray[np.float64], f: NDArray[np.float64] | None = None,
+          t: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        if f is None or t is None:
+            f, t = _rate_point(roc, r, rates)
         return 2.0 * ((1.0 - r) * (1.0 - pi) * f + r * pi * (1.0 - t))
 
-    cp_loss = float(np.sum((r1 - r0) / 6.0 * (q(r0) + 4.0 * q(rm) + q(r1))))
+    # At the ROC points' own rates the interpolation is the points themselves (np.interp
+    # returns fp[j] where x == xp[j]): no search for them.
+    cp_loss = float(np.sum((r1 - r0) / 6.0 * (q(r0, roc.fpr[:-1], roc.tpr[:-1]) + 4.0 * q(rm)
+                                              + q(r1, roc.fpr[1:], roc.tpr[1:]))))
     breaks = pi * rates / (pi * rates + (1.0 - pi) * (1.0 - rates))
     pc = np.union1d(np.clip(breaks, 0.0, 1.0), np.linspace(0.0, 1.0, grid))
     cost = _rate_cost(roc, pc, rates)

@@ -118,11 +118,19 @@ def test_an_error_in_a_forked_process_reaches_the_user(capsys, big_csv, monkeypa
 
 
 def _unchunked_rate_driven(roc, beta):
-    """The rate-driven curve's quadrature as it was before issue 23: every node at once."""
+    """The rate-driven curve's losses as computed before issue 23: every node at once, every
+    rate interpolated."""
     a, b = beta
     pi = roc.n_pos / (roc.n_pos + roc.n_neg)
     n = roc.n_pos + roc.n_neg
     rates = (roc.tp.astype(np.float64) + roc.fp) / n
+    r0, r1 = rates[:-1], rates[1:]
+
+    def q(r):
+        f, t = np.interp(r, rates, roc.fpr), np.interp(r, rates, roc.tpr)
+        return 2.0 * ((1.0 - r) * (1.0 - pi) * f + r * pi * (1.0 - t))
+
+    cp_loss = float(np.sum((r1 - r0) / 6.0 * (q(r0) + 4.0 * q((r0 + r1) / 2.0) + q(r1))))
     breaks = pi * rates / (pi * rates + (1.0 - pi) * (1.0 - rates))
     pc = np.union1d(np.clip(breaks, 0.0, 1.0), np.linspace(0.0, 1.0, 201))
     lo, hi = pc[:-1], pc[1:]
@@ -134,7 +142,7 @@ def _unchunked_rate_driven(roc, beta):
     for k, singular in ((0, a < 1.0), (pieces.size - 1, b < 1.0)):
         if singular:
             pieces[k] = cc._singular_end_piece(roc, float(lo[k]), float(hi[k]), a, b)
-    return pc, float(np.sum(pieces))
+    return pc, float(np.sum(pieces)), cp_loss
 
 
 @pytest.mark.parametrize("beta", [(1.0, 1.0), (2.0, 5.0), (0.5, 0.7)])
@@ -143,11 +151,12 @@ def test_chunked_rate_driven_quadrature_is_bit_for_bit_the_same(beta):
     n = 12_000  # about 12,000 breakpoints: three chunks of 4,096 intervals
     y = rng.random(n) < 0.1
     roc = roc_curve(y, np.round(rng.random(n) * 0.6 + 0.4 * y, 7))
-    pc, expected = _unchunked_rate_driven(roc, beta)
+    pc, expected, cp_loss = _unchunked_rate_driven(roc, beta)
     curve = cc.rate_driven_curve(roc, beta=beta)
     assert pc.size - 1 > 2 * cc._RATE_CHUNK
     np.testing.assert_array_equal(curve.pc, pc)
     assert curve.expected_loss == expected  # exactly: the same operations on the same numbers
+    assert curve.cost_proportion_loss == cp_loss
     assert math.isfinite(expected)
 
 

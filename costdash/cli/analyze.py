@@ -123,6 +123,7 @@ def classifier_extras(result: Analysis, *, h_severity: float | None = None,
     groups = _groups(result, jobs)
     if len(groups) == 1:
         return _extras_of(result, kwargs, max_points)
+    import costdash.choice_summary  # noqa: F401 - imported once, before the fork: shared
     children = [_fork(replace(result, classifiers=g), kwargs, max_points) for g in groups[1:]]
     try:
         first = _extras_of(replace(result, classifiers=groups[0]), kwargs, max_points)

@@ -17,12 +17,9 @@ import argparse
 import json
 import secrets
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Sequence
-from http.client import HTTPException
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urljoin, urlsplit
 
 import costdash
@@ -34,6 +31,9 @@ from costdash.cli.common import (
     view_from_args,
 )
 from costdash.errors import InputFileError, ParameterError
+
+if TYPE_CHECKING:
+    import urllib.error
 
 EXIT_REFUSED = 2
 """The input was refused: a bad file, option or address (the same status as every input error)."""
@@ -194,6 +194,8 @@ class PushFailed(Exception):
 
 def refusal(reply: urllib.error.HTTPError, server: str) -> PushFailed:
     """The failure an error reply means: its ``{"error"}`` message, 2 for 4xx, 1 otherwise."""
+    from http.client import HTTPException
+
     status = reply.code
     try:
         message = json.loads(reply.read())["error"]
@@ -209,6 +211,12 @@ def refusal(reply: urllib.error.HTTPError, server: str) -> PushFailed:
 
 
 def upload(args: argparse.Namespace) -> dict[str, Any]:
+    # Imported here, not at the top: urllib.request and http.client (with email and ssl) are a
+    # tenth of a second that `costdash --help` need not pay (issue 23).
+    import urllib.error
+    import urllib.request
+    from http.client import HTTPException
+
     """Save the analysis; the server's reply.
 
     Raises
