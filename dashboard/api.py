@@ -513,6 +513,11 @@ def _result(dataset_id: str, make: Callable[[Any, View], str]):
         return None, _error(str(exc), 400)
 
 
+REPORT_CHOICE_POINTS = 400
+"""Points per threshold-choice curve in a report (:data:`dashboard.report_choice.CHOICE_MAX_POINTS`;
+not imported: the report's plotly modules load only when a report is built)."""
+
+
 @api.get("/datasets/<dataset_id>/report.html")
 def dataset_report(dataset_id: str):
     """The report of the query's view, through the results service (kind ``report``): built
@@ -530,9 +535,14 @@ def dataset_report(dataset_id: str):
         url = link_root()
 
         def build(scope_: str) -> str:
+            # Its threshold choice through the same door as the page's and choice.json's
+            # (the condition-free curves shared with them).
+            choice = json.loads(results.choice_text(dataset_id, view,
+                                                    max_points=REPORT_CHOICE_POINTS))
             dataset = services.store.get(dataset_id)
             return build_report(dataset, view=view, name=record.name, bands=bands or None,
-                                dashboard_url=url, max_points=results.max_points(scope_))
+                                dashboard_url=url, max_points=results.max_points(scope_),
+                                choice=choice)
 
         return results.text("report", dataset_id,
                             {"view": view.to_json(), "bands": band_keys, "url": url,

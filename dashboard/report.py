@@ -208,7 +208,8 @@ def _view_section(view: View, prevalence: float, dashboard_url: str | None) -> s
 def build_report(dataset: Dataset, condition: OperatingCondition | None = None, *,
                  view: View | None = None, title: str | None = None, bands: Any = None,
                  name: str | None = None, generated: _dt.datetime | None = None,
-                 dashboard_url: str | None = None, max_points: int | None = None) -> str:
+                 dashboard_url: str | None = None, max_points: int | None = None,
+                 choice: dict | None = None) -> str:
     """One self-contained HTML file reporting ``dataset`` as the Explore page shows it.
 
     Parameters
@@ -239,6 +240,11 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         points before anything is computed from it
         (:func:`costdash.choice_summary.thinned_analysis`), so the report holds no exact score
         or count at a threshold the viewer chose, and no curve of more points.
+    choice : dict, optional
+        The view's threshold choice (:func:`costdash.choice_summary.choice_summary_of_view`
+        with ``max_points`` :data:`dashboard.report_choice.CHOICE_MAX_POINTS`, and
+        ``max_roc_points`` ``max_points``) when already computed, e.g. by the dashboard's
+        results service.
 
     Raises
     ------
@@ -339,7 +345,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
                  + "</section>")
 
     parts.append(_curves_section(dataset, analysis, view, max_points))
-    parts.append(_choice_section(dataset, view, max_points))
+    parts.append(_choice_section(dataset, view, max_points, choice))
 
     # Bands of unticked classifiers are not this view's (nor the report's) business.
     band_list = [b for b in _bands_list(bands) if b.name in set(selected)]

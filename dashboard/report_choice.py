@@ -13,11 +13,14 @@ from costdash.view import View, number_text
 from dashboard.report_format import (FIGURE_SIZE, _e, _figure_html, _meta, _num, _table, _threshold,
                                      _vertex_name, _with_unit, friendly)
 
-CHOICE_MAX_POINTS = 2000
-"""Each threshold-choice curve is thinned to at most this many points (as on the page)."""
+CHOICE_MAX_POINTS = 400
+"""Each threshold-choice curve is thinned to at most this many points (as each ROC curve of the
+report, :data:`dashboard.report_format.REPORT_MAX_POINTS`: a static page of 50 classifiers
+would otherwise carry 300,000 points of them; the expected losses stay exact)."""
 
 
-def _choice_section(dataset: Dataset, view: View, max_points: int | None = None) -> str:
+def _choice_section(dataset: Dataset, view: View, max_points: int | None = None,
+                    summary: dict | None = None) -> str:
     """The Threshold choice page for this view: what each way of choosing thresholds costs
     (curves, expected losses, named gaps, H-measure and Brier score by AUC), decision curves
     with the view's pₜ, and the robust choices over its sensitivity box
@@ -26,8 +29,9 @@ def _choice_section(dataset: Dataset, view: View, max_points: int | None = None)
     from dashboard.figures.choice import decision_curve_figure, threshold_choice_figure
 
     # A read-only link's scope (``max_points``): every ROC curve thinned first, and each
-    # threshold-choice curve to as many points.
-    summary = choice_summary_of_view(dataset, view,
+    # threshold-choice curve to as many points. ``summary``: the same, already computed
+    # (the dashboard's results service: the Threshold choice page's own).
+    summary = summary if summary is not None else choice_summary_of_view(dataset, view,
                                      max_points=min(CHOICE_MAX_POINTS,
                                                     max_points or CHOICE_MAX_POINTS),
                                      max_roc_points=max_points)

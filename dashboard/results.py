@@ -251,14 +251,14 @@ class Results:
 
         def summary(_scope: str) -> str:
             base = self.choice_base(dataset_id, scope, models, view.calibration)
-            curves = self.json("choice-curves", dataset_id, free_parts,
-                               lambda _s: choice_curves(base, beta=beta, max_points=points),
-                               scope=scope, checked=False)
+            pack = self.json("choice-curves", dataset_id, free_parts,
+                             lambda _s: _pack(choice_curves(base, beta=beta, max_points=points)),
+                             scope=scope, checked=False)
             ticked = {c.name for c in base.analysis.classifiers}
             pins = {k: v for k, v in view_pins(view).items() if k in ticked}
-            out = choice_at(base, curves, view.condition(record.prevalence), pins=pins,
+            out = choice_at(base, pack["light"], view.condition(record.prevalence), pins=pins,
                             max_points=points, **view_options(view))
-            return json.dumps(out, allow_nan=False, separators=(",", ":"))
+            return _unpack(out, pack["texts"])
 
         relevant = {k: v for k, v in view.to_json().items() if k in CHOICE_FIELDS}
         return self.text("choice", dataset_id, {"view": relevant, "max_points": points},
@@ -268,3 +268,35 @@ class Results:
 CHOICE_FIELDS = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn", "volume", "unit",
                  "sens_p", "sens_fn", "sens_fp", "pins", "calibration", "beta_a", "beta_b")
 """The view fields a threshold choice depends on (its key)."""
+
+
+def _pack(curves: dict) -> dict:
+    """The condition-free curves as the cache keeps them: ``light``, the curves with each
+    threshold-choice curve cut to its expected loss (all :func:`choice_at` reads of them), and
+    ``texts``, each classifier's curves as JSON text, spliced back by :func:`_unpack`: a new
+    condition then encodes only its own small part, not 100,000s of curve points again."""
+    light = {**curves, "classifiers": []}
+    texts = []
+    for entry in curves["classifiers"]:
+        tc = entry["threshold_choice"]
+        texts.append({m: json.dumps(v, allow_nan=False, separators=(",", ":"))
+                      for m, v in tc.items()})
+        light["classifiers"].append({**entry, "threshold_choice": {
+            m: None if v is None else {"expected_loss": v["expected_loss"]}
+            for m, v in tc.items()}})
+    return {"light": light, "texts": texts}
+
+
+def _unpack(summary: dict, texts: list[dict[str, str]]) -> str:
+    """The JSON text of ``summary`` (made from :func:`_pack`'s ``light`` curves) with each
+    classifier's curves spliced back from ``texts``: the same text as encoding the whole."""
+    import re
+    import secrets
+
+    nonce = secrets.token_hex(8)  # marks nothing a user could have written
+    for i, entry in enumerate(summary["classifiers"]):
+        entry["threshold_choice"] = {**entry["threshold_choice"],
+                                     **{m: f"@@{nonce}-{i}-{m}@@" for m in texts[i]}}
+    light = json.dumps(summary, allow_nan=False, separators=(",", ":"))
+    return re.sub(f'"@@{nonce}-([0-9]+)-([a-z_]+)@@"',
+                  lambda m: texts[int(m.group(1))][m.group(2)], light)

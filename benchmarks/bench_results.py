@@ -1,0 +1,121 @@
+"""Issue 23's server-side rows for the results service, in-process (a script, not a test).
+
+    .venv/bin/python benchmarks/bench_results.py                          # this tree
+    .venv/bin/python benchmarks/bench_results.py --against /tmp/before    # and another tree
+
+One fresh process per tree (``PYTHONPATH`` first on the tree, so ``--against`` compares this
+checkout with e.g. ``git archive <commit> | tar -x -C /tmp/before``) builds the app (SQLite and
+the file cache in a temp dir), uploads the CSV through ``POST /api/v1/datasets`` (Flask's test
+client: no socket) and times, through the real routes:
+
+* ``choice.json`` cold (the first request of the data set), then ``--conditions`` new
+  conditions (p(+), C(−|+) and the sensitivity box all new each time: nothing of a previous
+  request's conditions is reusable but the condition-free part), p50 and p95, and the same
+  condition again;
+* ``report.html`` cold and a second request of the same view, and its size.
+
+The CSV: ``y_true`` (5 % positives) and ``--classifiers`` probability scores (a logistic of a
+shifted normal, 6 decimals) of ``--rows`` rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write_csv(path: Path, rows: int, classifiers: int, seed: int = 1) -> None:
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    y = rng.random(rows) < 0.05
+    cols = {"y_true": y.astype(np.int8)}
+    for k in range(classifiers):
+        s = rng.normal(size=rows) + y * (0.4 + 1.6 * k / max(classifiers - 1, 1))
+        cols[f"model_{k:02d}"] = np.round(1 / (1 + np.exp(-(s - 2))), 6)
+    pd.DataFrame(cols).to_csv(path, index=False)
+
+
+def measure(csv: Path, conditions: int) -> dict:
+    """The measurements of one tree (run in its own process)."""
+    import io
+
+    from dashboard.factory import create_app
+
+    app = create_app({"data_dir": Path(tempfile.mkdtemp())})
+    client = app.server.test_client()
+    reply = client.post("/api/v1/datasets", data={"file": (io.BytesIO(csv.read_bytes()),
+                                                           csv.name)},
+                        content_type="multipart/form-data")
+    assert reply.status_code == 200, reply.get_data(as_text=True)[:300]
+    data_id = reply.get_json()["id"]
+    base = f"/api/v1/datasets/{data_id}"
+
+    def timed(path: str) -> tuple[float, int]:
+        t = time.perf_counter()
+        r = client.get(path)
+        assert r.status_code == 200, (path, r.get_data(as_text=True)[:300])
+        return time.perf_counter() - t, len(r.data)
+
+    out: dict = {}
+    out["choice cold"], _ = timed(f"{base}/choice.json?p_pos=0.05&sens_p=0.02,0.1")
+    new = []
+    for k in range(conditions):
+        p, fn = 0.02 + 0.003 * k, 2.0 + 0.5 * k
+        q = f"p_pos={p:g}&cost_fn={fn:g}&sens_p={p / 2:g},{p * 2:g}&sens_fn=1,{fn * 2:g}"
+        new.append(timed(f"{base}/choice.json?{q}")[0])
+    out["choice new condition p50"] = statistics.median(new)
+    out["choice new condition p95"] = sorted(new)[max(0, round(0.95 * len(new)) - 1)]
+    out["choice same condition"], _ = timed(f"{base}/choice.json?{q}")
+    out["report cold"], size = timed(f"{base}/report.html?p_pos=0.05")
+    out["report second"], _ = timed(f"{base}/report.html?p_pos=0.05")
+    out["report MB"] = size / 1e6
+    return out
+
+
+def run_tree(tree: Path, csv: Path, conditions: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    code = (f"import sys, json; sys.path.insert(0, {str(tree)!r}); "
+            f"sys.path.insert(0, {str(REPO / 'benchmarks')!r}); import bench_results as b; "
+            f"print(json.dumps(b.measure(__import__('pathlib').Path({str(csv)!r}), "
+            f"{conditions})))")
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=tree, text=True,
+                          capture_output=True)
+    if done.returncode:
+        raise SystemExit(done.stderr[-3000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--classifiers", type=int, default=50)
+    parser.add_argument("--conditions", type=int, default=10)
+    parser.add_argument("--against", type=Path, help="another source tree, measured first")
+    parser.add_argument("--csv-dir", type=Path, default=Path(tempfile.gettempdir()))
+    args = parser.parse_args()
+    csv = args.csv_dir / f"bench-results-{args.classifiers}x{args.rows}.csv"
+    if not csv.exists():
+        write_csv(csv, args.rows, args.classifiers)
+    trees = ([("other", args.against)] if args.against else []) + [("this", REPO)]
+    results = {name: run_tree(tree, csv, args.conditions) for name, tree in trees}
+    print(f"{args.classifiers} x {args.rows:,} scores, {args.conditions} new conditions")
+    names = list(results)
+    print(f"{'':28s}" + "".join(f"{n:>12s}" for n in names))
+    for key in results[names[-1]]:
+        unit = "" if key.endswith("MB") else " s"
+        print(f"{key:28s}" + "".join(f"{results[n][key]:>10.3f}{unit}" for n in names))
+
+
+if __name__ == "__main__":
+    main()
