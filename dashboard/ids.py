@@ -13,6 +13,8 @@ from __future__ import annotations
 
 # --- The shell (every page) ------------------------------------------------------------------
 
+BRAND_LINK = "brand-link"
+"""The top bar's name: a link home (inside a read link, to the link's own Explore page)."""
 CURRENT_DATA = "current-data"
 PAGE_CONTENT = "page-content"
 URL = "url"

@@ -24,10 +24,6 @@ from dashboard.storage import StorageUnavailable
 from dashboard.viewstate import page_view
 
 
-BRAND = "brand-link"
-"""The top bar's name, a link home (inside a read link: the link's own Explore page)."""
-
-
 def shell_layout() -> html.Div:
     nav = [dcc.Link(p.title, href=p.path, id=f"nav-{p.slug}", className="nav-link")
            for p in PAGES]
@@ -37,7 +33,7 @@ def shell_layout() -> html.Div:
         dcc.Store(id=ids.VIEW_STATE),
         dcc.Store(id=ids.VIEW_LOADED),
         html.Header(className="topbar", children=[
-            html.A(className="brand", href="/explore", id=BRAND, children=[
+            html.A(className="brand", href="/explore", id=ids.BRAND_LINK, children=[
                 html.Span("costdash", className="brand-name"),
                 html.Span("choose a classifier when costs and priors are uncertain",
                           className="brand-tag")]),
@@ -245,7 +241,7 @@ def register_routing(app: Dash, services: Services) -> None:
                   [Output(f"nav-{p.slug}", "className") for p in PAGES],
                   [Output(f"nav-{p.slug}", "href") for p in PAGES],
                   [Output(f"nav-{p.slug}", "style") for p in PAGES],
-                  Output(BRAND, "href"),
+                  Output(ids.BRAND_LINK, "href"),
                   Output(ids.VIEW_STATE, "data"),
                   Input(ids.URL, "pathname"), Input(ids.URL, "search"))
     def _route(pathname, search):
