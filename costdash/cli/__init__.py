@@ -31,7 +31,8 @@ from typing import Any
 from costdash.errors import CostdashError
 
 # Modules under costdash.cli that define ``register(subparsers)``; each sets ``func`` on its parser.
-_COMMAND_MODULES = ("analyze", "decide", "multiclass", "bands", "push", "aggregate", "dca")
+_COMMAND_MODULES = ("analyze", "decide", "multiclass", "bands", "push", "aggregate", "dca",
+                    "watch")
 
 COMMAND_GROUP = "costdash.commands"
 """Entry-point group of the commands other packages add: each names a ``register(subparsers)``."""
