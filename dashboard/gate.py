@@ -161,8 +161,9 @@ class ComputeGate:
             time.sleep(LEASE_SECONDS / 3)
             with self._held_lock:
                 leases = list(self._held)
-            if not leases:
-                continue
+                if not leases:  # nothing held: end (the next lease starts another thread)
+                    self._renewer = None
+                    return
             try:
                 renew(self.store, leases, LEASE_SECONDS)
             except Exception:  # noqa: BLE001 - retried at the next round
