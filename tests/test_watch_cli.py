@@ -70,3 +70,27 @@ def test_bad_input_is_one_line_naming_file_column_and_row(files, capsys, tmp_pat
         parse_deployed("gbm")
     assert parse_deployed("a:b:0.5") == ("a:b", 0.5)
     assert parse_deployed("x:none") == ("x", None)
+
+
+def test_aggregated_production_is_watched_exactly_as_its_rows(files, capsys, tmp_path):
+    from costdash.production_aggregation import aggregate_production
+
+    counts = aggregate_production([str(files / "prod.csv")], score_column="gbm",
+                                  period_column="week")
+    assert counts.rows == 12000 and list(counts.table.columns) == ["period", "score", "n"]
+    counts.write(str(tmp_path / "agg.parquet"))
+    common = ["--period-column", "period", "--p-pos", "0.3", "--cost-fn", "5", "--cost-fp", "1"]
+    from_counts = _run(capsys, str(files / "ref.csv"), str(tmp_path / "agg.parquet"), *common)
+    common[1] = "week"
+    from_rows = _run(capsys, str(files / "ref.csv"), str(files / "prod.csv"), *common)
+    assert from_counts["periods"] == from_rows["periods"]
+
+
+def test_aggregate_no_label_writes_what_watch_reads(files, capsys, tmp_path):
+    out = tmp_path / "weekly.csv"
+    assert main(["aggregate", str(files / "prod.csv"), "-o", str(out), "--no-label",
+                 "--score-column", "gbm", "--period-column", "week", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["rows"] == 12000
+    table = pd.read_csv(out)
+    assert list(table.columns) == ["period", "score", "n"] and table["n"].sum() == 12000

@@ -53,12 +53,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--positive", metavar="LABEL",
                        help="the positive class label, when not obvious")
     group.add_argument("--models", nargs="+", metavar="NAME", help="only these classifiers")
+    group = parser.add_argument_group("unlabelled production scores (costdash watch)")
+    group.add_argument("--no-label", action="store_true",
+                       help="count unlabelled rows per period and distinct score instead: "
+                            "[period,] score, n (the --score-column, default 'score')")
+    group.add_argument("--period-column", metavar="COL",
+                       help="with --no-label: the column holding each row's period")
     parser.add_argument("--json", action="store_true",
                         help="print the statistics as JSON on stdout")
     parser.set_defaults(func=run)
 
 
+def run_production(args: argparse.Namespace) -> int:
+    """``--no-label``: production score counts for ``costdash watch``."""
+    from costdash.production_aggregation import aggregate_production
+
+    result = aggregate_production(args.inputs, score_column=args.score_column or "score",
+                                  period_column=args.period_column,
+                                  memory_limit=args.memory_limit)
+    result.write(args.output)
+    if args.json:
+        print_json({"rows": result.rows, "entries": len(result.table), "output": args.output})
+    else:
+        print(f"{result.rows:,} production rows -> {len(result.table):,} score counts in "
+              f"{args.output}", file=sys.stderr)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.no_label:
+        return run_production(args)
     from costdash.aggregation import aggregate
 
     result = aggregate(
