@@ -15,9 +15,11 @@ runs it, imports included:
 * **--help**: ``python -m costdash --help`` (target: at most 0.3 s), and the interpreter
   with numpy alone (``python -c "import numpy"``), the floor any command pays.
 
-The contenders run interleaved, in an order that rotates on each repeat, so that each pair of
-baseline and analyze sees the same machine load; the ratio reported is the median of the
-per-repeat ratios (and the ratio of the medians). The load average is printed before and after.
+Bytecode caches may be written (PYTHONDONTWRITEBYTECODE is dropped for the contenders) and one
+warm-up run of each comes first. In each repeat baseline and analyze run back to back (which
+goes first alternates), so that each pair sees the same machine load, then the others in a
+rotating order; the ratio reported is the median of the per-repeat ratios (and the ratio of the
+medians). The load average is printed before and after.
 
 Usage::
 
@@ -63,9 +65,14 @@ def write_workload(path: Path, n_classifiers: int, n_rows: int, seed: int = 0) -
     pd.DataFrame(cols).to_csv(path, index=False)
 
 
+# The contenders may write bytecode caches (a shell or CI may set PYTHONDONTWRITEBYTECODE):
+# an installed package has them, and without them every run compiles the modules it imports.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def timed(argv: list[str], stdout: object = subprocess.DEVNULL) -> float:
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, stdout=stdout, stderr=subprocess.PIPE)
+    proc = subprocess.run(argv, stdout=stdout, stderr=subprocess.PIPE, env=ENV)
     elapsed = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr.decode(errors='replace')}")
@@ -125,19 +132,23 @@ def main(argv: list[str] | None = None) -> int:
             contenders["analyze --all-points"] = [py, "-m", "costdash", "analyze", str(csv),
                                                   "--json", "--all-points"]
         sizes = {}
-        for name in ("analyze", "analyze --all-points"):
-            if name in contenders:
-                out = Path(tmp) / "out.json"
-                with open(out, "wb") as fh:
-                    timed(contenders[name], stdout=fh)  # warm-up: caches, .pyc files
+        for name, argv_ in contenders.items():  # warm-up: file caches, bytecode caches
+            out = Path(tmp) / "out.json"
+            with open(out, "wb") as fh:
+                timed(argv_, stdout=fh)
+            if name.startswith("analyze"):
                 sizes[name] = out.stat().st_size
-                out.unlink()
-        timed(contenders["baseline"])
+            out.unlink()
         names = list(contenders)
         times: dict[str, list[float]] = {k: [] for k in names}
         before = load()
         for r in range(args.repeats):
-            for name in names[r % len(names):] + names[:r % len(names)]:
+            # baseline and analyze back to back (which goes first alternates), so that each
+            # pair sees the same load; the others after them, in a rotating order.
+            pair = ["baseline", "analyze"] if r % 2 == 0 else ["analyze", "baseline"]
+            others = [n for n in names if n not in pair]
+            k = r % len(others)
+            for name in pair + others[k:] + others[:k]:
                 times[name].append(timed(contenders[name]))
             print(f"  repeat {r + 1}/{args.repeats}: " + ", ".join(
                 f"{k} {v[-1]:.2f}s" for k, v in times.items()) + f"; load {load()}",

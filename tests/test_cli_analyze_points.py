@@ -100,9 +100,11 @@ def test_max_points_and_all_points_exclude_each_other(capsys, big_csv):
 
 def test_forked_processes_give_the_same_numbers(capsys, big_csv, monkeypatch):
     serial = run_json(capsys, big_csv, "--jobs", "1", "--all-points")
-    monkeypatch.setattr(cli_analyze, "PARALLEL_MIN_POINTS", 0)  # fork at this size too
-    groups = cli_analyze._groups(analyze(load_predictions(big_csv)), 2)
-    assert len(groups) == 2 and sorted(len(g) for g in groups) == [1, 2]
+    monkeypatch.setattr(cli_analyze, "PARALLEL_MIN_SCORES", 0)  # fork at this size too
+    groups = cli_analyze._groups(load_predictions(big_csv), 2)
+    # 3,000 scores each: two groups, of two and one, each in the file's order
+    assert sorted(len(g) for g in groups) == [1, 2]
+    assert sorted(sum(groups, [])) == ["m0", "m1", "m2"] and all(g == sorted(g) for g in groups)
     forked = run_json(capsys, big_csv, "--jobs", "2", "--all-points")
     assert forked == serial
     # Their order is the file's, whichever process computed them.
@@ -110,7 +112,7 @@ def test_forked_processes_give_the_same_numbers(capsys, big_csv, monkeypatch):
 
 
 def test_an_error_in_a_forked_process_reaches_the_user(capsys, big_csv, monkeypatch):
-    monkeypatch.setattr(cli_analyze, "PARALLEL_MIN_POINTS", 0)
+    monkeypatch.setattr(cli_analyze, "PARALLEL_MIN_SCORES", 0)
     assert main(["analyze", str(big_csv), "--json", "--jobs", "3",
                  "--h-beta", "-1", "2"]) == 2
     err = capsys.readouterr().err

@@ -7,7 +7,8 @@ import math
 import os
 import pickle
 import sys
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from costdash._wording import counted
 from costdash.analysis import Analysis, analysis_to_dict, analyze, threshold_text
@@ -18,6 +19,8 @@ from costdash.cli.common import (
     load_from_args,
     view_from_args,
 )
+from costdash.conditions import OperatingCondition
+from costdash.dataset import Dataset, ScoredClassifier
 from costdash.errors import ParameterError
 
 DEFAULT_MAX_POINTS = 1000
@@ -26,9 +29,9 @@ each ROC curve and each threshold-choice curve is thinned to at most this many (
 first and last kept); every figure, the hull and the envelope stay exact (issue 23: the full
 lists of 20 classifiers x 200,000 scores made 525 MB of JSON)."""
 
-PARALLEL_MIN_POINTS = 200_000
-"""ROC points (all classifiers together) from which the threshold-choice section is computed
-in several processes; below, a process costs more than it saves."""
+PARALLEL_MIN_SCORES = 200_000
+"""Scores (all classifiers together) from which the threshold-choice section is computed in
+several processes; below, a process costs more than it saves."""
 
 JSON_HELP = """\
 JSON fields: dataset {n, n_pos, n_neg, positive_label, n_folds, source, layout}; classifiers
@@ -120,16 +123,50 @@ def classifier_extras(result: Analysis, *, h_severity: float | None = None,
     kwargs = dict(h_severity=h_severity, h_beta=h_beta, beta=loss_beta,
                   fixed_threshold=fixed_threshold, fixed_thresholds=fixed_thresholds,
                   calibrate=calibrate)
-    groups = _groups(result, jobs)
-    if len(groups) == 1:
-        return _extras_of(result, kwargs, max_points)
-    import costdash.choice_summary  # noqa: F401 - imported once, before the fork: shared
-    children = [_fork(replace(result, classifiers=g), kwargs, max_points) for g in groups[1:]]
+    job = _start_extras(result.dataset, result.operating_point.condition, kwargs, max_points,
+                        jobs)
+    return _finish_extras(job, result)
+
+
+@dataclass(frozen=True)
+class _ExtrasJob:
+    """The threshold-choice section under way: the classifiers' groups (names), the first
+    computed here, the others each by a forked process (pid, pipe) started before
+    :func:`costdash.analyze`, which it repeats for its own classifiers only."""
+
+    groups: list[list[str]]
+    children: list[tuple[int, int]]
+    kwargs: dict
+    max_points: int | None
+
+
+def _start_extras(dataset: Dataset, condition: OperatingCondition, kwargs: dict,
+                  max_points: int | None, jobs: int) -> _ExtrasJob:
+    groups = _groups(dataset, jobs)
+    children = []
+    if len(groups) > 1:
+        import costdash.choice_summary  # noqa: F401 - imported once, before the fork: shared
+        for names in groups[1:]:
+            # The child analyses its own classifiers (each one's ROC curve, hull and envelope
+            # are its own: the same as in the whole analysis) while this process analyses all.
+            children.append(_fork(lambda names=names: _extras_of(
+                analyze(dataset, condition, models=names), kwargs, max_points)))
+    return _ExtrasJob(groups, children, kwargs, max_points)
+
+
+def _finish_extras(job: _ExtrasJob, result: Analysis) -> list[dict]:
+    """The section in ``result``'s classifier order: the first group computed here on
+    ``result``, the others collected from their processes (every one waited for)."""
+    if not job.children:
+        return _extras_of(result, job.kwargs, job.max_points)
+    first_names = set(job.groups[0])
+    here = replace(result, classifiers=tuple(c for c in result.classifiers
+                                             if c.name in first_names))
+    answers: list = []
     try:
-        first = _extras_of(replace(result, classifiers=groups[0]), kwargs, max_points)
+        answers.append(_extras_of(here, job.kwargs, job.max_points))
     finally:
-        answers = []
-        for child in children:  # every child waited for, whatever happens
+        for child in job.children:
             try:
                 answers.append(_collect(child))
             except BaseException as exc:  # noqa: BLE001 - raised below, once all have ended
@@ -137,9 +174,9 @@ def classifier_extras(result: Analysis, *, h_severity: float | None = None,
     for answer in answers:
         if isinstance(answer, BaseException):
             raise answer
-    rest = answers
-    by_name = {c.name: e for g, extras in zip(groups, [first, *rest])
-               for c, e in zip(g, extras)}
+    by_name = {name: extra for names, extras in zip(
+        [[c.name for c in here.classifiers], *job.groups[1:]], answers)
+        for name, extra in zip(names, extras)}
     return [by_name[c.name] for c in result.classifiers]
 
 
@@ -152,21 +189,23 @@ def _extras_of(result: Analysis, kwargs: dict, max_points: int | None) -> list[d
     return [classifier_choice_to_dict(item, max_points=max_points) for item in items]
 
 
-def _groups(result: Analysis, jobs: int) -> list[tuple]:
-    """The classifiers in at most ``jobs`` groups of about equal ROC points (the work grows
-    with them), largest first into the lightest group; one group when not worth a process."""
-    classifiers = result.classifiers
-    total = sum(c.roc.size for c in classifiers)
+def _groups(dataset: Dataset, jobs: int) -> list[list[str]]:
+    """The classifiers' names in at most ``jobs`` groups of about equal scores (the work grows
+    with them), largest first into the lightest group, each group in the data set's order;
+    one group when a process is not worth it."""
+    classifiers = (*dataset.scored, *dataset.counted)
+    sizes = {c.name: (c.score.size if isinstance(c, ScoredClassifier) else 1)
+             for c in classifiers}
     jobs = min(jobs, len(classifiers))
-    if jobs <= 1 or total < PARALLEL_MIN_POINTS or not _can_fork():
-        return [classifiers]
-    groups: list[list] = [[] for _ in range(jobs)]
+    if jobs <= 1 or sum(sizes.values()) < PARALLEL_MIN_SCORES or not _can_fork():
+        return [[c.name for c in classifiers]]
+    members: list[set[str]] = [set() for _ in range(jobs)]
     loads = [0] * jobs
-    for c in sorted(classifiers, key=lambda c: -c.roc.size):
+    for name in sorted(sizes, key=lambda n: -sizes[n]):
         k = loads.index(min(loads))
-        groups[k].append(c)
-        loads[k] += c.roc.size
-    return [tuple(g) for g in groups if g]
+        members[k].add(name)
+        loads[k] += sizes[name]
+    return [[c.name for c in classifiers if c.name in m] for m in members if m]
 
 
 def _can_fork() -> bool:
@@ -183,8 +222,8 @@ def default_jobs() -> int:
     return max(1, min(n, 4))
 
 
-def _fork(result: Analysis, kwargs: dict, max_points: int | None) -> tuple[int, int]:
-    """Start a child computing ``_extras_of(result)``; its pid and the pipe it answers on."""
+def _fork(compute: Callable[[], list[dict]]) -> tuple[int, int]:
+    """Start a child process computing ``compute()``; its pid and the pipe it answers on."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: compute, send (value or exception), exit without cleanup
@@ -192,7 +231,7 @@ def _fork(result: Analysis, kwargs: dict, max_points: int | None) -> tuple[int, 
         status = 0
         try:
             try:
-                payload = pickle.dumps((True, _extras_of(result, kwargs, max_points)))
+                payload = pickle.dumps((True, compute()))
             except BaseException as exc:  # noqa: BLE001 - handed to the parent as it is
                 status = 1
                 try:
@@ -234,16 +273,28 @@ def run(args: argparse.Namespace) -> int:
                   else args.max_points if args.max_points is not None
                   else DEFAULT_MAX_POINTS if args.json else None)
     dataset = load_from_args(args)
-    result = analyze(dataset, view.condition(dataset.prevalence))
-    extras = None
+    condition = view.condition(dataset.prevalence)
+    job = None
     if _wants_extras(args):
-        extras = classifier_extras(result, h_severity=args.h_severity, h_beta=args.h_beta,
-                                   loss_beta=args.loss_beta,
-                                   fixed_threshold=args.fixed_threshold,
-                                   calibrate=args.calibrate,
-                                   # The readable table shows the losses only: no long lists.
-                                   max_points=max_points if args.json else 2,
-                                   jobs=default_jobs() if args.jobs is None else args.jobs)
+        # Started before the analysis: the other processes' groups run alongside it.
+        job = _start_extras(
+            dataset, condition,
+            dict(h_severity=args.h_severity, h_beta=args.h_beta, beta=args.loss_beta,
+                 fixed_threshold=args.fixed_threshold, fixed_thresholds=None,
+                 calibrate=args.calibrate),
+            # The readable table shows the losses only: no long lists.
+            max_points if args.json else 2,
+            default_jobs() if args.jobs is None else args.jobs)
+    try:
+        result = analyze(dataset, condition)
+    except BaseException:
+        for child in job.children if job else ():  # no process left behind
+            try:
+                _collect(child)
+            except BaseException:  # noqa: BLE001, S110 - the analysis's error is the one to say
+                pass
+        raise
+    extras = None if job is None else _finish_extras(job, result)
     if args.json:
         payload = analysis_to_dict(result, max_points=max_points)
         for entry, extra in zip(payload["classifiers"], extras or ()):
