@@ -167,15 +167,30 @@ class Results:
             Whether to cache a computed text (an error answer is not).
         """
         scope = self.scope(dataset_id) if scope is None else scope
-        key = self.key(kind, dataset_id, scope, parts)
-        text = self.cache.get(key)
-        if text is not None and (not checked or self.store.exists(dataset_id)):
+        text = self.peek(kind, dataset_id, parts, scope=scope, checked=checked)
+        if text is not None:
             return text
         text = compute(scope)
         if keep(text):
-            self.cache.set(key, text)
-            self.note(kind, dataset_id, key)
+            self.put(kind, dataset_id, parts, text, scope=scope)
         return text
+
+    def peek(self, kind: str, dataset_id: str, parts: Any, *, scope: str,
+             checked: bool = True) -> str | None:
+        """The cached text of a result, or None (for callers that compute their misses
+        together, e.g. one load of the data set for every pin missing; then :meth:`put`)."""
+        text = self.cache.get(self.key(kind, dataset_id, scope, parts))
+        if text is not None and (not checked or self.store.exists(dataset_id)):
+            return text
+        return None
+
+    def put(self, kind: str, dataset_id: str, parts: Any, text: str, *, scope: str,
+            bound: int | None = None) -> None:
+        """Cache a result's text and index it (:meth:`note`, at most ``bound`` of its kind per
+        data set, default :attr:`entries_per_kind`)."""
+        key = self.key(kind, dataset_id, scope, parts)
+        self.cache.set(key, text)
+        self.note(kind, dataset_id, key, bound=bound)
 
     def json(self, kind: str, dataset_id: str, parts: Any, compute: Callable[[str], Any], *,
              scope: str | None = None, checked: bool = True) -> Any:

@@ -242,3 +242,19 @@ def test_a_second_report_comes_from_the_cache(client, services, monkeypatch):
     assert first.data == second.data and built == [1]
     client.get(f"/api/v1/datasets/{data_id}/report.html?p_pos=0.4")
     assert built == [1, 1]
+
+
+def test_peek_and_put_index_what_a_page_computes_itself(client, services):
+    """A page that computes its misses together (Explore's pins: one load for all) reads and
+    writes through :meth:`Results.peek` / :meth:`Results.put`: indexed, bounded, forgotten."""
+    results = services.results
+    data_id = _upload(client)
+    assert results.peek("pin", data_id, ["alpha", 0.5], scope="full") is None
+    for t in (0.1, 0.2, 0.3):
+        results.put("pin", data_id, ["alpha", t], json.dumps({"t": t}), scope="full", bound=2)
+    assert results.peek("pin", data_id, ["alpha", 0.1], scope="full") is None  # the oldest
+    assert json.loads(results.peek("pin", data_id, ["alpha", 0.3], scope="full")) == {"t": 0.3}
+    assert results.peek("pin", data_id, ["alpha", 0.3], scope="thinned") is None
+    services.views.forget(data_id)
+    assert results.peek("pin", data_id, ["alpha", 0.3], scope="full") is None
+    assert _derived(services, data_id) == []
