@@ -12,6 +12,8 @@ runs it, imports included:
   /dev/null (target: at most 0.8x the baseline);
 * **analyze, no threshold choice**: the same with ``--no-threshold-choice`` (for reference);
 * **analyze, all points**: ``--all-points`` (for reference; ``--no-all-points-run`` skips it);
+* **analyze @ TREE** (``--against TREE``): the same command from another checkout, e.g. the
+  commit before the changes, imported from TREE;
 * **--help**: ``python -m costdash --help`` (target: at most 0.3 s), and the interpreter
   with numpy alone (``python -c "import numpy"``), the floor any command pays.
 
@@ -111,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--no-all-points-run", action="store_true",
                         help="skip the --all-points reference run (hundreds of MB of JSON)")
+    parser.add_argument("--against", metavar="TREE",
+                        help="also time `analyze --json` of another checkout (e.g. a `git "
+                             "worktree` of an older commit), imported from TREE by PYTHONPATH")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args(argv)
 
@@ -128,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
             "--help": [py, "-m", "costdash", "--help"],
             "python + numpy": [py, "-c", "import numpy"],
         }
+        if args.against:
+            contenders["analyze @ " + os.path.basename(args.against.rstrip("/"))] = [
+                "env", f"PYTHONPATH={os.path.abspath(args.against)}", py, "-m", "costdash",
+                "analyze", str(csv), "--json"]
         if not args.no_all_points_run:
             contenders["analyze --all-points"] = [py, "-m", "costdash", "analyze", str(csv),
                                                   "--json", "--all-points"]
