@@ -352,7 +352,7 @@ def run_bounded(fn: Callable[..., Any], *args: Any, timeout: float,
     raise RuntimeError(f"the {what} failed: {reply[1]}")
 
 
-# --- HTTP -------------------------------------------------------------------------------------------
+# --- HTTP ---------------------------------------------------------------------------------------
 
 def refusal_response(exc: ComputeRefused) -> Response:
     """The answer to a refused or stopped computation: ``exc.status`` with ``Retry-After``;

@@ -7,8 +7,9 @@ counters live in the SQL store (:class:`dashboard.sharedstate.SqlLimiterStorage`
 processes and hosts sharing the database count together, and no cache pressure can evict them:
 they used to live in the result cache's Redis, where bootstrap bands filling ``maxmemory``
 evicted every counter (issue 22, finding 6). With the database unreachable they count in
-process memory meanwhile. Beyond the limit a client gets 429 with ``Retry-After``. Behind a reverse proxy the client address is the proxy's, unless
-``COSTDASH_TRUSTED_PROXIES`` says how many proxies set ``X-Forwarded-For`` (ProxyFix).
+process memory meanwhile. Beyond the limit a client gets 429 with ``Retry-After``. Behind a
+reverse proxy the client address is the proxy's, unless ``COSTDASH_TRUSTED_PROXIES`` says
+how many proxies set ``X-Forwarded-For`` (ProxyFix).
 
 With ``COSTDASH_UPLOAD_KEYS`` set (a public instance), uploads and shares need one of the keys:
 ``Authorization: Bearer <key>`` on the API, or the key entered once on the Explore page. The
@@ -42,6 +43,8 @@ __all__ = ["ClientLimits", "install_limits", "client_limits"]
 _EXTENSION = "costdash-limits"
 _UPLOAD_ENDPOINTS = ("costdash_api.create_dataset", "costdash_api.create_analysis")
 _SESSION_KEY = "costdash-upload-key-id"
+_STORAGE = SqlLimiterStorage.STORAGE_SCHEME[0]
+"""``costdash-sql``: the limiter's storage, registered with ``limits`` by its class."""
 
 
 def key_id(key: str, secret: str) -> str:
@@ -81,8 +84,7 @@ class ClientLimits:
     def heavy_refusal(self, client: str) -> tuple[str, int] | None:
         """Count one expensive computation for ``client``; the message and the seconds to
         wait when it is over ``COSTDASH_RATE_LIMIT_HEAVY`` (None: go ahead)."""
-        found = self._hit_with_wait(self.heavy, "heavy", "computations", client)
-        return found
+        return self._hit_with_wait(self.heavy, "heavy", "computations", client)
 
     def _hit(self, items: list[RateLimitItem], scope: str, what: str) -> str | None:
         found = self._hit_with_wait(items, scope, what, _client_address())
@@ -157,10 +159,9 @@ def install_limits(server: Flask, settings: Settings) -> ClientLimits:
     # Per deployment (its roles share the secret key): two deployments on one database, a
     # staging copy beside production, count apart.
     prefix = "costdash-limits-" + hashlib.sha256(secret.encode()).hexdigest()[:12]
-    assert SqlLimiterStorage.STORAGE_SCHEME  # registered with limits by being defined
     limiter = Limiter(
         _client_address, app=server, strategy="moving-window",
-        storage_uri="costdash-sql://", storage_options={"store": services.store},
+        storage_uri=f"{_STORAGE}://", storage_options={"store": services.store},
         # The database down must not stop uploads: count in memory meanwhile.
         swallow_errors=True, in_memory_fallback_enabled=True,
         headers_enabled=True, retry_after="delta-seconds", on_breach=_too_many,
