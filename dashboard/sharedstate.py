@@ -128,7 +128,7 @@ def upsert(store: SqlStore, table: sa.Table) -> Any:
     return insert(table)
 
 
-# --- leases: slots of work running now ------------------------------------------------------------
+# --- leases: slots of work running now -----------------------------------------------------------
 
 def _process_gone(pid: int) -> bool:
     """Whether process ``pid`` of this host has ended (a zombie has: it only waits to be
