@@ -21,6 +21,7 @@ choice's ``valid_pc`` and *far* when it lies 0.05 or more outside it. The issue 
 in at most 5 % of inside periods and at least 90 % of far ones.
 
 Run ``nice -n 15 python studies/prevalence_shift.py [--sets 300] [--seed 0] [--csv FILE]``; the
+tables go to the CSV file and beside it as markdown (``.md``), rewritten every 20 sets; the
 published run and its table are in docs/production.md. Separate random streams for the data and
 for the bootstrap.
 """
@@ -59,13 +60,15 @@ def scores(family: str, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.where(y, rng.beta(5, 2, y.size), rng.beta(2, 5, y.size))
 
 
-def run(sets: int, seed: int) -> tuple[list[dict], list[dict]]:
+def run(sets: int, seed: int, report=None) -> tuple[list[dict], list[dict]]:
+    """Simulate ``sets`` reference sets per family (alternating families, so that a partial
+    run covers both); ``report(rows, alert_rows, done)`` is called every 20 sets."""
     data_rng = np.random.default_rng(seed)
     boot_seeds = np.random.SeedSequence(seed + 1)
     acc = defaultdict(list)          # (family, n, p, method) -> [(estimate, low, high)]
     alerts = defaultdict(list)       # (family, p, deployed, where) -> [alert]
-    for family in FAMILIES:
-        for _ in range(sets):
+    for done in range(1, sets + 1):
+        for family in FAMILIES:
             y = data_rng.random(REFERENCE_N) < REFERENCE_PREVALENCE
             ref = ScoredClassifier("m", y, scores(family, y, data_rng))
             data = Dataset("reference", "wide", "1", scored=(ref,))
@@ -101,6 +104,12 @@ def run(sets: int, seed: int) -> tuple[list[dict], list[dict]]:
                                 continue
                             alert = dep.valid_pc is None or est.high < lo_v or est.low > hi_v
                             alerts[(family, p, label, where)].append(alert)
+        if report is not None and (done % 20 == 0 or done == sets):
+            report(*_tables(acc, alerts), done)
+    return _tables(acc, alerts)
+
+
+def _tables(acc: dict, alerts: dict) -> tuple[list[dict], list[dict]]:
     rows = []
     for (family, n, p, method), v in acc.items():
         a = np.array(v)
@@ -146,17 +155,24 @@ def main(argv: list[str] | None = None) -> None:
                                                       "prevalence_shift.csv"))
     args = parser.parse_args(argv)
     start = time.process_time()
-    rows, alert_rows = run(args.sets, args.seed)
-    with open(args.csv, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["table", "family", "n_production", "prevalence",
-                                                "method", "deployed", "truth", "sets", "mae",
-                                                "bias", "coverage", "mean_width", "periods",
-                                                "alert_rate"])
-        writer.writeheader()
-        for r in rows:
-            writer.writerow({"table": "estimate", **r})
-        for r in alert_rows:
-            writer.writerow({"table": "alert", **r})
+
+    def write(rows: list[dict], alert_rows: list[dict], done: int) -> None:
+        # Written after every 20 sets, so that an interrupted run leaves its partial tables.
+        with open(args.csv, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=[
+                "table", "family", "n_production", "prevalence", "method", "deployed", "truth",
+                "sets", "mae", "bias", "coverage", "mean_width", "periods", "alert_rate"])
+            writer.writeheader()
+            for r in rows:
+                writer.writerow({"table": "estimate", **r})
+            for r in alert_rows:
+                writer.writerow({"table": "alert", **r})
+        with open(os.path.splitext(args.csv)[0] + ".md", "w", encoding="utf-8") as fh:
+            fh.write(markdown(rows, alert_rows)
+                     + f"\n\n{done} of {args.sets} sets per family done, seed {args.seed}, "
+                     f"{time.process_time() - start:.0f} s of CPU\n")
+
+    rows, alert_rows = run(args.sets, args.seed, write)
     print(markdown(rows, alert_rows))
     print(f"\n{args.sets} sets per family, seed {args.seed}, "
           f"{time.process_time() - start:.0f} s of CPU")

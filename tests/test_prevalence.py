@@ -269,3 +269,31 @@ def test_empty_production_and_one_class_reference_are_refused():
 def test_public_name():
     assert costdash.estimate_prevalence is estimate_prevalence
     assert "estimate_prevalence" in costdash.__all__
+
+
+def test_the_level_is_shown_only_where_the_published_study_earned_it():
+    # The table in costdash.prevalence is the published run's verdict (studies/
+    # prevalence_shift.csv): a size band is listed only if every design of that size, in both
+    # score families, covered within 0.86-0.94 at nominal 0.9.
+    import csv
+    import os
+
+    from costdash import prevalence as module
+
+    path = os.path.join(os.path.dirname(__file__), "..", "studies", "prevalence_shift.csv")
+    with open(path, encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["table"] == "estimate"]
+    assert {int(r["sets"]) for r in rows} == {300}
+    for method, calibration in (("em", "platt"), ("acc", None)):
+        for size in (1_000, 10_000, 100_000):
+            covered = [0.86 <= float(r["coverage"]) <= 0.94 for r in rows
+                       if r["method"] == method and int(r["n_production"]) == size]
+            assert len(covered) == 8
+            earned = size in module._EARNED.get((method, calibration), ())
+            assert earned == all(covered)
+            ok, note = module._earned(method, calibration, size)
+            assert ok == earned and (("no level" in note) != ok)
+    # Outside the sizes studied there is no level at all.
+    assert not module._earned("em", "platt", 100)[0]
+    assert not module._earned("em", "platt", 10_000_000)[0]
+    assert not module._earned("em", "isotonic", 10_000)[0]
