@@ -297,3 +297,16 @@ def test_the_level_is_shown_only_where_the_published_study_earned_it():
     assert not module._earned("em", "platt", 100)[0]
     assert not module._earned("em", "platt", 10_000_000)[0]
     assert not module._earned("em", "isotonic", 10_000)[0]
+
+
+def test_calibrated_follows_method_and_production_size_end_to_end():
+    rng = np.random.default_rng(12)
+    y, s = _binormal(rng, 2000, 0.3, shift=2.0)
+    ref = ScoredClassifier("m", y, s)
+    _, prod = _binormal(rng, 5000, 0.1, shift=2.0)
+    acc = estimate_prevalence(ref, prod, method="acc", threshold=1.0, resamples=20)
+    assert acc.calibrated and "10,000 production cases" in acc.note
+    small = estimate_prevalence(ref, prod[:100], method="acc", threshold=1.0, resamples=20)
+    assert not small.calibrated and small.note.startswith("no level")
+    em = estimate_prevalence(ref, prod, resamples=20)
+    assert not em.calibrated and "em (platt)" in em.note
