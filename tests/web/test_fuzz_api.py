@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import dataclasses
 import gzip
 import io
 import json
@@ -44,7 +45,6 @@ import pytest
 from dashboard.config import Settings
 from dashboard.factory import create_app
 
-from tests.support.services import fresh_postgres_database
 
 # --- request building ---------------------------------------------------------------------------
 
@@ -373,6 +373,12 @@ class App:
     client: Any
     services: Any
     data_dir: Any
+    saved: Saved | None = None
+    """The analysis the app was made holding (the :data:`ANALYSIS_CASES`' app), if any."""
+    record: Any = None
+    """That analysis's stored record as it was saved."""
+    server: Any = None
+    """The Flask app of a shared app (each case gets a client of its own: no cookies carried)."""
 
     def count(self) -> dict[str, int]:
         return self.services.store.count()
@@ -399,6 +405,53 @@ def make_app(tmp_path) -> Iterator[Callable[..., App]]:
         app.services.store.engine.dispose()
 
 
+SHARED_LIMITS = {"rate_limit_uploads": "100000 per hour", "rate_limit_shares": "100000 per hour"}
+"""The shared apps' per-client limits: an app of its own per case never met the limits (one or
+two uploads each), an app shared by a table's cases gets them all from one address. No case
+is about the rate limits (tests/web/test_limits.py is)."""
+
+
+@pytest.fixture(scope="module")
+def shared_apps(tmp_path_factory) -> Iterator[dict[Any, App]]:
+    """The apps the tables' cases share, one per distinct settings (building an app and its
+    database per case was most of this module's time); each on a fresh data dir."""
+    apps: dict[Any, App] = {}
+    yield apps
+    for app in apps.values():
+        app.services.store.engine.dispose()
+
+
+def _shared(shared_apps: dict[Any, App], tmp_path_factory, key: Any, settings: dict[str, Any],
+            ready: Callable[[App], bool], prepare: Callable[[App], None] = lambda app: None
+            ) -> App:
+    """The shared app for ``key``, or a new one (with ``prepare`` done) when there is none yet
+    or the last case left it in another state than ``ready`` says (a failed case then fails
+    alone, not every case after it)."""
+    app = shared_apps.get(key)
+    if app is not None and ready(app):
+        return dataclasses.replace(app, client=app.server.test_client())
+    if app is not None:
+        app.services.store.engine.dispose()
+    data_dir = tmp_path_factory.mktemp("fuzz") / "data"
+    server = create_app(Settings.from_mapping({"data_dir": data_dir, **SHARED_LIMITS,
+                                               **settings})).server
+    app = App(server.test_client(), server.extensions["costdash"], data_dir, server=server)
+    prepare(app)
+    assert ready(app)
+    shared_apps[key] = app
+    return dataclasses.replace(app, client=server.test_client())
+
+
+@pytest.fixture
+def empty_app(shared_apps, tmp_path_factory) -> Callable[..., App]:
+    """An app with no data and no upload temp file, as a new one: shared by the cases with the
+    same settings, since a refused upload leaves it so (each case asserts that it does)."""
+    def get(**settings: Any) -> App:
+        return _shared(shared_apps, tmp_path_factory, ("empty", *sorted(settings.items())),
+                       settings, lambda app: app.count() == EMPTY and app.leftovers() == [])
+    return get
+
+
 def send(client: Any, spec: dict[str, Any]) -> Any:
     spec = dict(spec)
     return client.open(spec.pop("path"), method=spec.pop("method"), **spec)
@@ -420,8 +473,8 @@ def assert_json_error(resp: Any, status: int, says: str) -> str:
 
 
 @pytest.mark.parametrize("case", UPLOAD_CASES)
-def test_malformed_upload_is_refused_and_stores_nothing(make_app, case: Case):
-    app = make_app(**case.settings)
+def test_malformed_upload_is_refused_and_stores_nothing(empty_app, case: Case):
+    app = empty_app(**case.settings)
     resp = send(app.client, case.request())
     assert_json_error(resp, case.status, case.says)
     assert app.count() == EMPTY
@@ -573,11 +626,29 @@ def html_alert(text: str) -> str:
     return m.group(1) if m else ""
 
 
+@pytest.fixture
+def app_with_one_analysis(shared_apps, tmp_path_factory) -> Callable[..., App]:
+    """An app holding exactly one analysis (named "kept"), as saved: shared by the cases with
+    the same settings while it stays so (each case asserts that it does)."""
+    def prepare(app: App) -> None:
+        body = save_analysis(app, name="kept")
+        app.saved = Saved(body["id"], token_of(body["url"]), body["manage_token"])
+        app.record = app.services.store.find_analysis(id=app.saved.id)
+
+    def ready(app: App) -> bool:
+        return (app.saved is not None and app.count() == ONE
+                and app.services.store.find_analysis(id=app.saved.id) == app.record)
+
+    def get(**settings: Any) -> App:
+        return _shared(shared_apps, tmp_path_factory, ("one-analysis", *sorted(settings.items())),
+                       settings, ready, prepare)
+    return get
+
+
 @pytest.mark.parametrize("case", ANALYSIS_CASES)
-def test_bad_request_on_a_saved_analysis_changes_nothing(make_app, case: Case):
-    app = make_app(**case.settings)
-    body = save_analysis(app, name="kept")
-    saved = Saved(body["id"], token_of(body["url"]), body["manage_token"])
+def test_bad_request_on_a_saved_analysis_changes_nothing(app_with_one_analysis, case: Case):
+    app = app_with_one_analysis(**case.settings)
+    saved = app.saved
     before = app.services.store.find_analysis(id=saved.id)
 
     resp = send(app.client, case.request(saved))
@@ -779,14 +850,12 @@ def test_latin1_file_is_read_or_refused_for_its_encoding(make_app):
 # --- values only PostgreSQL refuses ----------------------------------------------------------
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def any_backend(request, make_app) -> Iterator[App]:
+def any_backend(request, make_app) -> App:
+    """A new app on each back end (PostgreSQL: a new, empty schema in the module's database,
+    tests/conftest.py; make_app disposes of its engine)."""
     if request.param == "sqlite":
-        yield make_app()
-        return
-    with fresh_postgres_database() as url:
-        app = make_app(database_url=url)
-        yield app
-        app.services.store.engine.dispose()
+        return make_app()
+    return make_app(database_url=request.getfixturevalue("fresh_postgres_url"))
 
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")

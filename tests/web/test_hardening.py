@@ -40,14 +40,13 @@ def serving(app) -> Iterator[str]:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def backend_settings(request, tmp_path) -> Iterator[Settings]:
-    """Settings of a fresh app on each back end (PostgreSQL: a new database per test)."""
+    """Settings of a fresh app on each back end (PostgreSQL: a new, empty schema per test in
+    the module's database, tests/conftest.py)."""
     if request.param == "sqlite":
         yield Settings.from_mapping({"data_dir": tmp_path / "data"})
         return
-    from tests.support.services import fresh_postgres_database
-
-    with fresh_postgres_database() as url:
-        yield Settings.from_mapping({"data_dir": tmp_path / "data", "database_url": url})
+    url = request.getfixturevalue("fresh_postgres_url")
+    yield Settings.from_mapping({"data_dir": tmp_path / "data", "database_url": url})
 
 
 def _dispose(app) -> None:

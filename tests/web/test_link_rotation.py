@@ -22,12 +22,10 @@ VIEWER = "10.9.8.7"
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request, tmp_path):
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'costdash.db'}"
-        return
-    from tests.support.services import fresh_postgres_database
-
-    with fresh_postgres_database() as url:
-        yield url
+        return f"sqlite:///{tmp_path / 'costdash.db'}"
+    # A new, empty schema in the module's database (tests/conftest.py): a new database to
+    # the store.
+    return request.getfixturevalue("fresh_postgres_url")
 
 
 def _app(tmp_path, database_url):

@@ -22,17 +22,16 @@ from dashboard.factory import create_app
 from dashboard.responses import SECURITY_HEADERS
 from dashboard.sharing import AnalysisNotFound, normalise_view, view_to_query
 from dashboard.shell import route
-from tests.support.services import fresh_postgres_database
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def backend_settings(request, tmp_path) -> Settings:
-    """Settings of a fresh app on each back end (PostgreSQL: a database of its own)."""
+    """Settings of a fresh app on each back end (PostgreSQL: a new, empty schema of its own in
+    the module's database, tests/conftest.py)."""
     if request.param == "sqlite":
-        yield Settings.from_mapping({"data_dir": tmp_path / "data"})
-        return
-    with fresh_postgres_database() as url:
-        yield Settings.from_mapping({"data_dir": tmp_path / "data", "database_url": url})
+        return Settings.from_mapping({"data_dir": tmp_path / "data"})
+    return Settings.from_mapping({"data_dir": tmp_path / "data",
+                                  "database_url": request.getfixturevalue("fresh_postgres_url")})
 
 
 @pytest.fixture

@@ -41,26 +41,14 @@ def assert_same(a: Dataset, b: Dataset) -> None:
             np.testing.assert_array_equal(ca.threshold, cb.threshold)
 
 
-@pytest.fixture(scope="module")
-def postgres_module_url():
-    """One PostgreSQL database for the module's tests (each test gets a schema of its own)."""
-    from tests.support.services import fresh_postgres_database
-
-    with fresh_postgres_database() as url:
-        yield url
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_url(request, tmp_path) -> str:
     """A fresh database of each back end (PostgreSQL: a new, empty schema per test in the
-    module's database; the store creates its tables there as on a new database)."""
+    module's database, tests/conftest.py; the store creates its tables there as on a new
+    database)."""
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'costdash.db'}"
-        return
-    from tests.support.services import fresh_postgres_schema
-
-    with fresh_postgres_schema(request.getfixturevalue("postgres_module_url")) as url:
-        yield url
+        return f"sqlite:///{tmp_path / 'costdash.db'}"
+    return request.getfixturevalue("fresh_postgres_url")
 
 
 @pytest.fixture
