@@ -12,8 +12,11 @@ runs it, imports included:
   /dev/null (target: at most 0.8x the baseline);
 * **analyze, no threshold choice**: the same with ``--no-threshold-choice`` (for reference);
 * **analyze, all points**: ``--all-points`` (for reference; ``--no-all-points-run`` skips it);
-* **analyze @ TREE** (``--against TREE``): the same command from another checkout, e.g. the
-  commit before the changes, imported from TREE;
+* **analyze @ TREE** (``--against TREE``): the same command run in another checkout, e.g. a
+  ``git worktree`` of the commit before the changes.
+
+The last two write hundreds of MB and disturb the runs after them: they are timed after the
+main loop, each in ``--reference-repeats`` pairs with a baseline run beside it.
 * **--help**: ``python -m costdash --help`` (target: at most 0.3 s), and the interpreter
   with numpy alone (``python -c "import numpy"``), the floor any command pays.
 
@@ -72,9 +75,9 @@ def write_workload(path: Path, n_classifiers: int, n_rows: int, seed: int = 0) -
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed(argv: list[str], stdout: object = subprocess.DEVNULL) -> float:
+def timed(argv: list[str], stdout: object = subprocess.DEVNULL, cwd: str | None = None) -> float:
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, stdout=stdout, stderr=subprocess.PIPE, env=ENV)
+    proc = subprocess.run(argv, stdout=stdout, stderr=subprocess.PIPE, env=ENV, cwd=cwd)
     elapsed = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr.decode(errors='replace')}")
@@ -111,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=7, help="interleaved runs of each")
     parser.add_argument("--classifiers", type=int, default=20)
     parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--reference-repeats", type=int, default=2,
+                        help="pairs of (baseline, reference) for --all-points and --against")
     parser.add_argument("--no-all-points-run", action="store_true",
                         help="skip the --all-points reference run (hundreds of MB of JSON)")
     parser.add_argument("--against", metavar="TREE",
@@ -133,18 +138,24 @@ def main(argv: list[str] | None = None) -> int:
             "--help": [py, "-m", "costdash", "--help"],
             "python + numpy": [py, "-c", "import numpy"],
         }
-        if args.against:
-            contenders["analyze @ " + os.path.basename(args.against.rstrip("/"))] = [
-                "env", f"PYTHONPATH={os.path.abspath(args.against)}", py, "-m", "costdash",
-                "analyze", str(csv), "--json"]
+        # The references write hundreds of MB of JSON: timed apart, after the main loop, each
+        # against a baseline run just before or after it (they would disturb the runs that
+        # follow them in the loop).
+        references: dict[str, tuple[list[str], str | None]] = {}
         if not args.no_all_points_run:
-            contenders["analyze --all-points"] = [py, "-m", "costdash", "analyze", str(csv),
-                                                  "--json", "--all-points"]
+            references["analyze --all-points"] = (
+                [py, "-m", "costdash", "analyze", str(csv), "--json", "--all-points"], None)
+        if args.against:
+            # `python -m` imports from the working directory first: run it in TREE.
+            references["analyze @ " + os.path.basename(args.against.rstrip("/"))] = (
+                [py, "-m", "costdash", "analyze", str(csv), "--json"],
+                os.path.abspath(args.against))
         sizes = {}
-        for name, argv_ in contenders.items():  # warm-up: file caches, bytecode caches
+        warm = {**{k: (v, None) for k, v in contenders.items()}, **references}
+        for name, (argv_, cwd) in warm.items():  # warm-up: file caches, bytecode caches
             out = Path(tmp) / "out.json"
             with open(out, "wb") as fh:
-                timed(argv_, stdout=fh)
+                timed(argv_, stdout=fh, cwd=cwd)
             if name.startswith("analyze"):
                 sizes[name] = out.stat().st_size
             out.unlink()
@@ -162,6 +173,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  repeat {r + 1}/{args.repeats}: " + ", ".join(
                 f"{k} {v[-1]:.2f}s" for k, v in times.items()) + f"; load {load()}",
                 file=sys.stderr)
+        reference_pairs: dict[str, list[tuple[float, float]]] = {}
+        for name, (argv_, cwd) in references.items():
+            reference_pairs[name] = []
+            for r in range(args.reference_repeats):
+                if r % 2 == 0:
+                    base = timed(contenders["baseline"])
+                    ref = timed(argv_, cwd=cwd)
+                else:
+                    ref = timed(argv_, cwd=cwd)
+                    base = timed(contenders["baseline"])
+                reference_pairs[name].append((base, ref))
+                print(f"  {name}: {ref:.2f}s, baseline {base:.2f}s; load {load()}",
+                      file=sys.stderr)
         after = load()
         csv_mb = csv.stat().st_size / 1e6
 
@@ -197,9 +221,17 @@ def main(argv: list[str] | None = None) -> int:
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for row in rows:
             print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)))
+    for name, pairs in reference_pairs.items():
+        ratio = statistics.median(ref / base for base, ref in pairs)
+        print(f"{name}: median {statistics.median(ref for _, ref in pairs):.2f} s, "
+              f"{ratio:.2f}x its baseline run beside it (median of {len(pairs)} pairs), "
+              f"{sizes[name] / 1e6:.1f} MB JSON")
     print("\nall timings (s):")
     for k, v in times.items():
         print(f"  {k:<30} " + " ".join(f"{x:.2f}" for x in v))
+    for name, pairs in reference_pairs.items():
+        print(f"  {name:<30} " + " ".join(f"{ref:.2f} (baseline {base:.2f})"
+                                          for base, ref in pairs))
     return 0
 
 
