@@ -1,5 +1,7 @@
 """The services the routes and callbacks of one app share (:class:`Services`): the store, the
-result cache and the per-data-set precomputation memoised in it (:class:`ViewModels`), and the
+result cache and the per-data-set precomputation memoised in it (:class:`ViewModels`), the one
+door for every other derived result (:attr:`Services.results`, :mod:`dashboard.results`: one
+key scheme, scoped by the handle's capability, cleared by :meth:`ViewModels.forget`), and the
 rules of shared analyses.
 
 ``analyze`` runs once per data set (seconds for millions of scores); its results are packed into
