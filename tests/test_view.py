@@ -23,7 +23,7 @@ from costdash.view import (VIEW_FIELDS, VIEW_RULES, View, ViewField, _value_of,
                            combination_problems, field_named, view_schema)
 
 NAMES = [f.name for f in VIEW_FIELDS]
-PROPERTY = settings(max_examples=300, deadline=None,
+PROPERTY = settings(max_examples=50, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -8,6 +8,7 @@ and one test calls them all and checks that every documented reply was seen.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -247,11 +248,18 @@ def test_export_query_parameters_are_the_view(path):
     assert (query["sens_p"]["style"], query["sens_p"]["explode"]) == ("form", False)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@functools.cache
+def schema_api() -> Api:
+    """One document and schema registry for the property test's examples (building them is
+    most of an example's time); :meth:`Api.schema_errors` changes neither."""
+    return Api(client=None)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(views())
 def test_every_view_the_parser_accepts_is_valid_against_the_schema(view):
     assume(view.cost_tp < view.cost_fn and view.cost_tn < view.cost_fp)  # else parse refuses
-    api = Api(client=None)
+    api = schema_api()
     assert api.schema_errors(view.to_json(), "components", "schemas", "View") == []
     saved = view.effective(0.25).to_json()
     saved.pop("data", None)
