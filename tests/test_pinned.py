@@ -9,6 +9,7 @@ p(+), of what its decision costs.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -37,16 +38,30 @@ def counts_at(y, score, t):
             int(np.sum(~y & ~flagged)))
 
 
+@functools.lru_cache(maxsize=16)
+def _brute_force_rates(y_bytes: bytes, score_bytes: bytes) -> tuple[tuple[Fraction, Fraction],
+                                                                    ...]:
+    """Every threshold's (TPR, FPR) of the classifier, exactly, by brute force: once per data
+    set, not once per threshold a test asks about (that was most of the tests' time)."""
+    y = np.frombuffer(y_bytes, dtype=bool)
+    score = np.frombuffer(score_bytes, dtype=np.float64)
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    all_tp, all_fp, _ = brute_force_roc(y, score)
+    return tuple((Fraction(tk, n_pos), Fraction(fk, n_neg))
+                 for tk, fk in zip(all_tp.tolist(), all_fp.tolist()))
+
+
 def exact_optimal_interval(y, score, tp, fp):
     """The closed PC(+) interval where the point (fp, tp) costs no more than any threshold of
     the classifier (all distinct scores, plus flagging nothing): Fractions, or None."""
     n_pos, n_neg = int(y.sum()), int((~y).sum())
     f, t = Fraction(fp, n_neg), Fraction(tp, n_pos)
-    all_tp, all_fp, _ = brute_force_roc(y, score)
+    rates = _brute_force_rates(np.asarray(y, dtype=bool).tobytes(),
+                               np.asarray(score, dtype=np.float64).tobytes())
     lo, hi = Fraction(0), Fraction(1)
-    for tk, fk in zip(all_tp.tolist(), all_fp.tolist()):
+    for tpr_k, fpr_k in rates:
         # cost(x) - cost_k(x) = B + (A - B) x <= 0 with A = TPR_k - TPR, B = FPR - FPR_k
-        a, b = Fraction(tk, n_pos) - t, f - Fraction(fk, n_neg)
+        a, b = tpr_k - t, f - fpr_k
         slope = a - b
         if slope == 0:
             if b > 0:
