@@ -54,6 +54,8 @@ Environment variables (all optional):
                              viewers of links never do (default: unset, anyone may upload)
 ``COSTDASH_SECURE_COOKIES``  ``true``: the session cookie is sent over HTTPS only (``Secure``);
                              default: true when ``COSTDASH_PUBLIC_URL`` is ``https://``
+``COSTDASH_ALERT_WEBHOOK``   a URL that receives a JSON POST when a production batch leaves a
+                             period alerting (docs/production.md; default: unset, none sent)
 """
 
 from __future__ import annotations
@@ -159,6 +161,7 @@ class Settings:
     trusted_proxies: int = 0
     upload_keys: tuple[str, ...] = ()
     secure_cookies: bool | None = None
+    alert_webhook: str | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
@@ -198,6 +201,8 @@ class Settings:
             values["upload_keys"] = env["COSTDASH_UPLOAD_KEYS"]
         if env.get("COSTDASH_SECURE_COOKIES"):
             values["secure_cookies"] = env["COSTDASH_SECURE_COOKIES"]
+        if env.get("COSTDASH_ALERT_WEBHOOK"):
+            values["alert_webhook"] = env["COSTDASH_ALERT_WEBHOOK"]
         return cls.from_mapping({**values, **overrides})
 
     @classmethod

@@ -21,6 +21,8 @@ from dashboard.config import Settings, redact_werkzeug_log
 from dashboard.jobs import background_manager, reap_jobs
 from dashboard.manage import install_manage
 from dashboard.pages import PAGES, page_module
+from dashboard.production_api import install_production_api
+from dashboard.production_store import production_forgetting
 from dashboard.responses import install_callback_guard, install_responses
 from dashboard.services import Services, ViewModels, init_cache
 from dashboard.sharing import ShareService
@@ -217,10 +219,12 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
     cache = init_cache(server, settings)
     _bound_cache(cache, settings)
     views = ViewModels(store, cache, settings)
+    views.forget = production_forgetting(views.forget, store)  # type: ignore[method-assign]
     services = Services(settings, store, views, ShareService(store, views.forget))
     server.extensions["costdash"] = services
     install_api(server, services)
     install_limits(server, settings)
+    install_production_api(server)
     install_responses(server)
     install_callback_guard(app)
     install_manage(server)

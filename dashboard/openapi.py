@@ -24,6 +24,7 @@ from typing import Any
 import costdash
 from costdash.dataset import Layout
 from costdash.view import MAX_NAMES, view_schema
+from dashboard.production_api import OPENAPI_PATH as PRODUCTION_PATH
 from dashboard.report import CSV_NAMES
 from dashboard.sharing import MAX_EXPIRY_DAYS, MAX_NAME, VIEW_KEYS
 
@@ -777,6 +778,7 @@ PATHS: dict[str, Any] = {
             },
         },
     },
+    "/api/v1/analyses/{manage_token}/production": PRODUCTION_PATH,
     "/api/v1/openapi.json": {
         "get": {
             "operationId": "getOpenApi", "tags": ["service"],

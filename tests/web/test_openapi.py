@@ -33,6 +33,7 @@ from dashboard.openapi import openapi_document
 from dashboard.report import CSV_NAMES
 from dashboard.sharing import VIEW_KEYS
 from tests.test_view import views
+from tests.web.test_production_api import exercise_production
 
 DOCUMENT_URI = "urn:costdash:openapi"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -540,4 +541,5 @@ def test_every_documented_reply_is_exercised(api, small_limit_api, breast_cancer
     exercise_storage_down(api, breast_cancer_csv)
     exercise_upload_limit(small_limit_api, breast_cancer_csv)
     exercise_long_addresses(api)
+    exercise_production(api, small_limit_api)
     assert api.documented_replies() - (api.seen | small_limit_api.seen) == set()
