@@ -178,3 +178,13 @@ def test_python_dash_m_costdash_analyze_prints_the_same_json(big_csv, capsys):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == run_json(capsys, big_csv)
+
+
+def test_threshold_lists_are_written_as_before():
+    """analysis_to_dict's vectorised list of thresholds: None exactly where the per-number
+    conversion it replaced gave None (NaN, infinities), the floats themselves elsewhere."""
+    from costdash.analysis import _num, _nums
+
+    values = np.array([np.nan, np.inf, 0.7, -np.inf, 1e-300, -0.0, 0.1 + 0.2, 5e-324])
+    assert _nums(values) == [_num(v) for v in values.tolist()]
+    assert [type(v) for v in _nums(values)] == [type(_num(v)) for v in values.tolist()]

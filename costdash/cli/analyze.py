@@ -29,6 +29,10 @@ each ROC curve and each threshold-choice curve is thinned to at most this many (
 first and last kept); every figure, the hull and the envelope stay exact (issue 23: the full
 lists of 20 classifiers x 200,000 scores made 525 MB of JSON)."""
 
+PARENT_HANDICAP = 0.25
+"""Share of an equal group's work counted against this process before the groups are made
+(it analyses all the classifiers and writes the output besides its own group)."""
+
 PARALLEL_MIN_SCORES = 200_000
 """Scores (all classifiers together) from which the threshold-choice section is computed in
 several processes; below, a process costs more than it saves."""
@@ -191,8 +195,9 @@ def _extras_of(result: Analysis, kwargs: dict, max_points: int | None) -> list[d
 
 def _groups(dataset: Dataset, jobs: int) -> list[list[str]]:
     """The classifiers' names in at most ``jobs`` groups of about equal scores (the work grows
-    with them), largest first into the lightest group, each group in the data set's order;
-    one group when a process is not worth it."""
+    with them; the first, this process's, a little less: :data:`PARENT_HANDICAP`), largest
+    first into the lightest group, each group in the data set's order; one group when a
+    process is not worth it."""
     classifiers = (*dataset.scored, *dataset.counted)
     sizes = {c.name: (c.score.size if isinstance(c, ScoredClassifier) else 1)
              for c in classifiers}
@@ -200,7 +205,9 @@ def _groups(dataset: Dataset, jobs: int) -> list[list[str]]:
     if jobs <= 1 or sum(sizes.values()) < PARALLEL_MIN_SCORES or not _can_fork():
         return [[c.name for c in classifiers]]
     members: list[set[str]] = [set() for _ in range(jobs)]
-    loads = [0] * jobs
+    # The first group is this process's, which also analyses every classifier and writes the
+    # JSON: it starts with a handicap, so it gets a little less of the section.
+    loads = [PARENT_HANDICAP * sum(sizes.values()) / jobs] + [0.0] * (jobs - 1)
     for name in sorted(sizes, key=lambda n: -sizes[n]):
         k = loads.index(min(loads))
         members[k].add(name)
