@@ -6,19 +6,50 @@ anonymous band jobs over 50 demo handles filled Redis in a minute (issue 22, fin
 demo is stored once, under one handle recorded in the ``demo_handles`` table of the SQL store
 (:mod:`dashboard.sharedstate`), which every process and host reads; so the caps of that handle
 bound what all visitors of a demo start together. Its handle cannot be deleted through the API
-(:func:`dashboard.limits.install_limits` refuses it). When the handle is gone all the same (the
-upload retention swept it), the next click stores the demo under a new one and records it.
+(:func:`dashboard.limits.install_limits` refuses it). The upload retention counts from a handle's
+last upload: a click on a demo whose handle is older than :data:`REFRESH_AFTER` counts as one, so
+a demo in use is never swept; one nobody opened for the whole retention is swept like any upload,
+and the next click stores it again **under the same handle** (links and views that name it work
+again, and its caps stay one set).
 """
 
 from __future__ import annotations
+
+import time
 
 import sqlalchemy as sa
 
 from costdash.demo import DEMOS
 from dashboard.sharedstate import demo_handles_table, transaction, upsert
+from dashboard.sqlstore import handles_table
 from dashboard.storage import DatasetRecord, LoaderOptions, SqlStore, valid_id
 
-__all__ = ["is_demo_handle", "shared_demo"]
+__all__ = ["REFRESH_AFTER", "is_demo_handle", "shared_demo"]
+
+REFRESH_AFTER = 86_400.0
+"""Seconds after which a click on a demo renews its handle's upload time (one ``UPDATE`` a day
+at most, instead of a write per click)."""
+
+
+def _renew(store: SqlStore, handle: str, now: float) -> None:
+    """Count a click as the demo's upload when the last one is :data:`REFRESH_AFTER` old."""
+    with transaction(store) as conn:
+        conn.execute(handles_table.update().where(
+            handles_table.c.handle == handle, handles_table.c.analysis_id.is_(None),
+            handles_table.c.created_at < now - REFRESH_AFTER).values(created_at=now))
+
+
+def _recreate(store: SqlStore, name: str, handle: str) -> DatasetRecord | None:
+    """Store demo ``name`` again under its recorded ``handle`` (swept by the retention); None
+    when the handle names something else now."""
+    record = store.put(DEMOS[name].path, f"{name}.csv", LoaderOptions())
+    try:
+        with transaction(store) as conn:
+            conn.execute(handles_table.update().where(handles_table.c.handle == record.id)
+                         .values(handle=handle))
+    except sa.exc.IntegrityError:  # another process re-created it first: keep theirs
+        store.discard_dataset(record.id)
+    return store.info(handle)
 
 
 def shared_demo(store: SqlStore, name: str) -> DatasetRecord:
@@ -42,6 +73,10 @@ def shared_demo(store: SqlStore, name: str) -> DatasetRecord:
         kept = conn.execute(sa.select(t.c.handle).where(t.c.name == name)).scalar()
     if kept is not None:
         record = store.info(kept)
+        if record is not None:
+            _renew(store, kept, time.time())
+            return record
+        record = _recreate(store, name, kept)
         if record is not None:
             return record
     record = store.put(demo.path, f"{name}.csv", LoaderOptions())

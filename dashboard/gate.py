@@ -250,14 +250,28 @@ class ComputeGate:
         return ComputeRefused(message, 429, wait)
 
     def run(self, what: str, fn: Callable[..., Any], *args: Any, client: str,
-            handle: str | None = None) -> Any:
-        """``fn(*args)`` through the gate, in a child process stopped at the deadline."""
+            handle: str | None = None,
+            progress: Callable[[int, int], None] | None = None) -> Any:
+        """``fn(*args)`` through the gate, in a child process stopped at the deadline
+        (``progress``: see :func:`run_bounded`)."""
         with self.slot(what, client=client, handle=handle) as deadline:
-            return run_bounded(fn, *args, timeout=deadline.seconds_left(), what=what)
+            return run_bounded(fn, *args, timeout=deadline.seconds_left(), what=what,
+                               progress=progress)
 
 
 _gates: weakref.WeakKeyDictionary[Services, ComputeGate] = weakref.WeakKeyDictionary()
 _gates_lock = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    # A forked process (a background job's, a Celery pool process) starts with no gate: its
+    # parent's held leases, per-process semaphore and registry lock (possibly held by another
+    # thread at the fork) are the parent's, not its own.
+    global _gates, _gates_lock
+    _gates, _gates_lock = weakref.WeakKeyDictionary(), threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def gate_for(services: Services) -> ComputeGate:
@@ -280,14 +294,34 @@ def heavy_work(services: Services, client: str, what: str,
 
 # --- the child process ---------------------------------------------------------------------------
 
-def _child(writer: Any, fn: Callable[..., Any], args: tuple, cpu_seconds: int) -> None:
+def _die_with_parent() -> None:
+    """Ask the kernel to kill this process when the thread that forked it ends (Linux): a
+    background job cancelled from the page, or a Celery pool process killed, takes its
+    computation with it instead of leaving it running to its CPU limit."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _child(writer: Any, fn: Callable[..., Any], args: tuple, cpu_seconds: int,
+           with_progress: bool) -> None:
+    _die_with_parent()
     try:
         # A backstop if the parent cannot kill us: the kernel stops a child past its CPU time.
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
     except (ValueError, OSError):
         pass
+
+    def report(done: int, total: int) -> None:
+        writer.send_bytes(json.dumps(["progress", int(done), int(total)]).encode())
+
     try:
-        reply = ["ok", fn(*args)]
+        reply = ["ok", fn(*args, progress=report) if with_progress else fn(*args)]
     except CostdashError as exc:
         reply = ["costdash", type(exc).__name__, str(exc)]
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which logs it
@@ -300,7 +334,8 @@ def _child(writer: Any, fn: Callable[..., Any], args: tuple, cpu_seconds: int) -
 
 
 def run_bounded(fn: Callable[..., Any], *args: Any, timeout: float,
-                what: str = "computation") -> Any:
+                what: str = "computation",
+                progress: Callable[[int, int], None] | None = None) -> Any:
     """``fn(*args)`` in a forked child process, stopped after ``timeout`` seconds.
 
     Parameters
@@ -312,6 +347,10 @@ def run_bounded(fn: Callable[..., Any], *args: Any, timeout: float,
         Seconds; past them the child is killed and :class:`ComputeTimedOut` raised.
     what : str
         Named in the message.
+    progress : callable, optional
+        ``progress(done, total)``, called in this process as the child reports: the child
+        calls ``fn(*args, progress=report)`` and each ``report(done, total)`` crosses the pipe.
+        None: ``fn(*args)``.
 
     Returns
     -------
@@ -322,21 +361,28 @@ def run_bounded(fn: Callable[..., Any], *args: Any, timeout: float,
     """
     ctx = multiprocessing.get_context("fork")
     reader, writer = ctx.Pipe(duplex=False)
-    process = ctx.Process(target=_child, args=(writer, fn, args, int(timeout) + 5),
+    process = ctx.Process(target=_child,
+                          args=(writer, fn, args, int(timeout) + 5, progress is not None),
                           name=f"costdash-{what}", daemon=False)
     process.start()
     writer.close()
+    ends = time.monotonic() + max(0.0, timeout)
     try:
-        if not reader.poll(max(0.0, timeout)):
-            raise ComputeTimedOut(
-                f"The {what} took longer than {_duration(timeout)}, the limit of one "
-                "computation here, and was stopped. Try it with less work (fewer "
-                "classifiers or replicates).", 503, RETRY_AFTER_BUSY)
-        try:
-            reply = json.loads(reader.recv_bytes())
-        except EOFError:
-            raise RuntimeError(f"the {what}'s process died (exit code "
-                               f"{process.join(1) or process.exitcode})") from None
+        while True:
+            if not reader.poll(max(0.0, ends - time.monotonic())):
+                raise ComputeTimedOut(
+                    f"The {what} took longer than {_duration(timeout)}, the limit of one "
+                    "computation here, and was stopped. Try it with less work (fewer "
+                    "classifiers or replicates).", 503, RETRY_AFTER_BUSY)
+            try:
+                reply = json.loads(reader.recv_bytes())
+            except EOFError:
+                raise RuntimeError(f"the {what}'s process died (exit code "
+                                   f"{process.join(1) or process.exitcode})") from None
+            if reply[0] != "progress":
+                break
+            if progress is not None:
+                progress(reply[1], reply[2])
     finally:
         reader.close()
         if process.is_alive():

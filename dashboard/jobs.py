@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 
     from dashboard.config import Settings
 
-__all__ = ["JobAbandoned", "JobLost", "background_manager", "job_failure_message", "reap_jobs"]
+__all__ = ["JobAbandoned", "JobLost", "background_manager", "job_client", "job_failure_message",
+           "reap_jobs", "submitting_client"]
 
 JOB_EXPIRE = 3600
 """Seconds a finished job's return value waits in the manager's store for its poll."""
@@ -68,8 +69,42 @@ worker."""
 
 def busy_message(limit: int) -> str:
     return (f"{limit} bootstrap job{'s are' if limit != 1 else ' is'} already running on this "
-            "data set, or the server runs as many computations as it may; try again when one "
-            "finishes.")
+            "data set, or you already run as many computations as one client may, or the "
+            "server runs as many as it may; try again when one finishes.")
+
+
+CLIENT_KEY = "costdash_client"
+"""The key of a background job's context that names the client who submitted it (set by the
+managers of :func:`background_manager` when the job is queued, inside the request)."""
+
+
+def submitting_client() -> str | None:
+    """The client address of the request being served (the compute gate's client key:
+    ``ProxyFix`` has applied a trusted proxy's ``X-Forwarded-For``); None outside a request."""
+    from flask import has_request_context, request
+
+    return (request.remote_addr or "unknown") if has_request_context() else None
+
+
+def job_client() -> str | None:
+    """The client who submitted the background job running now (see :data:`CLIENT_KEY`);
+    None outside a job, or for a job queued by code older than the key."""
+    try:
+        from dash._callback_context import context_value  # Dash's job context (no public getter)
+
+        context = context_value.get()
+    except (ImportError, LookupError):
+        return None
+    found = context.get(CLIENT_KEY) if isinstance(context, dict) else None
+    return str(found) if found else None
+
+
+def _with_client(context: Any) -> Any:
+    """The job's context with the submitting client in it: a job process (a fork, a Celery
+    worker on another host) has no request to read the address from."""
+    if isinstance(context, dict):
+        context[CLIENT_KEY] = submitting_client()
+    return context
 
 
 def budget_message(per_hour: int) -> str:
@@ -123,9 +158,16 @@ it runs, so the slot of a job killed on another host frees within a minute."""
 
 
 @contextmanager
-def dataset_job_slot(cache: Any, data_id: str, limit: int) -> Iterator[bool]:
+def dataset_job_slot(cache: Any, data_id: str, limit: int,
+                     client: str | None = None) -> Iterator[bool]:
     """Hold one of ``limit`` slots for a job on one data set while the job runs; yields
     whether a slot was free.
+
+    With a client (``client``, else the one who submitted the running job,
+    :func:`job_client`) the job also holds one of that client's slots of expensive work
+    (``COSTDASH_MAX_HEAVY_JOBS_PER_CLIENT``, the compute gate's scope ``client:<address>``,
+    shared with Multiclass runs): new handles are free, so per-data-set caps alone let one
+    client start any number of jobs over many handles (issue 22, finding 6).
 
     A slot is a lease in the app's SQL store (:func:`dashboard.sharedstate.take_slot`, the
     compute gate's kind, scope ``jobs:<data set>``) naming its holder (host, process, token),
@@ -144,21 +186,27 @@ def dataset_job_slot(cache: Any, data_id: str, limit: int) -> Iterator[bool]:
     store = _store_of(cache)
     if store is None:
         raise ValueError("dataset_job_slot needs the result cache of an app (its store)")
-    site = int(getattr(cache.app.extensions["costdash"].settings, "max_heavy_jobs", 0) or 0)
+    settings = cache.app.extensions["costdash"].settings
+    site = int(getattr(settings, "max_heavy_jobs", 0) or 0)
+    per_client = int(getattr(settings, "max_heavy_jobs_per_client", 0) or 0)
+    client = client or job_client()
+    # The client's, the data set's, then the site's (the compute gate's order): bands,
+    # Multiclass runs and reports together are at most COSTDASH_MAX_HEAVY_JOBS at once.
+    scopes = [(f"jobs:{data_id}", limit)]
+    if client and per_client:
+        scopes.insert(0, (f"client:{client}", per_client))
+    if site:
+        scopes.append(("site:all", site))
     held: list[Any] = []
     unreachable = False
     try:
-        mine = take_slot(store, f"jobs:{data_id}", limit, SLOT_LIFETIME)
-        if mine is not None:
-            held.append(mine)
-            # The site's slots of expensive work (dashboard.gate): bands, Multiclass runs and
-            # reports together are at most COSTDASH_MAX_HEAVY_JOBS at once.
-            if site:
-                shared = take_slot(store, "site:all", site, SLOT_LIFETIME)
-                if shared is None:
+        for scope, most in scopes:
+            lease = take_slot(store, scope, most, SLOT_LIFETIME)
+            if lease is None:
+                while held:
                     give_back(store, held.pop())
-                else:
-                    held.append(shared)
+                break
+            held.append(lease)
     except StorageUnavailable:
         unreachable = True
     stop = threading.Event()
@@ -327,6 +375,9 @@ def _celery_manager(celery_app: Any, expire: int) -> CeleryManager:
         background-callback error, which the page's ``on_error`` shows; Dash alone would treat
         it like a cancel and say nothing."""
 
+        def call_job_fn(self, key: str, job_fn: Any, args: Any, context: Any) -> Any:
+            return super().call_job_fn(key, job_fn, args, _with_client(context))
+
         def terminate_job(self, job: Any) -> None:
             # Dash's Cancel only revokes the task, and the page keeps polling until the task
             # stops looking alive. A task that no worker runs any more (its worker was killed
@@ -408,6 +459,9 @@ def _diskcache_manager() -> type[DiskcacheManager]:
 
     class JobProcesses(DiskcacheManager):
         """Dash's DiskcacheManager whose finished job processes do not linger as zombies."""
+
+        def call_job_fn(self, key: str, job_fn: Any, args: Any, context: Any) -> Any:
+            return super().call_job_fn(key, job_fn, args, _with_client(context))
 
         def job_running(self, job: Any) -> bool:
             reap_jobs()

@@ -13,10 +13,13 @@ upload limit, and are kept in the SQL store by :class:`dashboard.labelfiles.Labe
 browser holds only ``{"sha", "name"}`` (nothing in module globals, so every worker and replica
 runs them). The demo is read from the package, never stored again.
 
-Run goes through the compute gate (:mod:`dashboard.gate`): at most a few runs at once on the
-site, one per client and two per file, each in a child process stopped after
-``COSTDASH_HEAVY_TIMEOUT_SECONDS``; a run refused or stopped says so in the page's alert
-(issue 22, finding 5: 16 runs at once held every web thread and ``/healthz`` for minutes).
+Run is a background job like the band pages' (progress per interval, Cancel; the app's job
+manager, :mod:`dashboard.jobs`), and inside the job goes through the compute gate
+(:mod:`dashboard.gate`): at most a few runs at once on the site, one per client and two per
+file, each in a child process stopped after ``COSTDASH_HEAVY_TIMEOUT_SECONDS``; a run refused
+or stopped says so in the page's alert (issue 22, finding 5: 16 runs at once held every web
+thread and ``/healthz`` for minutes). The client is the one who pressed Run, recorded when
+the job was queued.
 
 Seeds: each interval is computed with a fresh generator from the seed
 (``bcost(..., rng=seed)``), so any row can be reproduced alone, e.g. with
@@ -27,7 +30,9 @@ Element ids (a stable contract): ``multiclass-upload``, ``multiclass-demo``,
 ``multiclass-transpose``, ``multiclass-allow-negative``, ``multiclass-level``,
 ``multiclass-replicates``, ``multiclass-laplace``, ``multiclass-laplace-delta``,
 ``multiclass-seed``, ``multiclass-a``, ``multiclass-b``, ``multiclass-run``, ``multiclass-bcost``,
-``multiclass-bdeltacost``, ``multiclass-graph``, ``multiclass-error``, ``multiclass-file-info``.
+``multiclass-bdeltacost``, ``multiclass-graph``, ``multiclass-error``, ``multiclass-file-info``;
+the run's job: ``multiclass-cancel``, ``multiclass-job``, ``multiclass-progress``,
+``multiclass-progress-text``, ``multiclass-status``.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import base64
 import binascii
 import csv
 import io
+import json
 import logging
 import math
 import os
@@ -54,15 +60,22 @@ from costdash.multiclass import (BcostResult, LabelPredictions, bcost, bdeltacos
                                  confusion3d_from_labels, confusion_from_labels,
                                  load_cost_matrix, load_label_predictions, match_labels)
 from dashboard import ids
-from dashboard.gate import ComputeRefused, client_key, gate_for
+from dashboard.gate import ComputeRefused, gate_for
 from dashboard.figures.common import graph_config
 from dashboard.figures.multiclass import bcost_figure, level_text
-from dashboard.components import Reply, each, help_panel, targets
+from dashboard.components import Reply, background_options, each, help_panel, targets
 from dashboard.labelfiles import DEMO_HANDLE, LabelFiles
 from dashboard.services import Services
 from dashboard.storage import StorageFull, StorageUnavailable
 
 log = logging.getLogger(__name__)
+
+JOB_PREFIX = "multiclass"
+"""The prefix of the run's job controls (:func:`dashboard.components.background_options`):
+``multiclass-run`` (Run), ``multiclass-cancel``, ``multiclass-job``, ``multiclass-progress``,
+``multiclass-progress-text``, ``multiclass-status``."""
+
+MULTICLASS_CANCEL = f"{JOB_PREFIX}-cancel"
 
 MAX_BYTES = 20 * 1024 * 1024
 DEMO_NAME = "multiclass-triage.csv"
@@ -356,8 +369,19 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
                     html.Label(["B ", dcc.Dropdown(id=ids.MULTICLASS_B, options=[],
                                                    clearable=False, placeholder="classifier B")]),
                 ]),
-                html.Button("Run BCOST and BDELTACOST", id=ids.MULTICLASS_RUN, n_clicks=0,
-                            className="run-button"),
+                html.Div(className="job-buttons", children=[
+                    html.Button("Run BCOST and BDELTACOST", id=ids.MULTICLASS_RUN, n_clicks=0,
+                                className="run-button"),
+                    html.Button("Cancel", id=MULTICLASS_CANCEL, n_clicks=0, disabled=True,
+                                className="cancel-button"),
+                ]),
+                html.Div(id=f"{JOB_PREFIX}-job", className="job", children=[
+                    html.Progress(id=f"{JOB_PREFIX}-progress", max="1",
+                                  **{"aria-label": "run progress"}),
+                    html.Span(id=f"{JOB_PREFIX}-progress-text", className="job-text"),
+                ]),
+                html.Div(id=f"{JOB_PREFIX}-status", className="note job-status",
+                         **{"aria-live": "polite"}),
             ]),
         ]),
         html.Div(className="mc-results", children=[
@@ -558,11 +582,13 @@ def delta_readout(a: str, b: str, res: DeltaNumbers, seed: int | None) -> html.D
 def multiclass_numbers(data: LabelPredictions, labels: list[str], costs: np.ndarray, *,
                        level: Any, replicates: Any, laplace: Any, laplace_delta: Any,
                        rng: int | None, pair: tuple[str, str] | None,
-                       allow_negative: bool) -> dict[str, Any]:
+                       allow_negative: bool,
+                       progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """BCOST of every classifier and BDELTACOST of ``pair`` (core: ``bcost``, ``bdeltacost``),
     as plain JSON-able numbers: the part of a run that costs time, run in the gate's child
-    process."""
+    process. ``progress(done, total)`` after each interval (classifiers, then the pair)."""
     rows = []
+    total = len(data.classifiers) + (pair is not None)
     for i, c in enumerate(data.classifiers):
         res: BcostResult = bcost(confusion_from_labels(c.y_pred, c.y_true, labels), costs,
                                  level=level, replicates=replicates, laplace=laplace,
@@ -571,6 +597,8 @@ def multiclass_numbers(data: LabelPredictions, labels: list[str], costs: np.ndar
                      "low": float(res.low), "high": float(res.high),
                      "normal_low": float(res.normal_low),
                      "normal_high": float(res.normal_high)})
+        if progress is not None:
+            progress(i + 1, total)
     delta = None
     if pair is not None:
         y_a, y_b, y_true = data.pair(*pair)
@@ -582,6 +610,8 @@ def multiclass_numbers(data: LabelPredictions, labels: list[str], costs: np.ndar
                  "normal_high": float(d.normal_high), "normal_reject": bool(d.normal_reject),
                  "n": int(d.n), "laplace": float(d.laplace),
                  "replicates": int(d.replicates.size), "level": float(d.level)}
+        if progress is not None:
+            progress(total, total)
     return {"rows": rows, "delta": delta}
 
 
@@ -640,15 +670,59 @@ def run_multiclass(services: Services, ref: dict[str, Any] | None,
                        "has the details.")
 
 
-def gated_runner(services: Services, client: str, ref: dict[str, Any] | None) -> Runner:
+def gated_runner(services: Services, client: str, ref: dict[str, Any] | None,
+                 progress: Callable[[int, int], None] | None = None) -> Runner:
     """A runner that computes through the compute gate (:meth:`dashboard.gate.ComputeGate.run`):
-    counted against ``client`` and the file, in a child process with a deadline."""
+    counted against ``client`` and the file, in a child process with a deadline;
+    ``progress(done, total)`` as each interval is done (reported from the child)."""
     handle = (ref or {}).get("sha")
 
     def run(fn: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return gate_for(services).run("Multiclass run", lambda: fn(*args, **kwargs),
-                                      client=client, handle=str(handle) if handle else None)
+        if progress is None:
+            work: Callable[..., dict[str, Any]] = lambda: fn(*args, **kwargs)  # noqa: E731
+        else:
+            def work(progress: Callable[[int, int], None]) -> dict[str, Any]:
+                return fn(*args, progress=progress, **kwargs)
+        return gate_for(services).run("Multiclass run", work, client=client,
+                                      handle=str(handle) if handle else None,
+                                      progress=progress)
     return run
+
+
+def run_progress(set_progress: Callable[[tuple], None] | None
+                 ) -> Callable[[int, int], None] | None:
+    """A run's ``progress(done, total)`` as the values of the progress bar and its text."""
+    if set_progress is None:
+        return None
+
+    def report(done: int, total: int) -> None:
+        set_progress((done, total, f"{done} of {total} intervals"))
+    return report
+
+
+def run_job(app: Dash, services: Services, set_progress: Callable[[tuple], None] | None,
+            ref: dict[str, Any] | None, row_data: list[dict[str, Any]] | None,
+            client: str | None = None, **settings: Any) -> RunOutputs:
+    """A run as the page's background job does it: counted against the client who pressed
+    Run (:func:`dashboard.jobs.job_client`, recorded when the job was queued), inside the
+    app's context (the gate counts the client's rate limit there), through the gate.
+
+    The job is a process of its own (a fork of the web process, or a Celery worker), so the
+    web threads never wait for it; the gate bounds how many run and stops each at
+    ``COSTDASH_HEAVY_TIMEOUT_SECONDS``; Cancel kills the job and, with it, the gate's child."""
+    from dashboard.jobs import job_client
+
+    who = client or job_client() or "unknown"
+    with app.server.app_context():
+        return run_multiclass(services, ref, row_data,
+                              runner=gated_runner(services, who, ref, run_progress(set_progress)),
+                              **settings)
+
+
+def _job_error_reply(message: str) -> tuple:
+    """What a run whose job failed, or could not be queued, leaves on the page: the alert says
+    so, the results on screen stay."""
+    return no_update, no_update, no_update, message
 
 
 # --- callbacks -----------------------------------------------------------------------------------
@@ -670,6 +744,8 @@ def register_callbacks(app: Dash, services: Services) -> None:
                           transpose=bool(transpose), allow_negative=bool(negative), ref=ref,
                           row_data=row_data).as_tuple()
 
+    # Run is a background job (issue 22: the run computed in a web thread): progress per
+    # interval, Cancel, Run disabled while it runs; the gate inside the job bounds it.
     @app.callback(
         Output(ids.MULTICLASS_BCOST, "children", allow_duplicate=True),
         Output(ids.MULTICLASS_BDELTACOST, "children", allow_duplicate=True),
@@ -680,10 +756,20 @@ def register_callbacks(app: Dash, services: Services) -> None:
         *each(State, "value", ids.MULTICLASS_LEVEL, ids.MULTICLASS_REPLICATES,
               ids.MULTICLASS_LAPLACE, ids.MULTICLASS_LAPLACE_DELTA, ids.MULTICLASS_SEED,
               ids.MULTICLASS_A, ids.MULTICLASS_B, ids.MULTICLASS_ALLOW_NEGATIVE),
-        prevent_initial_call=True, running=[(Output(ids.MULTICLASS_RUN, "disabled"), True, False)])
-    def _run(_clicks, ref, row_data, level, replicates, laplace, laplace_delta, seed, a, b,
-             negative):
-        return run_multiclass(services, ref, row_data, level=level, replicates=replicates,
-                              laplace=laplace, laplace_delta=laplace_delta, seed=seed, a=a, b=b,
-                              allow_negative=bool(negative),
-                              runner=gated_runner(services, client_key(), ref)).as_tuple()
+        **background_options(JOB_PREFIX, error_reply=_job_error_reply))
+    def _run(set_progress, _clicks, ref, row_data, level, replicates, laplace, laplace_delta,
+             seed, a, b, negative):
+        out = run_job(app, services, set_progress, ref, row_data, level=level,
+                      replicates=replicates, laplace=laplace, laplace_delta=laplace_delta,
+                      seed=seed, a=a, b=b, allow_negative=bool(negative)).as_tuple()
+        return as_json(out)
+
+
+def as_json(outputs: tuple) -> list[Any]:
+    """A job's outputs as plain JSON values: the job managers keep results as JSON, never
+    pickled, so components and figures travel as the dicts Dash would send anyway
+    (``no_update`` as Dash's own marker, which its result handling turns back)."""
+    from plotly.io.json import to_json_plotly
+
+    return [{"_dash_no_update": "_dash_no_update"} if isinstance(value, type(no_update))
+            else json.loads(to_json_plotly(value)) for value in outputs]

@@ -1,0 +1,86 @@
+"""Dash callbacks over HTTP without a browser: the body the renderer posts, and a background
+job followed as the renderer follows it (poll with the signed handles, Cancel with
+``cancelJob``). Works with Flask's test client and with ``requests`` against a server."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["JobRun", "callback_body", "follow_job"]
+
+
+def callback_body(app: Any, output_part: str, values: dict[str, Any],
+                  changed: str) -> dict[str, Any]:
+    """The body the browser posts to ``/_dash-update-component`` for the callback whose
+    output names ``output_part``; ``values`` maps ``id.property`` to the inputs' and states'
+    values (None for the rest)."""
+    key = next(k for k in app.callback_map if output_part in k)
+    spec = app.callback_map[key]
+    outputs = [dict(zip(("id", "property"), part.split(".", 1)))
+               for part in key.strip(".").split("...")]
+
+    def items(deps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{"id": d["id"], "property": d["property"],
+                 "value": values.get(f"{d['id']}.{d['property']}")} for d in deps]
+
+    return {"output": key, "outputs": outputs if key.startswith("..") else outputs[0],
+            "inputs": items(spec["inputs"]),
+            "state": items(spec["state"]), "changedPropIds": [changed]}
+
+
+Post = Callable[[str, dict[str, Any]], tuple[int, Any]]
+"""``post(path_and_query, json_body) -> (status, parsed JSON or None)``."""
+
+
+@dataclass
+class JobRun:
+    """What following one background job saw."""
+
+    handles: dict[str, Any]
+    """The first reply: the signed ``cacheKey`` and ``job`` (no computed outputs)."""
+    progress: list[dict[str, Any]] = field(default_factory=list)
+    """Each poll's progress values, in order."""
+    response: dict[str, Any] | None = None
+    """The outputs of the finished job (None: cancelled, or no answer by the deadline)."""
+    seconds: float = 0.0
+    """From the first post to the job's answer."""
+
+
+def follow_job(post: Post, body: dict[str, Any], *, deadline: float = 60.0,
+               poll: float = 0.1,
+               on_poll: Callable[[JobRun], bool] | None = None) -> JobRun:
+    """Start a background callback and poll it until it answers, as the renderer does.
+
+    ``on_poll(run)`` after each poll without an answer: True stops following (e.g. after a
+    Cancel). Raises AssertionError when the job does not answer within ``deadline`` seconds.
+    """
+    started = time.monotonic()
+    status, first = post("/_dash-update-component", body)
+    assert status == 200 and first and "cacheKey" in first and "job" in first, (status, first)
+    run = JobRun(handles=first)
+    query = f"/_dash-update-component?cacheKey={first['cacheKey']}&job={first['job']}"
+    while time.monotonic() - started < deadline:
+        status, reply = post(query, body)
+        assert status in (200, 204), (status, reply)
+        if reply and "progress" in reply:
+            run.progress.append(reply["progress"])
+        if reply and "response" in reply:
+            run.response = reply["response"]
+            run.seconds = time.monotonic() - started
+            return run
+        if on_poll is not None and on_poll(run):
+            return run
+        time.sleep(poll)
+    raise AssertionError(f"the job did not answer within {deadline} s: {run}")
+
+
+def cancel_job(post: Post, app: Any, cancel_id: str, run: JobRun) -> int:
+    """Press the job's Cancel (the callback Dash adds on ``cancel_id``'s ``n_clicks``);
+    returns the HTTP status."""
+    body = callback_body(app, f"{cancel_id}.id", {f"{cancel_id}.n_clicks": 1},
+                         f"{cancel_id}.n_clicks")
+    status, _ = post(f"/_dash-update-component?cancelJob={run.handles['job']}", body)
+    return status
