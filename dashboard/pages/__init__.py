@@ -54,6 +54,7 @@ PAGES: tuple[Page, ...] = (
           "What each way of choosing thresholds costs, decision curves and robust choices."),
     _page("multiclass", "Multiclass",
           "k-class cost matrices: BCOST and BDELTACOST."),
+    _page("production", "Production", "p(+) estimated per production period, and alerts."),
 )
 DEFAULT_PAGE = PAGES[0]
 
