@@ -34,6 +34,7 @@ from costdash.decision import decide, decision_to_dict
 from costdash.errors import CostdashError
 from costdash.view import View
 from dashboard.bandcache import BandCache, cost_band_key
+from dashboard.gate import client_key, gate_for, heavy_work, run_bounded
 from dashboard.responses import link_root
 from dashboard.services import Services
 from dashboard.sharing import (VIEW_KEYS, AnalysisNotFound, NotAuthorized, analysis_summary,
@@ -297,8 +298,13 @@ def get_analysis(token: str):
                                                  max_points=max_points)
     except DatasetNotFound as exc:
         return _error(str(exc), 404)
+    summary = analysis_summary(record, managed=full)
+    if not full:
+        # Issue 22: a read link's holder never holds a data handle, not even the read-only
+        # one (with it, every route of the data set answers); the owner's answer keeps it.
+        del summary["dataset_id"]
     extra = {"view": effective_view(view, stored.prevalence),
-             "analysis": {**analysis_summary(record, managed=full), **_links(record),
+             "analysis": {**summary, **_links(record),
                           "roc_points": "all" if full else f"at most {max_points} per classifier"}}
     # The analysis is a JSON object without these two keys: append them to its text.
     body = text[:-1] + "," + json.dumps(extra, separators=(",", ":"))[1:]
@@ -535,14 +541,22 @@ def dataset_report(dataset_id: str):
         url = link_root()
 
         def build(scope_: str) -> str:
-            # Its threshold choice through the same door as the page's and choice.json's
-            # (the condition-free curves shared with them).
-            choice = json.loads(results.choice_text(dataset_id, view,
-                                                    max_points=REPORT_CHOICE_POINTS))
-            dataset = services.store.get(dataset_id)
-            return build_report(dataset, view=view, name=record.name, bands=bands or None,
-                                dashboard_url=url, max_points=results.max_points(scope_),
-                                choice=choice)
+            # Only a report not cached yet gets here: it takes one slot of the compute gate
+            # (issue 22, finding 7: ~3.3 s of CPU each, 16 at once held /healthz for 25 s)
+            # and computes in child processes stopped at the slot's deadline.
+            with heavy_work(services, client_key(), "report", handle=dataset_id) as deadline:
+                def bounded(fn: Callable[[], Any]) -> Any:
+                    return run_bounded(fn, timeout=deadline.seconds_left(), what="report")
+
+                # Its threshold choice through the same door as the page's and choice.json's
+                # (the condition-free curves shared with them), under the same slot.
+                choice = json.loads(results.choice_text(
+                    dataset_id, view, max_points=REPORT_CHOICE_POINTS, run=bounded))
+                max_points = results.max_points(scope_)
+                return bounded(lambda: build_report(
+                    services.store.get(dataset_id), view=view, name=record.name,
+                    bands=bands or None, dashboard_url=url, max_points=max_points,
+                    choice=choice))
 
         return results.text("report", dataset_id,
                             {"view": view.to_json(), "bands": band_keys, "url": url,
@@ -646,13 +660,24 @@ def dataset_choice(dataset_id: str):
     --json`` adds), decision curves, and the robust choices over the view's sensitivity box.
     Through the results service (:meth:`dashboard.results.Results.choice_text`): a new
     condition computes only its own part."""
-    found, error = _result(dataset_id, lambda record, view: _services().results.choice_text(
-        dataset_id, view, max_points=CHOICE_MAX_POINTS))
+    services = _services()
+    found, error = _result(dataset_id, lambda record, view: services.results.choice_text(
+        dataset_id, view, max_points=CHOICE_MAX_POINTS,
+        run=gated(services, "threshold choice", dataset_id)))
     if error is not None:
         return error
     record, text = found
     return _attachment(current_app.response_class(text, mimetype="application/json"),
                        record.name, "choice.json")
+
+
+def gated(services: Services, what: str, handle: str) -> Callable[[Callable[[], Any]], Any]:
+    """A runner for :meth:`dashboard.results.Results.choice_text`'s misses: ``fn()`` through
+    the compute gate (:meth:`dashboard.gate.ComputeGate.run`), counted against this request's
+    client and ``handle``, in a child process with a deadline. Raises
+    :class:`dashboard.gate.ComputeRefused` (answered 429/503 with ``Retry-After``)."""
+    client = client_key()
+    return lambda fn: gate_for(services).run(what, fn, client=client, handle=handle)
 
 
 def healthz():

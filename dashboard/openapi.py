@@ -464,10 +464,14 @@ SCHEMAS: dict[str, Any] = {
         "view": _ref("SavedView"),
         "analysis": _closed({
             **_ANALYSIS_INFO,
+            "dataset_id": {**_ANALYSIS_INFO["dataset_id"],
+                           "description": "The analysis's own read-only id of its data set: "
+                                          "in replies to the manage token only (a read link's "
+                                          "holder gets no data set id)."},
             "roc_points": {"type": "string",
                            "description": "'all' with the manage token, else 'at most N per "
                                           "classifier'."},
-        }, optional=_MANAGED_ONLY,
+        }, optional=(*_MANAGED_ONLY, "dataset_id"),
             description="The saved analysis (no secrets) and the resolution of its ROC arrays."),
     }, description="A saved analysis: the costdash analyze --json of its data set under the "
                    "saved condition, the saved view, and the analysis itself. Each classifier's "
@@ -570,6 +574,21 @@ def _export_responses(ok: dict[str, Any], bad_view: dict[str, Any] = _BAD_VIEW,
     return {"200": ok, "400": bad_view, "404": _error(not_found), "503": STORAGE_DOWN}
 
 
+def _gated(responses: dict[str, Any], what: str) -> dict[str, Any]:
+    """An export computed through the compute gate when it is not cached (issue 22): refused at
+    once, with Retry-After, when no slot is free; stopped past the computation time limit."""
+    retry = {"Retry-After": {"description": "Seconds after which trying again makes sense.",
+                             "schema": {"type": "integer", "minimum": 0}}}
+    return {**responses,
+            "429": {**_error(f"The client already has its share of computations running, or "
+                             f"is over its rate limit; the {what} was not started (a cached "
+                             "one is always answered)."), "headers": retry},
+            "503": {**_error(f"The database is unreachable; or the server is busy with other "
+                             f"computations and the {what} was not started, or it ran past "
+                             "the time limit of one computation (COSTDASH_HEAVY_TIMEOUT_SECONDS) "
+                             "and was stopped (then with Retry-After)."), "headers": retry}}
+
+
 def _report_errors_as_pages(responses: dict[str, Any]) -> dict[str, Any]:
     """The report's 400 and 404 also as a small HTML page, for a client that reads HTML before
     JSON (a browser following "Download report"): the same message, and a way back."""
@@ -630,9 +649,9 @@ PATHS: dict[str, Any] = {
                            "constraints, bands with their settings, every setting, and a link "
                            "back to the view.",
             "parameters": [_DATASET_ID, *_VIEW_QUERY, *_BAND_QUERY],
-            "responses": _report_errors_as_pages(_export_responses(
+            "responses": _gated(_report_errors_as_pages(_export_responses(
                 {"description": "The report, as an attachment.",
-                 "content": {"text/html": {"schema": {"type": "string"}}}})),
+                 "content": {"text/html": {"schema": {"type": "string"}}}})), "report"),
         },
     },
     "/api/v1/datasets/{dataset_id}/{name}.csv": {
@@ -682,11 +701,12 @@ PATHS: dict[str, Any] = {
                            "in money per period. Curves are thinned to at most 4000 points "
                            "(the losses stay exact).",
             "parameters": [_DATASET_ID, *_VIEW_QUERY],
-            "responses": _export_responses(
+            "responses": _gated(_export_responses(
                 _json_reply("The numbers, as an attachment.", _ref("ChoiceResult")),
                 bad_view=_error("A view value that is not a number or out of its bounds, a "
                                 "calibration other than platt or isotonic, or ticked "
                                 "classifiers the data set does not have.")),
+                "threshold choice"),
         },
     },
     "/api/v1/analyses": {

@@ -231,7 +231,8 @@ class Results:
             lambda: choice_base(self.store.get(dataset_id), models=models_key,
                                 calibrate=calibration, max_roc_points=self.max_points(scope)))
 
-    def choice_text(self, dataset_id: str, view: Any, *, max_points: int) -> str:
+    def choice_text(self, dataset_id: str, view: Any, *, max_points: int,
+                    run: Callable[[Callable[[], Any]], Any] | None = None) -> str:
         """:func:`costdash.choice_summary.choice_summary_of_view` of a stored data set as JSON
         text, in the scope of the handle.
 
@@ -241,6 +242,16 @@ class Results:
         the summary (kind ``choice``: per whole view), whose per-condition part is all a new
         condition computes (:func:`costdash.choice_summary.choice_at`). Each curve is thinned to
         ``max_points`` (at most ``max_roc_points`` in the thinned scope).
+
+        Parameters
+        ----------
+        run : callable, optional
+            How a miss is computed (issue 22, finding 7): ``run(fn)`` calls the zero-argument
+            ``fn`` and returns its JSON-able value, e.g. through the compute gate in a child
+            process. A cached summary is answered before ``run`` is called, so it never takes
+            a slot. ``fn`` writes nothing to the cache: what it computed (the summary, and the
+            condition-free curves when they were missing) is cached here, in the caller's
+            process. None: computed in this process.
 
         Raises
         ------
@@ -263,21 +274,33 @@ class Results:
         beta = view_beta(view)
         free_parts = {"models": models, "calibration": view.calibration,
                       "beta": None if beta is None else list(beta), "max_points": points}
+        relevant = {k: v for k, v in view.to_json().items() if k in CHOICE_FIELDS}
+        parts = {"view": relevant, "max_points": points}
+        cached = self.peek("choice", dataset_id, parts, scope=scope, checked=False)
+        if cached is not None:
+            return cached
 
-        def summary(_scope: str) -> str:
+        def compute() -> dict[str, str | None]:
             base = self.choice_base(dataset_id, scope, models, view.calibration)
-            pack = self.json("choice-curves", dataset_id, free_parts,
-                             lambda _s: _pack(choice_curves(base, beta=beta, max_points=points)),
-                             scope=scope, checked=False)
+            pack_text = self.peek("choice-curves", dataset_id, free_parts, scope=scope,
+                                  checked=False)
+            made = None
+            if pack_text is None:
+                made = pack_text = json.dumps(
+                    _pack(choice_curves(base, beta=beta, max_points=points)),
+                    allow_nan=False, separators=(",", ":"))
+            pack = json.loads(pack_text)
             ticked = {c.name for c in base.analysis.classifiers}
             pins = {k: v for k, v in view_pins(view).items() if k in ticked}
             out = choice_at(base, pack["light"], view.condition(record.prevalence), pins=pins,
                             max_points=points, **view_options(view))
-            return _unpack(out, pack["texts"])
+            return {"summary": _unpack(out, pack["texts"]), "curves": made}
 
-        relevant = {k: v for k, v in view.to_json().items() if k in CHOICE_FIELDS}
-        return self.text("choice", dataset_id, {"view": relevant, "max_points": points},
-                         summary, scope=scope, checked=False)
+        done = compute() if run is None else run(compute)
+        if done["curves"] is not None:
+            self.put("choice-curves", dataset_id, free_parts, done["curves"], scope=scope)
+        self.put("choice", dataset_id, parts, done["summary"], scope=scope)
+        return done["summary"]
 
 
 CHOICE_FIELDS = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn", "volume", "unit",

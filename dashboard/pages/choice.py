@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -45,6 +45,7 @@ from dashboard.components import (Reply, check_fields, each, number_box, record_
                                   warn)
 from dashboard.figures.choice import decision_curve_figure, threshold_choice_figure
 from dashboard.figures.common import graph_config
+from dashboard.gate import ComputeRefused, client_key, gate_for
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound
 from dashboard.viewstate import page_view, problems_note
@@ -242,8 +243,18 @@ def choice_json(services: Services, data_id: str, view: View) -> dict[str, Any]:
     results service (:meth:`dashboard.results.Results.choice_text`): cached per data set and
     view (the fields of :data:`RELEVANT`); its condition-free curves are cached apart, per data
     set and :data:`CURVES_FIELDS`, and reused under other conditions, so a new condition
-    computes only its own part. A read-only handle gets the thinned scope."""
-    return json.loads(services.results.choice_text(data_id, view, max_points=PAGE_MAX_POINTS))
+    computes only its own part. A read-only handle gets the thinned scope.
+
+    A view not cached yet is computed through the compute gate (issue 22, finding 7): one slot
+    counted against the request's client and ``data_id``, in a child process with a deadline;
+    raises :class:`dashboard.gate.ComputeRefused` when no slot is free."""
+    client = client_key()
+
+    def gated(fn: Callable[[], Any]) -> Any:
+        return gate_for(services).run("threshold choice", fn, client=client, handle=data_id)
+
+    return json.loads(services.results.choice_text(data_id, view, max_points=PAGE_MAX_POINTS,
+                                                   run=gated))
 
 
 def _loss(x: float | None) -> str:
@@ -438,6 +449,8 @@ def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any
         summary = choice_json(services, data_id, view)
     except (DatasetNotFound, CostdashError) as exc:
         return _empty(error=str(exc))
+    except ComputeRefused as exc:  # busy, over the client's share, or stopped at the deadline
+        return _empty(error=exc.message)
     index = {c["name"]: c["index"] for c in full["classifiers"]}
     cond = summary["conditions"]
     robust = summary.get("robust")

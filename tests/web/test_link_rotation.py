@@ -88,7 +88,10 @@ def test_the_manage_page_replaces_and_revokes_the_link(tmp_path, database_url,
                  f"/api/v1/datasets/{old_handle}"):
         assert client.get(dead).status_code == 404, dead
     shared = _view(client, f"/api/v1/analyses/{new_token}").get_json()["analysis"]
-    assert shared["id"] == created["id"] and shared["dataset_id"] != old_handle
+    assert shared["id"] == created["id"] and "dataset_id" not in shared  # issue 22
+    shared = client.get(f"/api/v1/analyses/{new_token}", headers={
+        "Authorization": f"Bearer {created['manage_token']}"}).get_json()["analysis"]
+    assert shared["dataset_id"] != old_handle  # the owner's answer names the new handle
     assert client.get(f"/api/v1/datasets/{shared['dataset_id']}/report.html").status_code == 200
     assert "Opened 5 times" in client.get(manage).get_data(as_text=True)  # the count stays
 

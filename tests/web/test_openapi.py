@@ -373,12 +373,14 @@ def exercise_analyses(api: Api, demo: Path, broken: Path) -> None:
         {"p_pos": 0.2, "cost_fn": 5.0, "cost_fp": 1.0}
     assert shared["operating_point"]["p_pos"] == 0.2
     assert shared["analysis"]["name"] == "Screening"
-    assert shared["analysis"]["dataset_id"] == created["dataset_id"]
+    assert "dataset_id" not in shared["analysis"]  # issue 22: a read link holds no data id
     assert shared["analysis"]["roc_points"] == "at most 400 per classifier"
-    # The owner (manage token) gets every ROC point; a malformed or wrong token is refused.
+    # The owner (manage token) gets every ROC point and the data set's id; a malformed or
+    # wrong token is refused.
     owner = api.call("get", f"/api/v1/analyses/{token}", 200,
                      headers=bearer(created["manage_token"])).get_json()
     assert owner["analysis"]["roc_points"] == "all"
+    assert owner["analysis"]["dataset_id"] == created["dataset_id"]
     assert owner["hull"] == shared["hull"] and owner["envelope"] == shared["envelope"]
     api.call("get", f"/api/v1/analyses/{token}", 401, headers={"Authorization": "Basic x"})
     api.call("get", f"/api/v1/analyses/{token}", 403, headers=bearer("y" * 32))
@@ -444,6 +446,40 @@ def exercise_service(api: Api) -> None:
     served = api.call("get", "/api/v1/openapi.json", 200).get_json()
     assert served == openapi_document(TEST_SERVER)
     assert api.call("get", "/healthz", 200).get_json() == {"status": "ok"}
+
+
+def exercise_gate(api: Api, demo: Path) -> None:
+    """Issue 22, finding 7: an uncached report or threshold choice with no compute slot free is
+    refused at once, 429 when the client's own slot is held, 503 when the site's are, both with
+    Retry-After; a cached one is answered all the same."""
+    from dashboard.gate import LEASE_SECONDS
+    from dashboard.sharedstate import give_back, take_slot
+
+    services = api.client.application.extensions["costdash"]
+    data_id = api.call("post", "/api/v1/datasets", 200, **upload(demo)).get_json()["id"]
+    base = f"/api/v1/datasets/{data_id}"
+    for path in ("report.html", "choice.json"):
+        api.call("get", f"{base}/{path}?p_pos=0.2", 200)
+    sites = [take_slot(services.store, "site:all", services.settings.max_heavy_jobs,
+                       LEASE_SECONDS) for _ in range(services.settings.max_heavy_jobs)]
+    mine = take_slot(services.store, "client:127.0.0.1",
+                     services.settings.max_heavy_jobs_per_client, LEASE_SECONDS)
+    try:
+        for held, status in (([mine], 429), (sites, 503)):
+            for path in ("report.html", "choice.json"):
+                api.call("get", f"{base}/{path}?p_pos=0.2", 200)  # cached: no slot taken
+                refused = api.call("get", f"{base}/{path}?p_pos=0.7", status)
+                assert "not started" in refused.get_json()["error"]
+                assert int(refused.headers["Retry-After"]) > 0
+            for lease in held:
+                give_back(services.store, lease)
+    finally:
+        for lease in [mine, *sites]:
+            give_back(services.store, lease)
+
+
+def test_gate(api, breast_cancer_csv):
+    exercise_gate(api, breast_cancer_csv)
 
 
 def exercise_upload_limit(api: Api, demo: Path) -> None:
@@ -539,6 +575,7 @@ def test_every_documented_reply_is_exercised(api, small_limit_api, breast_cancer
     exercise_service(api)
     exercise_server_failure(api, breast_cancer_csv)
     exercise_storage_down(api, breast_cancer_csv)
+    exercise_gate(api, breast_cancer_csv)
     exercise_upload_limit(small_limit_api, breast_cancer_csv)
     exercise_long_addresses(api)
     exercise_production(api, small_limit_api)
