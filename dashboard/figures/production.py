@@ -57,11 +57,15 @@ def production_figure(result: Watch, classifiers: Sequence[str] = (), *,
     low = np.array([p.pc_low for p in result.periods], dtype=float)
     high = np.array([p.pc_high for p in result.periods], dtype=float)
     shapes, notes = [], []
-    for piece in result.policy:
+    for k, piece in enumerate(result.policy):
+        # Neighbouring pieces of one classifier (its thresholds) alternate in strength, so each
+        # range stays visible where the colour alone would merge them.
+        same = k > 0 and result.policy[k - 1].classifier == piece.classifier
+        strong = same and k % 2 == 1
         shapes.append({"type": "rect", "xref": "paper", "x0": 0, "x1": 1, "yref": "y",
                        "y0": piece.pc_lo, "y1": piece.pc_hi, "layer": "below", "line":
                        {"width": 0}, "fillcolor": _piece_color(piece.classifier, classifiers),
-                       "opacity": 0.14})
+                       "opacity": 0.24 if strong else 0.12})
         if piece.pc_hi - piece.pc_lo > 0.04:
             notes.append({"xref": "paper", "x": 1.0, "xanchor": "right", "yref": "y",
                           "y": (piece.pc_lo + piece.pc_hi) / 2, "showarrow": False,
@@ -98,7 +102,7 @@ def production_figure(result: Watch, classifiers: Sequence[str] = (), *,
     name = (deployed.classifier if deployed.threshold is None
             else f"{deployed.classifier} ≥ {number_text(deployed.threshold)}")
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", uid="deployed",
-                             name=f"deployed: {name} (optimal between the dashed lines)",
+                             name=f"deployed: {name}<br>(optimal between the dashed lines)",
                              line={"color": DEPLOYED_COLOR, "dash": "dash", "width": 2}))
     fig.update_layout(**base_layout(
         xaxis=axis("production period", type="category"),

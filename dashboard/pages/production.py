@@ -128,7 +128,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                 condition_field("p_pos", P_POS, p_pos, compact=True, placeholder="p(+)"),
                 condition_field("cost_fn", COST_FN, view.cost_fn, compact=True),
                 condition_field("cost_fp", COST_FP, view.cost_fp, compact=True),
-                html.Div(className="folds-field", children=[
+                html.Div(className="folds-field", style={"minWidth": "15rem"}, children=[
                     html.Label("Deployed classifier", htmlFor=MODEL),
                     dcc.Dropdown(id=MODEL, options=[view.model] if view.model else [],
                                  value=view.model, clearable=True, searchable=False,
@@ -136,7 +136,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                 html.Div(className="folds-field", children=[
                     html.Label("at threshold", htmlFor=THRESHOLD),
                     number_box(THRESHOLD, view.threshold, placeholder="score ≥")]),
-                html.Div(className="folds-field", children=[
+                html.Div(className="folds-field", style={"minWidth": "15rem"}, children=[
                     html.Label("Estimate p(+) by", htmlFor=METHOD),
                     dcc.Dropdown(id=METHOD, options=METHODS, value="em", clearable=False,
                                  searchable=False)]),
@@ -148,7 +148,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                            className="upload production-upload",
                            style={"border": "1px dashed #999", "borderRadius": "6px",
                                   "padding": "0.6rem 1rem", "margin": "0.4rem 0"}),
-                html.Div(className="folds-field", children=[
+                html.Div(className="folds-field", style={"minWidth": "15rem"}, children=[
                     html.Label("Period column", htmlFor=PERIOD_COLUMN),
                     dcc.Dropdown(id=PERIOD_COLUMN, options=[], value=None, clearable=True,
                                  searchable=False,
@@ -159,7 +159,8 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
             html.Div(id=NOTES, className="notice", role="status",
                      children=READ_ONLY if read_only else (None if view.data else NO_DATA)),
         ]),
-        html.Div(className="plots", children=[html.Figure(className="plot", children=[
+        html.Div(className="plots", style={"gridTemplateColumns": "minmax(0, 1fr)"},
+                 children=[html.Figure(className="plot", children=[
             html.Div(className="graph-box", children=dcc.Graph(
                 id=GRAPH, figure=empty_figure(), style={"height": "100%"},
                 config=graph_config("production"), className="graph")),
@@ -171,7 +172,9 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
         html.Section(className="card", children=[
             html.H3("Periods"),
             html.P(id=SUMMARY, className="production-summary"),
-            html.Div(id=TABLE, children=NO_BATCHES if view.data else ""),
+            # Scrolls sideways on a phone rather than hiding the alert column.
+            html.Div(id=TABLE, children=NO_BATCHES if view.data else "",
+                     style={"overflowX": "auto"}),
             html.P(id=BATCHES, className="production-batches"),
         ]),
         html.Details(className="help", children=[
