@@ -104,20 +104,29 @@ def scope_of(services: Services, ref: Any) -> tuple[str, bool, str | None]:
 
 # --- layout ----------------------------------------------------------------------------------
 
-def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
-    """The Production page, initialised from the view in the URL query."""
+def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
+           **_: Any) -> html.Div:
+    """The Production page, initialised from the view in the URL query; ``shared`` (a read
+    link's analysis record, its ``dataset_id`` the link's ``share:<token>`` reference) shows
+    the analysis's batches read-only."""
     view, problems = page_view(query)
     prevalence = None
     read_only = False
-    if view.data:
-        record = services.store.info(view.data)
+    if shared is not None:
+        view = view.with_values(data=None)
+    reference = shared.dataset_id if shared is not None else view.data
+    if reference:
+        try:
+            record = services.store.info(services.sharing.scope(reference).data_id)
+        except CostdashError:
+            record = None
         prevalence = record.prevalence if record is not None and record.n else None
         read_only = record is not None and record.read_only
     p_pos = view.p_pos if prevalence is None else view.condition(prevalence).p_pos
     upload_text = ["Drop production scores here or ", html.A("choose a file"),
                    " (CSV/TSV, gzip, Parquet, JSON lines)"]
     return html.Div(className="production-page", children=[
-        dcc.Store(id=REF, data=view.data),
+        dcc.Store(id=REF, data=reference),
         dcc.Store(id=BATCH),
         dcc.Store(id=URL_PROBLEMS),
         dcc.Store(id=P_IMPLIED, data=prevalence),
@@ -141,7 +150,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                     dcc.Dropdown(id=METHOD, options=METHODS, value="em", clearable=False,
                                  searchable=False)]),
             ]),
-            html.Div(id=UPLOAD_BOX, hidden=read_only or not view.data,
+            html.Div(id=UPLOAD_BOX, hidden=read_only or not reference,
                      className="production-upload-row", children=[
                 dcc.Upload(id=UPLOAD, children=html.Div(upload_text), multiple=False,
                            max_size=services.settings.max_upload_bytes,
@@ -157,7 +166,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                             className="secondary")]),
             html.Div(id=ERROR, className="error", role="alert"),
             html.Div(id=NOTES, className="notice", role="status",
-                     children=READ_ONLY if read_only else (None if view.data else NO_DATA)),
+                     children=READ_ONLY if read_only else (None if reference else NO_DATA)),
         ]),
         html.Div(className="plots", style={"gridTemplateColumns": "minmax(0, 1fr)"},
                  children=[html.Figure(className="plot", children=[
@@ -173,7 +182,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
             html.H3("Periods"),
             html.P(id=SUMMARY, className="production-summary"),
             # Scrolls sideways on a phone rather than hiding the alert column.
-            html.Div(id=TABLE, children=NO_BATCHES if view.data else "",
+            html.Div(id=TABLE, children=NO_BATCHES if reference else "",
                      style={"overflowX": "auto"}),
             html.P(id=BATCHES, className="production-batches"),
         ]),

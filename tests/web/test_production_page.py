@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -159,6 +160,14 @@ def test_read_only_handle_shows_the_analysis_batches_without_upload(app_services
     assert list(trace(out.figure, "estimate").x) == ["pushed"]
     content, _ = route("/production", f"?data={handle}", services)
     assert find(content, page.UPLOAD_BOX).hidden is True
+    # A read link's reference (what its pages keep in the browser) reaches the same batches,
+    # and the layout a read link's route would build hides the upload.
+    token = created["url"].rsplit("/", 1)[-1]
+    shared = page.production_view(services, f"share:{token}", p_pos=0.2, cost_fn=1, cost_fp=1)
+    assert list(trace(shared.figure, "estimate").x) == ["pushed"] and shared.upload_hidden
+    record = replace(services.sharing.open(token), dataset_id=f"share:{token}")
+    built = page.layout({}, services, shared=record)
+    assert find(built, page.UPLOAD_BOX).hidden is True and handle not in str(built)
 
 
 def test_the_page_is_routed_with_its_ids(app_services):
