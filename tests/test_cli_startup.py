@@ -57,7 +57,7 @@ def test_help_imports_no_command_computation():
 
 
 @pytest.mark.parametrize("command", ["analyze", "decide", "band", "compare", "bcost", "dca",
-                                     "aggregate", "push"])
+                                     "aggregate", "push", "watch"])
 def test_a_core_commands_help_imports_no_computation(command):
     status, heavy, out = _loaded_after([command, "--help"])
     assert status == 0 and f"costdash {command}" in out
