@@ -48,8 +48,8 @@ from dashboard.sharedstate import transaction
 from dashboard.storage import SqlStore
 
 __all__ = ["MAX_BATCHES", "Batch", "ProductionStore", "alert_payloads", "deployed_of",
-           "forget", "period_guess", "production_forgetting", "post_alerts", "production_columns", "read_batch",
-           "watch_batches"]
+           "forget", "period_guess", "post_alerts", "production_columns", "production_forgetting",
+           "read_batch", "watch_batches"]
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
-from dash import Dash, Input, Output, State, ctx, dcc, html, no_update
+from dash import Dash, Input, State, ctx, dcc, html, no_update
 
 from costdash.errors import CostdashError, InputFileError
 from costdash.monitor import Watch

@@ -175,6 +175,9 @@ def test_a_dead_webhook_is_logged_and_nothing_waits(caplog):
     thread.join(5)
     assert "not delivered" in caplog.text
     assert post_alerts(None, [{"period": "x"}]) is None
+    url = "http://127.0.0.1:8125/hook"
+    assert Settings.from_env({"COSTDASH_ALERT_WEBHOOK": url}).alert_webhook == url
+    assert Settings.from_env({}).alert_webhook is None
 
 
 def exercise_production(api, small_limit_api) -> None:
