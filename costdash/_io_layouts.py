@@ -20,7 +20,7 @@ from costdash._io_messages import (
     _rows_text,
 )
 from costdash._wording import counted
-from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier
+from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier, Segments
 from costdash.errors import InputFileError, ParameterError
 
 # Column names tried, in order of preference, when the caller does not name the column.
@@ -64,24 +64,31 @@ def _detect_layout(names: Sequence[str], model_column: str | None,
 def _load_scored(df: pd.DataFrame, rows: np.ndarray, source: str, layout: str,
                  label_column: str | None, model_column: str | None, score_column: str | None,
                  fold_column: str | None, positive: str | None, models: Sequence[str] | None,
-                 drop_missing: bool) -> Dataset:
-    """The wide and long layouts: scores per example, one label column, optional folds."""
+                 drop_missing: bool, segment_column: str | None = None) -> Dataset:
+    """The wide and long layouts: scores per example, one label column, optional folds, and
+    (wide only) an optional segment column, kept row for row with the labels."""
     label = _find_column(df.columns, label_column, LABEL_COLUMNS, "label", source)
     fold = _find_column(df.columns, fold_column, FOLD_COLUMNS, "fold", source, required=False)
+    segment = None
+    if segment_column is not None:
+        segment = _find_column(df.columns, segment_column, (), "segment", source)
+        if segment == label:
+            raise ParameterError(f"{source}: the segment column {_q(segment)} is the label "
+                                 "column; each segment needs both classes")
     model = wanted = None
     if layout == "long":
         model = _find_column(df.columns, model_column, MODEL_COLUMNS, "model", source)
         score_cols = [_find_column(df.columns, score_column, SCORE_COLUMNS, "score", source)]
         df, rows, wanted = _keep_models(df, rows, model, models, source)
     else:
-        candidates = [c for c in df.columns if c not in (label, fold)]
+        candidates = [c for c in df.columns if c not in (label, fold, segment)]
         scoreish = [c for c in candidates
                     if str(c).lower() not in ID_COLUMNS and _looks_numeric(df[c])]
         score_cols = scoreish if models is None else _select(models, scoreish, source, candidates)
         if not score_cols:
             raise _no_score_columns(source, label, df.columns)
     scores = {c: _numeric(df[c], c, rows, source) for c in score_cols}
-    used = {c: df[c].isna().to_numpy() for c in (label, fold, model) if c is not None}
+    used = {c: df[c].isna().to_numpy() for c in (label, fold, model, segment) if c is not None}
     keep = _rows_to_keep(rows, scores, used, source, drop_missing, "scores")
     if keep is not None:
         if model is not None:
@@ -90,8 +97,14 @@ def _load_scored(df: pd.DataFrame, rows: np.ndarray, source: str, layout: str,
 
     codes, labels = _factorize(df[label], sort=True)
     _check_no_nul(labels, codes, rows, label, source)
-    pos = _positive_index(labels, positive, label, source)
+    pos = _positive_index(labels, positive, label, source,
+                          _target_class_hint(df.columns, labels) if model is None else "")
     y_true = codes == pos
+    segments = None
+    if segment is not None:  # after the rows were dropped, so it stays row for row
+        segment_codes, segment_labels = _factorize(df[segment])
+        _check_no_nul(segment_labels, segment_codes, rows, segment, source)
+        segments = Segments(segment, segment_codes, tuple(segment_labels))
     folds, fold_labels = (None, []) if fold is None else _factorize(df[fold], sort=True)
     if fold is not None:
         _check_no_nul(fold_labels, folds, rows, fold, source)
@@ -108,7 +121,7 @@ def _load_scored(df: pd.DataFrame, rows: np.ndarray, source: str, layout: str,
         scored = [ScoredClassifier(n, y_true[g], score[g], None if folds is None else folds[g])
                   for n, g in _groups(model_codes, names, wanted)]
     return Dataset(source=source, layout=layout, positive_label=labels[pos], scored=tuple(scored),
-                   fold_labels=tuple(fold_labels))
+                   fold_labels=tuple(fold_labels), segments=segments)
 
 
 def _load_counts(df: pd.DataFrame, rows: np.ndarray, source: str, model_column: str | None,
@@ -412,8 +425,26 @@ def _check_no_nul(names: Sequence[str], codes: np.ndarray, rows: np.ndarray, col
                     "one", column, bad)
 
 
-def _positive_index(labels: list[str], positive: str | None, column: str, source: str) -> int:
-    """Which of the two labels is the positive class."""
+def _target_class_hint(columns: Sequence[str], labels: Sequence[str]) -> str:
+    """What to say about ``--target-class`` when a wide file has more than two labels: the
+    classes to choose from, and whether the file already has a score column per class."""
+    if len(labels) <= 2:
+        return ""
+    classes = _quoted(labels, _SHOW_LABELS)
+    per_class = [c for c in columns if str(c).rpartition(":")[2] in labels
+                 and str(c).rpartition(":")[0]]
+    if per_class:
+        return (f"; this file has a score column per class ({_quoted(per_class, 3)}): analyse "
+                f"one class against the rest with --target-class CLASS, one of {classes}")
+    return (f"; or, with one score column per class named <classifier>:<class> (predict_proba's "
+            f"columns), analyse one class against the rest with --target-class CLASS, one of "
+            f"{classes}")
+
+
+def _positive_index(labels: list[str], positive: str | None, column: str, source: str,
+                    hint: str = "") -> int:
+    """Which of the two labels is the positive class (``hint`` ends the refusal of more than
+    two labels)."""
     found = _quoted(labels, _SHOW_LABELS)
     if len(labels) == 1:
         raise InputFileError(f"{source}: column {_q(column)} has only one label, {_q(labels[0])}; "
@@ -421,7 +452,7 @@ def _positive_index(labels: list[str], positive: str | None, column: str, source
     if len(labels) > 2:
         raise InputFileError(f"{source}: column {_q(column)} has {len(labels)} labels ({found}); "
                              f"expected two classes (is {_q(column)} the label column? say which "
-                             f"with --label-column)", source=source, column=column)
+                             f"with --label-column){hint}", source=source, column=column)
     if positive is not None:
         p = str(positive).strip()
         for same in (str.__eq__, lambda a, b: a.casefold() == b.casefold()):

@@ -101,6 +101,31 @@ class CountedClassifier:
 
 
 @dataclass(frozen=True, eq=False)
+class Segments:
+    """Each row's segment (region, product, site): a column read with the predictions.
+
+    Attributes
+    ----------
+    column : str
+        The column of the file they were read from.
+    codes : ndarray of int64, shape (n,)
+        Index into :attr:`labels` of each row's segment, row for row with the classifiers'
+        ``y_true`` (rows dropped by the loader are dropped here too).
+    labels : tuple of str
+        The segments, in order of first appearance among the rows kept.
+    """
+
+    column: str
+    codes: NDArray[np.int64]
+    labels: tuple[str, ...]
+
+    @property
+    def values(self) -> NDArray[np.object_]:
+        """Each row's segment as text (what :func:`costdash.segments.segment_policy` takes)."""
+        return np.asarray(self.labels, dtype=object)[self.codes]
+
+
+@dataclass(frozen=True, eq=False)
 class Dataset:
     """A loaded predictions file: scored classifiers, or counted ones for the counts layout.
 
@@ -108,6 +133,8 @@ class Dataset:
     paired comparisons rely on; in the long layout each classifier has its own rows, in file order.
     In the score-count layout every scored classifier has ``count`` (and no other layout has):
     the invariant is checked here, so that a copy that lost the counts cannot pass for the rows.
+    ``segments``, when a segment column was read (the wide layout only, where every classifier
+    has the same rows), gives each row's segment; copies that select rows leave it out.
     """
 
     source: str
@@ -116,8 +143,18 @@ class Dataset:
     scored: tuple[ScoredClassifier, ...] = ()
     counted: tuple[CountedClassifier, ...] = ()
     fold_labels: tuple[str, ...] = field(default=())
+    segments: Segments | None = None
 
     def __post_init__(self) -> None:
+        if self.segments is not None:
+            # Rows are matched by position, which only the wide layout's shared rows allow.
+            if self.layout != "wide" or not self.scored:
+                raise ValueError(f"{self.source}: segments need the wide layout with scored "
+                                 f"classifiers, not {self.layout}")
+            n = self.scored[0].y_true.size
+            if self.segments.codes.shape != (n,):
+                raise ValueError(f"{self.source}: {self.segments.codes.size} segments for {n} "
+                                 "rows")
         counted_scores = [c.count is not None for c in self.scored]
         if any(counted_scores) and self.layout != "score_counts":
             raise ValueError(f"{self.source}: classifiers with counts need the score_counts "

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import IO, Literal
 
 import numpy as np
+import pandas as pd
 
 from costdash._io_layouts import (
     COUNT_COLUMNS,
@@ -59,8 +60,9 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
                      score_column: str | None = None, fold_column: str | None = None,
                      positive: str | None = None, models: Sequence[str] | None = None,
                      drop_missing: bool = False, max_bytes: int = 200 * 1024**2,
-                     max_rows: int | None = None,
-                     max_classifiers: int | None = None) -> Dataset:
+                     max_rows: int | None = None, max_classifiers: int | None = None,
+                     target_class: str | None = None,
+                     segment_column: str | None = None) -> Dataset:
     """Read a predictions file and check it thoroughly.
 
     Parameters
@@ -89,11 +91,23 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
     max_rows, max_classifiers : int, optional
         Largest number of data rows, and of classifiers, accepted (None: no limit). A server
         sets them so that one upload cannot take all of its memory or time.
+    target_class : str, optional
+        One-vs-rest on a multiclass file: a label column with k >= 3 classes and, per
+        classifier, one score column per class named ``<classifier>:<class>`` (what
+        ``predict_proba`` gives, joined). The file is read exactly as the binary wide file with
+        labels ``label == target_class`` (positive label "1", the rest "0") and, per
+        classifier, the column ``<classifier>:<target_class>`` under the classifier's name
+        (:func:`costdash.one_vs_rest.one_vs_rest_frame`). Wide layout only; ``positive``, if
+        given, must be "1".
+    segment_column : str, optional
+        A column of segments (region, product, site): left out of the classifiers and kept row
+        for row, through ``drop_missing``, in :attr:`Dataset.segments` (a missing segment is a
+        missing value like any other). Wide layout only.
 
     Returns
     -------
     Dataset
-        Counts files give ``counted`` classifiers (``positive_label`` is ``positive`` or "1");
+        With ``segments`` when ``segment_column`` is given. Counts files give ``counted`` classifiers (``positive_label`` is ``positive`` or "1");
         the others give ``scored`` ones, all sharing one ``y_true`` array in the wide layout.
         Score-count files give ``scored`` classifiers whose entries are the (score, label,
         fold) cells with their ``count`` (``positive_label`` is ``positive`` or "1").
@@ -120,8 +134,15 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
     if len(df) == 0:
         raise InputFileError(f"{source}: has a header ({_quoted(names)}) but no data rows",
                              source=source)
+    if target_class is not None:
+        df, layout, positive = _one_vs_rest(df, source, layout, target_class, label_column,
+                                            positive)
     if layout == "auto":
         layout = _detect_layout(names, model_column, score_column)
+    if segment_column is not None and layout != "wide":
+        raise ParameterError(f"{source}: a segment column needs the wide layout (one row per "
+                             f"case, a score column per classifier); this file has the {layout} "
+                             "layout")
     given = {"model_column": model_column, "score_column": score_column,
              "label_column": label_column, "fold_column": fold_column}
     for option in {"wide": given.keys() - {"label_column", "fold_column"}, "long": (),
@@ -139,10 +160,28 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
                                      positive, models, drop_missing)
     else:
         dataset = _load_scored(df, rows, source, layout, label_column, model_column,
-                               score_column, fold_column, positive, models, drop_missing)
+                               score_column, fold_column, positive, models, drop_missing,
+                               segment_column)
     if max_classifiers is not None and len(dataset.names) > max_classifiers:
         raise InputFileError(f"{source}: has {counted(len(dataset.names), 'classifier')}, more "
                              f"than the "
                              f"limit of {max_classifiers:,}; choose some with the models "
                              "option", source=source)
     return dataset
+
+
+def _one_vs_rest(df: pd.DataFrame, source: str, layout: str, target_class: str,
+                 label_column: str | None, positive: str | None
+                 ) -> tuple[pd.DataFrame, Literal["wide"], str]:
+    """The binary wide frame of ``target_class``, its layout and positive label."""
+    from costdash.one_vs_rest import TARGET_LABEL, one_vs_rest_frame
+
+    if layout not in ("auto", "wide"):
+        raise ParameterError(f"{source}: a target class needs the wide layout (a score column "
+                             f"per classifier and class), not {layout}")
+    if positive is not None and str(positive).strip() != TARGET_LABEL:
+        # The target class is the positive one; another --positive would contradict it.
+        raise ParameterError(f"{source}: --positive does not apply with --target-class (the "
+                             f"target class {_q(target_class)} is the positive class)")
+    frame = one_vs_rest_frame(df, target_class, source=source, label_column=label_column)
+    return frame, "wide", TARGET_LABEL

@@ -9,9 +9,10 @@ the classifier's name (Orange's target-class selector does the same).
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from costdash._io_layouts import LABEL_COLUMNS, _find_column
+from costdash._io_layouts import LABEL_COLUMNS, _factorize, _find_column
 from costdash._io_messages import _q, _quoted
 from costdash.errors import InputFileError, ParameterError
 
@@ -46,7 +47,8 @@ def one_vs_rest_frame(frame: pd.DataFrame, target_class: str, *, source: str,
         A label column and ``<classifier>:<class>`` score columns (other columns, a fold column
         say, are kept as they are).
     target_class : str
-        The class analysed as positive, compared with the labels as text.
+        The class analysed as positive, compared with the labels as text (exactly, else
+        ignoring case); a missing label stays missing, for the loader to refuse or drop.
     source : str
         The file's name, for messages.
     label_column : str, optional
@@ -68,13 +70,19 @@ def one_vs_rest_frame(frame: pd.DataFrame, target_class: str, *, source: str,
     """
     label = _find_column(frame.columns, label_column, LABEL_COLUMNS, "label", source)
     assert label is not None
-    labels = frame[label].astype(str).str.strip()
-    classes = list(dict.fromkeys(labels.tolist()))
-    target = str(target_class).strip()
-    if target not in classes:
-        raise ParameterError(f"{source}: the target class {_q(target)} is not a label of "
-                             f"column {_q(label)}; its labels are {_quoted(classes)}")
+    # Labels read as the loader reads them (1.0 is "1", missing stays missing, so that the
+    # loader still refuses or drops those rows instead of counting them as the rest).
+    codes, classes = _factorize(frame[label])
+    target = _resolve(str(target_class).strip(), classes)
+    if target is None:
+        raise ParameterError(f"{source}: the target class {_q(str(target_class).strip())} is "
+                             f"not a label of column {_q(label)}; its labels are "
+                             f"{_quoted(classes)}")
     by_classifier = class_score_columns([c for c in frame.columns if c != label])
+    for cols in by_classifier.values():  # a column's class spelt in another case still counts
+        hit = _resolve(target, list(cols))
+        if hit is not None and hit != target:
+            cols[target] = cols[hit]
     if not by_classifier:
         raise InputFileError(
             f"{source}: a target class needs one score column per class and classifier, named "
@@ -93,7 +101,18 @@ def one_vs_rest_frame(frame: pd.DataFrame, target_class: str, *, source: str,
                              f"with per-class score columns; rename one of them",
                              source=source, column=clash[0])
     kept = [c for c in frame.columns if c != label and c not in used]
-    out = {label: (labels == target).map({True: TARGET_LABEL, False: "0"})}
+    binary = np.where(codes == classes.index(target), TARGET_LABEL, "0").astype(object)
+    binary[codes < 0] = None
+    out = {label: pd.Series(binary, index=frame.index)}
     out.update({c: frame[c] for c in kept})
     out.update({name: frame[cols[target]] for name, cols in by_classifier.items()})
     return pd.DataFrame(out, index=frame.index)
+
+
+def _resolve(wanted: str, names: list[str]) -> str | None:
+    """``wanted`` among ``names``: exactly, else the one name equal to it ignoring case (as
+    ``--positive`` is matched)."""
+    if wanted in names:
+        return wanted
+    hits = [n for n in names if n.casefold() == wanted.casefold()]
+    return hits[0] if len(hits) == 1 else None

@@ -30,6 +30,10 @@ def add_loader_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--score-column", help="long layout: column of scores")
     group.add_argument("--fold-column", help="column of fold / run ids (default: detected)")
     group.add_argument("--positive", metavar="LABEL", help="the positive class label, when not obvious")
+    group.add_argument("--target-class", metavar="CLASS",
+                       help="one-vs-rest on a multiclass file (a score column per class named "
+                            "<classifier>:<class>, as predict_proba gives): CLASS against the "
+                            "rest")
     group.add_argument("--models", nargs="+", metavar="NAME", help="analyse only these classifiers")
     group.add_argument("--drop-missing", action="store_true",
                        help="drop rows with a missing label or score instead of failing")
@@ -44,7 +48,10 @@ def load_from_args(args: argparse.Namespace) -> Dataset:
         args.file, layout=args.layout, label_column=args.label_column,
         model_column=args.model_column, score_column=args.score_column,
         fold_column=args.fold_column, positive=args.positive, models=args.models,
-        drop_missing=args.drop_missing, max_bytes=int(args.max_mb * 1024 * 1024))
+        drop_missing=args.drop_missing, max_bytes=int(args.max_mb * 1024 * 1024),
+        target_class=args.target_class,
+        # Only the commands that add --segment-column (decide) read one.
+        segment_column=getattr(args, "segment_column", None))
 
 
 def add_condition_options(parser: argparse.ArgumentParser) -> None:

@@ -43,7 +43,8 @@ EXIT_FAILED = 1
 ENDPOINT = "/api/v1/analyses"
 CHUNK_BYTES = 1 << 16
 MB = 1024 * 1024
-LOADER_TEXT_OPTIONS = ("label_column", "model_column", "score_column", "fold_column", "positive")
+LOADER_TEXT_OPTIONS = ("label_column", "model_column", "score_column", "fold_column", "positive",
+                       "target_class")
 
 
 _positive_float = number_type(float, "a number", "a positive number",
