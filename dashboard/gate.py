@@ -59,8 +59,8 @@ from flask import (Flask, Response, current_app, has_app_context, has_request_co
 from costdash import errors as core_errors
 from costdash.errors import CostdashError
 from dashboard.services import Services
-from dashboard.sharedstate import (Lease, compute_slots_table, give_back, renew, take_slot,
-                                   transaction)
+from dashboard.sharedstate import (Lease, compute_slots_table, give_back, hand_over, renew,
+                                   take_slot, transaction)
 
 __all__ = ["LEASE_SECONDS", "ComputeGate", "ComputeRefused", "ComputeTimedOut", "Deadline",
            "client_key", "gate_for", "heavy_work", "install_gate", "run_bounded"]
@@ -215,28 +215,80 @@ class ComputeGate:
             refusal = self._rate_refusal(client)
             if refusal is not None:
                 raise refusal
-            scopes = [(f"client:{client}", self.client_limit,
-                       f"You already have {self.client_limit} computation"
-                       f"{'s' if self.client_limit != 1 else ''} running; the {what} was not "
-                       "started. Wait for it to finish.", 429)]
-            if handle:
-                scopes.append((f"data:{handle}", self.handle_limit,
-                               f"{self.handle_limit} computation"
-                               f"{'s are' if self.handle_limit != 1 else ' is'} already running "
-                               f"on this data; the {what} was not started.", 429))
-            scopes.append(("site:all", self.site_limit,
-                           f"The server is busy with {self.site_limit} other computation"
-                           f"{'s' if self.site_limit != 1 else ''}; the {what} was not started.",
-                           503))
-            for scope, limit, message, status in scopes:
-                lease = self._take(scope, limit)
-                if lease is None:
-                    log.info("compute gate: %s refused (%s full)", what, scope.split(":")[0])
-                    raise ComputeRefused(f"{message} Try again in "
-                                         f"{_duration(RETRY_AFTER_BUSY)}.", status,
-                                         RETRY_AFTER_BUSY)
+            for lease in self._take_scopes(what, client, handle):
                 self._hold(lease)
                 stack.callback(self._give_back, lease)
+            yield Deadline(time.monotonic() + self.timeout)
+
+    def _take_scopes(self, what: str, client: str, handle: str | None) -> list[Lease]:
+        """The client's, the data's and the site's slots, or :class:`ComputeRefused` (each
+        slot taken before the refusal given back)."""
+        scopes = [(f"client:{client}", self.client_limit,
+                   f"You already have {self.client_limit} computation"
+                   f"{'s' if self.client_limit != 1 else ''} running; the {what} was not "
+                   "started. Wait for it to finish.", 429)]
+        if handle:
+            scopes.append((f"data:{handle}", self.handle_limit,
+                           f"{self.handle_limit} computation"
+                           f"{'s are' if self.handle_limit != 1 else ' is'} already running "
+                           f"on this data; the {what} was not started.", 429))
+        scopes.append(("site:all", self.site_limit,
+                       f"The server is busy with {self.site_limit} other computation"
+                       f"{'s' if self.site_limit != 1 else ''}; the {what} was not started.",
+                       503))
+        taken: list[Lease] = []
+        for scope, limit, message, status in scopes:
+            lease = self._take(scope, limit)
+            if lease is None:
+                log.info("compute gate: %s refused (%s full)", what, scope.split(":")[0])
+                for mine in taken:
+                    self._give_back(mine)
+                raise ComputeRefused(f"{message} Try again in "
+                                     f"{_duration(RETRY_AFTER_BUSY)}.", status,
+                                     RETRY_AFTER_BUSY)
+            taken.append(lease)
+        return taken
+
+    def reserve(self, what: str, *, client: str,
+                handle: str | None = None) -> list[list[Any]]:
+        """Take the slots of work a background job will do, in the request that queues it:
+        a refusal (:class:`ComputeRefused`, the client's rate limit counted) costs no job
+        process. Returns the job's ticket, ``[[scope, slot, token], ...]``, which names no
+        host or process; the job takes the slots over with :meth:`adopted` within
+        :data:`LEASE_SECONDS`, or they expire. Not held by this process (never renewed here)."""
+        refusal = self._rate_refusal(client)
+        if refusal is not None:
+            raise refusal
+        return [[lease.scope, lease.slot, lease.holder.rsplit(":", 1)[1]]
+                for lease in self._take_scopes(what, client, handle)]
+
+    @contextmanager
+    def adopted(self, ticket: Any) -> Iterator[Deadline | None]:
+        """Hold the slots of ``ticket`` (:meth:`reserve`) in this process while the body
+        runs, renewed; yields the :class:`Deadline`, or None when the ticket is not whole
+        (malformed, or a slot given back or expired: the caller takes its own with
+        :meth:`slot`)."""
+        mine: list[Lease] = []
+        whole = isinstance(ticket, list) and bool(ticket)
+        for item in ticket if whole else []:
+            try:
+                scope, slot, token = item
+                lease = hand_over(self.store, str(scope), int(slot), str(token),
+                                  LEASE_SECONDS)
+            except (TypeError, ValueError):
+                lease = None
+            if lease is None:
+                whole = False
+            else:
+                mine.append(lease)
+        with ExitStack() as stack:
+            for lease in mine:
+                self._hold(lease)
+                stack.callback(self._give_back, lease)
+            if not whole:
+                stack.close()
+                yield None
+                return
             yield Deadline(time.monotonic() + self.timeout)
 
     def _rate_refusal(self, client: str) -> ComputeRefused | None:

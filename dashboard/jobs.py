@@ -30,6 +30,7 @@ Celery worker's entry module is :mod:`dashboard.worker`.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -426,13 +427,95 @@ def background_manager(settings: Settings) -> DiskcacheManager | CeleryManager:
         if not url.startswith(("redis://", "rediss://", "amqp://", "amqps://")):
             raise ValueError(f"COSTDASH_JOBS_URL must be redis://... or amqp://..., not {url!r}")
         return _celery_manager(_celery(url), JOB_EXPIRE)
-    import diskcache
-
     directory = settings.data_dir / "jobs"
     directory.mkdir(parents=True, exist_ok=True)
+    return _diskcache_manager()(_guarded_cache(str(directory)), expire=JOB_EXPIRE)
+
+
+class _ForkGuard:
+    """Keeps the forks of job processes apart from this process's use of the jobs' SQLite file.
+
+    SQLite keeps the locks of a process's connections in the library's memory: a process forked
+    while another thread is inside a transaction on the file inherits a lock that nobody in the
+    child will ever release, and its first write waits on it until diskcache's timeout (a
+    Multiclass job forked while other threads served polls hung so; issue 22). Uses of the
+    cache count themselves in; a fork waits until none is in progress and holds new ones back
+    while it forks (a few milliseconds). A thread already inside a use is never held back
+    (diskcache's methods call one another)."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.active = 0
+        self.forking = False
+        self.depth = threading.local()
+
+    @contextmanager
+    def use(self) -> Iterator[None]:
+        depth = getattr(self.depth, "n", 0)
+        if depth == 0:
+            with self.cond:
+                while self.forking:
+                    self.cond.wait()
+                self.active += 1
+        self.depth.n = depth + 1
+        try:
+            yield
+        finally:
+            self.depth.n = depth
+            if depth == 0:
+                with self.cond:
+                    self.active -= 1
+                    self.cond.notify_all()
+
+    @contextmanager
+    def fork(self) -> Iterator[None]:
+        with self.cond:
+            while self.forking:
+                self.cond.wait()
+            self.forking = True
+            while self.active:
+                self.cond.wait()
+        try:
+            yield
+        finally:
+            with self.cond:
+                self.forking = False
+                self.cond.notify_all()
+
+
+_fork_guard = _ForkGuard()
+
+
+def _new_fork_guard() -> None:
+    # The child starts alone: no use is in progress in it, and its fork is over.
+    global _fork_guard
+    _fork_guard = _ForkGuard()
+
+
+os.register_at_fork(after_in_child=_new_fork_guard)
+
+_GUARDED = ("get", "set", "add", "delete", "touch", "incr", "decr", "pop", "clear", "expire",
+            "cull", "evict", "read", "push", "pull", "peek", "check", "close", "transact",
+            "__getitem__", "__setitem__", "__delitem__", "__contains__")
+
+
+def _guarded_cache(directory: str) -> Any:
+    """A ``diskcache.Cache`` (JSON values) whose every use counts in :class:`_ForkGuard`."""
+    import diskcache
+
+    def guard(name: str) -> Any:
+        method = getattr(diskcache.Cache, name)
+
+        def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with _fork_guard.use():
+                return method(self, *args, **kwargs)
+        guarded.__name__ = name
+        return guarded
+
+    cls = type("GuardedCache", (diskcache.Cache,), {name: guard(name) for name in _GUARDED
+                                                     if name != "transact"})
     # JSONDisk: job arguments, progress and results are kept as JSON, never pickled.
-    return _diskcache_manager()(diskcache.Cache(str(directory), disk=diskcache.JSONDisk),
-                                expire=JOB_EXPIRE)
+    return cls(directory, disk=diskcache.JSONDisk)
 
 
 def reap_jobs() -> int:
@@ -461,7 +544,9 @@ def _diskcache_manager() -> type[DiskcacheManager]:
         """Dash's DiskcacheManager whose finished job processes do not linger as zombies."""
 
         def call_job_fn(self, key: str, job_fn: Any, args: Any, context: Any) -> Any:
-            return super().call_job_fn(key, job_fn, args, _with_client(context))
+            # Not while another thread is inside the jobs' SQLite file (see _ForkGuard).
+            with _fork_guard.fork():
+                return super().call_job_fn(key, job_fn, args, _with_client(context))
 
         def job_running(self, job: Any) -> bool:
             reap_jobs()

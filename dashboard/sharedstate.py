@@ -35,7 +35,7 @@ from limits.storage import MovingWindowSupport, Storage
 from dashboard.sqlstore import _unavailable  # the store's translation of driver errors
 from dashboard.storage import SqlStore, StorageUnavailable
 
-__all__ = ["Lease", "SqlLimiterStorage", "compute_slots_table", "demo_handles_table",
+__all__ = ["Lease", "SqlLimiterStorage", "compute_slots_table", "demo_handles_table", "hand_over",
            "give_back", "holder_gone", "label_files_table", "rate_windows_table", "renew",
            "shared_tables", "take_slot", "transaction", "upsert"]
 
@@ -206,6 +206,27 @@ def renew(store: SqlStore, leases: list[Lease], lifetime: float) -> None:
             conn.execute(t.update().where(t.c.scope == lease.scope, t.c.slot == lease.slot,
                                           t.c.holder == lease.holder)
                          .values(expires_at=time.time() + lifetime))
+
+
+def hand_over(store: SqlStore, scope: str, slot: int, token: str,
+              lifetime: float) -> Lease | None:
+    """Slot ``(scope, slot)``, held by the holder whose token is ``token``, held by this process
+    from now (a new holder: host, this pid, a new token) for ``lifetime`` seconds; None when
+    that holder no longer has it (given back, or expired and taken).
+
+    A request takes the slots of a background job (so a refusal needs no job process) and the
+    job's process takes them over (so a killed job's slots are taken over at once). The token
+    alone names the holder: what the browser carries between the two names no host or pid."""
+    t = compute_slots_table
+    holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(8)}"
+    now = time.time()
+    if not (isinstance(token, str) and len(token) == 16 and token.isalnum()):
+        return None
+    with transaction(store) as conn:
+        moved = conn.execute(t.update().where(
+            t.c.scope == scope, t.c.slot == slot, t.c.holder.endswith(f":{token}"),
+            t.c.expires_at > now).values(holder=holder, expires_at=now + lifetime)).rowcount
+    return Lease(scope, slot, holder) if moved == 1 else None
 
 
 def give_back(store: SqlStore, lease: Lease) -> None:

@@ -60,7 +60,7 @@ from costdash.multiclass import (BcostResult, LabelPredictions, bcost, bdeltacos
                                  confusion3d_from_labels, confusion_from_labels,
                                  load_cost_matrix, load_label_predictions, match_labels)
 from dashboard import ids
-from dashboard.gate import ComputeRefused, gate_for
+from dashboard.gate import ComputeRefused, client_key, gate_for
 from dashboard.figures.common import graph_config
 from dashboard.figures.multiclass import bcost_figure, level_text
 from dashboard.components import Reply, background_options, each, help_panel, targets
@@ -76,6 +76,10 @@ JOB_PREFIX = "multiclass"
 ``multiclass-progress-text``, ``multiclass-status``."""
 
 MULTICLASS_CANCEL = f"{JOB_PREFIX}-cancel"
+
+MULTICLASS_TICKET = f"{JOB_PREFIX}-ticket"
+"""The store Run writes the gate's ticket to (the slots it took for the job); the job starts
+when it changes."""
 
 MAX_BYTES = 20 * 1024 * 1024
 DEMO_NAME = "multiclass-triage.csv"
@@ -297,7 +301,7 @@ def layout(query: dict[str, list[str]], services: Services, **_: Any) -> html.Di
     """The Multiclass page (it keeps nothing in the URL: its data are uploaded files)."""
     limit = MAX_BYTES // 1024**2
     return html.Div(className="multiclass-page", children=[
-        dcc.Store(id=ids.MULTICLASS_REF),
+        dcc.Store(id=ids.MULTICLASS_REF), dcc.Store(id=MULTICLASS_TICKET),
         html.Section(className="data-bar mc-bar", children=[
             dcc.Upload(id=ids.MULTICLASS_UPLOAD, max_size=MAX_BYTES, multiple=False,
                        accept=".csv,.tsv,.txt", className="upload-zone mc-upload",
@@ -700,23 +704,63 @@ def run_progress(set_progress: Callable[[tuple], None] | None
     return report
 
 
+def reserve_run(services: Services, clicks: Any, ref: dict[str, Any] | None,
+                client: str) -> tuple[dict[str, Any] | Any, str | Any]:
+    """What Run does in its request: take the gate's slots for the job (client, file, site;
+    the client's rate limit counted) and hand the job its ticket; or refuse at once, with no
+    job process started (:meth:`dashboard.gate.ComputeGate.reserve`). Returns the ticket
+    store's data and the alert's text."""
+    if not ref:  # the job says what is missing; nothing to reserve
+        return {"slots": [], "n": clicks}, no_update
+    handle = ref.get("sha")
+    try:
+        slots = gate_for(services).reserve("Multiclass run", client=client,
+                                           handle=str(handle) if handle else None)
+    except ComputeRefused as exc:
+        return no_update, exc.message
+    except StorageUnavailable:
+        return no_update, ("The database is not reachable right now; the Multiclass run was "
+                           "not started. Try again in a minute.")
+    return {"slots": slots, "n": clicks}, ""
+
+
 def run_job(app: Dash, services: Services, set_progress: Callable[[tuple], None] | None,
-            ref: dict[str, Any] | None, row_data: list[dict[str, Any]] | None,
-            client: str | None = None, **settings: Any) -> RunOutputs:
-    """A run as the page's background job does it: counted against the client who pressed
-    Run (:func:`dashboard.jobs.job_client`, recorded when the job was queued), inside the
-    app's context (the gate counts the client's rate limit there), through the gate.
+            ticket: dict[str, Any] | None, ref: dict[str, Any] | None,
+            row_data: list[dict[str, Any]] | None, client: str | None = None,
+            **settings: Any) -> RunOutputs:
+    """A run as the page's background job does it, with the slots Run took for it
+    (:func:`reserve_run`, taken over by this process: a killed job's are free at once), in a
+    child process stopped at their deadline. Without a whole ticket (a request that skipped
+    Run's, or slots expired in a long queue) the job goes through the gate itself, counted
+    against the client who queued it (:func:`dashboard.jobs.job_client`), inside the app's
+    context (the gate counts the client's rate limit there).
 
     The job is a process of its own (a fork of the web process, or a Celery worker), so the
-    web threads never wait for it; the gate bounds how many run and stops each at
-    ``COSTDASH_HEAVY_TIMEOUT_SECONDS``; Cancel kills the job and, with it, the gate's child."""
+    web threads never wait for it; Cancel kills the job and, with it, the gate's child."""
+    from dashboard.gate import run_bounded
     from dashboard.jobs import job_client
 
     who = client or job_client() or "unknown"
+    progress = run_progress(set_progress)
+    slots = (ticket or {}).get("slots")
     with app.server.app_context():
-        return run_multiclass(services, ref, row_data,
-                              runner=gated_runner(services, who, ref, run_progress(set_progress)),
-                              **settings)
+        if not ref or not slots:
+            return run_multiclass(services, ref, row_data,
+                                  runner=gated_runner(services, who, ref, progress), **settings)
+        with gate_for(services).adopted(slots) as deadline:
+            if deadline is None:
+                return run_multiclass(services, ref, row_data,
+                                      runner=gated_runner(services, who, ref, progress),
+                                      **settings)
+
+            def bounded(fn: Callable[..., dict[str, Any]], *args: Any,
+                        **kwargs: Any) -> dict[str, Any]:
+                def work(progress: Callable[[int, int], None]) -> dict[str, Any]:
+                    return fn(*args, progress=progress, **kwargs)
+                return run_bounded(work, timeout=deadline.seconds_left(),
+                                   what="Multiclass run",
+                                   progress=progress or (lambda _done, _total: None))
+            return run_multiclass(services, ref, row_data, runner=bounded, **settings)
 
 
 def _job_error_reply(message: str) -> tuple:
@@ -744,22 +788,31 @@ def register_callbacks(app: Dash, services: Services) -> None:
                           transpose=bool(transpose), allow_negative=bool(negative), ref=ref,
                           row_data=row_data).as_tuple()
 
-    # Run is a background job (issue 22: the run computed in a web thread): progress per
-    # interval, Cancel, Run disabled while it runs; the gate inside the job bounds it.
+    # Run takes the gate's slots in its request (a refusal is shown at once, and starts no
+    # job process), then the job starts from the ticket (issue 22: the run computed in a web
+    # thread): progress per interval, Cancel, Run disabled while it runs.
+    @app.callback(
+        Output(MULTICLASS_TICKET, "data"),
+        Output(ids.MULTICLASS_ERROR, "children", allow_duplicate=True),
+        Input(ids.MULTICLASS_RUN, "n_clicks"), State(ids.MULTICLASS_REF, "data"),
+        prevent_initial_call=True)
+    def _reserve(clicks, ref):
+        return reserve_run(services, clicks, ref, client_key())
+
     @app.callback(
         Output(ids.MULTICLASS_BCOST, "children", allow_duplicate=True),
         Output(ids.MULTICLASS_BDELTACOST, "children", allow_duplicate=True),
         Output(ids.MULTICLASS_GRAPH, "figure", allow_duplicate=True),
         Output(ids.MULTICLASS_ERROR, "children", allow_duplicate=True),
-        Input(ids.MULTICLASS_RUN, "n_clicks"),
+        Input(MULTICLASS_TICKET, "data"),
         State(ids.MULTICLASS_REF, "data"), State(ids.MULTICLASS_COSTS, "rowData"),
         *each(State, "value", ids.MULTICLASS_LEVEL, ids.MULTICLASS_REPLICATES,
               ids.MULTICLASS_LAPLACE, ids.MULTICLASS_LAPLACE_DELTA, ids.MULTICLASS_SEED,
               ids.MULTICLASS_A, ids.MULTICLASS_B, ids.MULTICLASS_ALLOW_NEGATIVE),
         **background_options(JOB_PREFIX, error_reply=_job_error_reply))
-    def _run(set_progress, _clicks, ref, row_data, level, replicates, laplace, laplace_delta,
+    def _run(set_progress, ticket, ref, row_data, level, replicates, laplace, laplace_delta,
              seed, a, b, negative):
-        out = run_job(app, services, set_progress, ref, row_data, level=level,
+        out = run_job(app, services, set_progress, ticket, ref, row_data, level=level,
                       replicates=replicates, laplace=laplace, laplace_delta=laplace_delta,
                       seed=seed, a=a, b=b, allow_negative=bool(negative)).as_tuple()
         return as_json(out)

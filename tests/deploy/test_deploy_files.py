@@ -25,6 +25,12 @@ SHARED = {"COSTDASH_DATABASE_URL", "COSTDASH_CACHE_URL", "COSTDASH_JOBS_URL",
           "COSTDASH_SECRET_KEY", "COSTDASH_DATA_DIR"}
 """The settings every role of the scaled deployment must share (docs/deployment.md)."""
 
+GATE = {"COSTDASH_MAX_HEAVY_JOBS", "COSTDASH_MAX_HEAVY_JOBS_PER_CLIENT",
+        "COSTDASH_MAX_HEAVY_JOBS_PER_PROCESS", "COSTDASH_HEAVY_TIMEOUT_SECONDS",
+        "COSTDASH_RATE_LIMIT_HEAVY"}
+"""The compute gate's limits (issue 22): compose states them for every role, at the defaults
+the tests run with."""
+
 
 @pytest.fixture(scope="module")
 def compose() -> dict:
@@ -71,8 +77,12 @@ def test_web_and_worker_share_every_setting(compose):
         **env, "COSTDASH_PUBLIC_URL": "https://costdash.example.org"})[
         "COSTDASH_PUBLIC_URL"] == "https://costdash.example.org"
     shared = {k for k in web if k.startswith("COSTDASH_")}
-    assert shared == SHARED == {k for k in worker if k.startswith("COSTDASH_")}
+    assert shared == SHARED | GATE == {k for k in worker if k.startswith("COSTDASH_")}
     assert {k: web[k] for k in shared} == {k: worker[k] for k in shared}
+    # The gate's limits as compose states them are the defaults (what the tests run with).
+    stated = Settings.from_env({k: web[k] for k in GATE})
+    assert all(getattr(stated, k.removeprefix("COSTDASH_").lower()) ==
+               getattr(Settings(), k.removeprefix("COSTDASH_").lower()) for k in GATE)
     # The tests give their roles the same names (and nothing compose lacks).
     tested = deploy_env(Path("/data"), secret_key="k", cache_url="redis://h/0",
                         jobs_url="redis://h/1", database_url="postgresql+psycopg://h/db")

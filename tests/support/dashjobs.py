@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["JobRun", "callback_body", "follow_job"]
+__all__ = ["JobRun", "callback_body", "cancel_job", "follow_job", "multiclass_run"]
 
 
 def callback_body(app: Any, output_part: str, values: dict[str, Any],
@@ -84,3 +84,31 @@ def cancel_job(post: Post, app: Any, cancel_id: str, run: JobRun) -> int:
                          f"{cancel_id}.n_clicks")
     status, _ = post(f"/_dash-update-component?cancelJob={run.handles['job']}", body)
     return status
+
+
+def multiclass_run(post: Post, app: Any, ref: dict[str, Any], rows: list[dict[str, Any]], *,
+                   replicates: int, seed: int = 3, deadline: float = 60.0, poll: float = 0.1,
+                   on_poll: Callable[[JobRun], bool] | None = None
+                   ) -> tuple[float, str, JobRun | None]:
+    """Press the Multiclass page's Run as the renderer does: its request (the gate's slots
+    for the job, or a refusal), then the job the ticket starts. Returns the seconds from the
+    click to the answer, the alert's text and the job (None: refused in the request)."""
+    started = time.monotonic()
+    status, reply = post("/_dash-update-component", callback_body(
+        app, "multiclass-ticket.data", {"multiclass-ref.data": ref,
+                                        "multiclass-run.n_clicks": 1},
+        "multiclass-run.n_clicks"))
+    assert status == 200, (status, reply)
+    out = reply["response"]
+    if "multiclass-ticket" not in out:
+        return time.monotonic() - started, out["multiclass-error"]["children"], None
+    body = callback_body(app, "multiclass-bcost.children@", {
+        "multiclass-ticket.data": out["multiclass-ticket"]["data"],
+        "multiclass-ref.data": ref, "multiclass-costs.rowData": rows,
+        "multiclass-level.value": 0.95, "multiclass-replicates.value": replicates,
+        "multiclass-laplace.value": 0.1, "multiclass-laplace-delta.value": 0,
+        "multiclass-seed.value": seed, "multiclass-a.value": "m0", "multiclass-b.value": "m1"},
+        "multiclass-ticket.data")
+    run = follow_job(post, body, deadline=deadline, poll=poll, on_poll=on_poll)
+    text = (run.response or {}).get("multiclass-error", {}).get("children", "")
+    return time.monotonic() - started, text, run

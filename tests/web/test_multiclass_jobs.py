@@ -16,7 +16,7 @@ from dashboard.factory import create_app
 from dashboard.gate import ComputeRefused, gate_for
 from dashboard.jobs import CLIENT_KEY, _with_client, dataset_job_slot, job_client
 from dashboard.pages import multiclass
-from tests.support.dashjobs import callback_body, cancel_job, follow_job
+from tests.support.dashjobs import callback_body, cancel_job, follow_job, multiclass_run
 
 pytestmark = pytest.mark.slow
 
@@ -53,13 +53,16 @@ def _load(app, post, text: str, name: str) -> tuple[dict, list]:
     return out["multiclass-ref"]["data"], out["multiclass-costs"]["rowData"]
 
 
-def _run_body(app, ref, rows, replicates: int, seed: int = 3) -> dict:
+def _run_body(app, ref, rows, replicates: int, seed: int = 3, ticket=None) -> dict:
+    """The body of the run's job callback (as after Run's request; ``ticket`` None: a
+    request that skipped Run's)."""
     return callback_body(app, "multiclass-bcost.children@", {
+        "multiclass-ticket.data": ticket or {"slots": [], "n": 1},
         "multiclass-ref.data": ref, "multiclass-costs.rowData": rows,
         "multiclass-level.value": 0.95, "multiclass-replicates.value": replicates,
         "multiclass-laplace.value": 0.1, "multiclass-laplace-delta.value": 0,
-        "multiclass-seed.value": seed, "multiclass-a.value": "m0", "multiclass-b.value": "m1",
-        "multiclass-run.n_clicks": 1}, "multiclass-run.n_clicks")
+        "multiclass-seed.value": seed, "multiclass-a.value": "m0", "multiclass-b.value": "m1"},
+        "multiclass-ticket.data")
 
 
 def _text(node) -> str:
@@ -79,10 +82,9 @@ def test_a_multiclass_run_is_a_background_job_with_progress(tmp_path):
     text = _labels(12)
     ref, rows = _load(app, post, text, "twelve.csv")
     started = time.monotonic()
-    run = follow_job(post, _run_body(app, ref, rows, 20_000), deadline=60)
-    assert run.response is not None, run
-    first_reply = run.handles
-    assert "response" not in first_reply  # the POST itself computed nothing
+    _, alert, run = multiclass_run(post, app, ref, rows, replicates=20_000, deadline=60)
+    assert alert == "" and run is not None and run.response is not None, (alert, run)
+    assert "response" not in run.handles  # the job's POST itself computed nothing
     texts = [p["multiclass-progress-text.children"] for p in run.progress]
     assert texts and all(t.endswith("of 13 intervals") for t in texts), texts  # 12 + the pair
     assert run.progress[-1]["multiclass-progress.max"] == 13
@@ -100,9 +102,27 @@ def test_a_multiclass_run_is_a_background_job_with_progress(tmp_path):
           f"polls; total {time.monotonic() - started:.1f} s")
 
 
-def test_a_run_counts_against_the_client_who_pressed_run(tmp_path):
-    """The job runs in another process with no request: the client recorded when it was
-    queued is the one the gate counts (a client already computing is refused, another not)."""
+def test_a_refused_run_starts_no_job(tmp_path):
+    """Run takes the gate's slots in its request: a client already computing is refused there,
+    at once, and no job process starts; another client's run goes on."""
+    app = create_app({"data_dir": tmp_path / "data", "max_heavy_jobs_per_client": 1,
+                      "max_heavy_jobs_per_process": 4})
+    services = app.server.extensions["costdash"]
+    post = _post_as(app, CLIENT)
+    ref, rows = _load(app, post, _labels(3), "three.csv")
+    with gate_for(services).slot("report", client=CLIENT):
+        seconds, refused, job = multiclass_run(post, app, ref, rows, replicates=200)
+        _, other, other_job = multiclass_run(_post_as(app, "198.51.100.8"), app, ref, rows,
+                                             replicates=200, deadline=30)
+    assert job is None and "already have 1 computation running" in refused
+    assert other == "" and other_job is not None
+    assert "multiclass-bcost" in other_job.response
+    assert gate_for(services).busy() == {}  # the job gave back the slots it took over
+
+
+def test_a_job_without_a_ticket_counts_against_the_client_who_queued_it(tmp_path):
+    """A request straight to the job's callback (no ticket from Run's request): the job goes
+    through the gate itself, counted against the client recorded when it was queued."""
     app = create_app({"data_dir": tmp_path / "data", "max_heavy_jobs_per_client": 1,
                       "max_heavy_jobs_per_process": 4})
     services = app.server.extensions["costdash"]
@@ -116,6 +136,10 @@ def test_a_run_counts_against_the_client_who_pressed_run(tmp_path):
         "children"]
     assert "multiclass-bcost" not in refused.response  # the results on screen stay
     assert other.response["multiclass-error"]["children"] == ""
+    # A forged ticket (slots nobody reserved) is not whole: the job takes its own.
+    forged = follow_job(post, _run_body(app, ref, rows, 200, ticket={
+        "slots": [["site:all", 0, "0123456789abcdef"]], "n": 2}), deadline=30)
+    assert forged.response["multiclass-error"]["children"] == ""
 
 
 def test_cancel_stops_the_run_and_frees_its_slots(tmp_path):
@@ -136,9 +160,9 @@ def test_cancel_stops_the_run_and_frees_its_slots(tmp_path):
         assert cancel_job(post, app, multiclass.MULTICLASS_CANCEL, run) == 200
         return True
 
-    run = follow_job(post, _run_body(app, ref, rows, 100_000), deadline=60,
-                     on_poll=cancel_after_progress)
-    assert run.response is None and run.progress
+    _, alert, run = multiclass_run(post, app, ref, rows, replicates=100_000, deadline=60,
+                                   on_poll=cancel_after_progress)
+    assert alert == "" and run.response is None and run.progress
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         left = [p for p in psutil.Process().children(recursive=True)
@@ -147,8 +171,8 @@ def test_cancel_stops_the_run_and_frees_its_slots(tmp_path):
             break
         time.sleep(0.1)
     assert left == []
-    again = follow_job(post, _run_body(app, ref, rows[:], 100, seed=4), deadline=30)
-    assert again.response["multiclass-error"]["children"] == ""
+    _, alert, again = multiclass_run(post, app, ref, rows, replicates=100, seed=4, deadline=30)
+    assert alert == "" and again.response["multiclass-error"]["children"] == ""
 
 
 def test_band_jobs_count_per_client(tmp_path):
@@ -225,3 +249,45 @@ def test_a_demos_handle_outlives_the_upload_retention(tmp_path):
     assert open_demo(services, "breast-cancer")["id"] == handle
     assert services.store.info(handle) is not None
     assert services.store.count()["handles"] == 1
+
+
+def test_a_job_is_not_forked_inside_another_threads_transaction(tmp_path):
+    """A job process forked while another thread of the web process was inside a write
+    transaction on the jobs' SQLite file inherited a lock nobody releases, and its first write
+    hung (16 Multiclass runs on gunicorn: a job never answered). The fork now waits for it."""
+    import threading
+
+    from dashboard import jobs
+    from dashboard.config import Settings
+
+    manager = jobs.background_manager(Settings(data_dir=tmp_path))
+    cache = manager.handle
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with jobs._fork_guard.use(), cache.transact():
+            cache.set("busy", 1)  # the write lock is held
+            holding.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(10)
+    started: list[int] = []
+    forker = threading.Thread(target=lambda: started.append(
+        # The job's body writes its result to the jobs' file, as Dash's jobs do (a fork:
+        # a closure is fine).
+        manager.call_job_fn("result-1", lambda key, *_: cache.set(key, "done"), [], {})))
+    forker.start()
+    deadline = time.monotonic() + 10
+    while not jobs._fork_guard.forking and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert jobs._fork_guard.forking and not started  # waiting for the transaction
+    release.set()
+    holder.join(10)
+    forker.join(10)
+    assert started
+    deadline = time.monotonic() + 15
+    while cache.get("result-1") is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cache.get("result-1") == "done"
