@@ -107,7 +107,8 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
     Returns
     -------
     Dataset
-        With ``segments`` when ``segment_column`` is given. Counts files give ``counted`` classifiers (``positive_label`` is ``positive`` or "1");
+        With ``segments`` when ``segment_column`` is given. Counts files give ``counted``
+        classifiers (``positive_label`` is ``positive`` or "1");
         the others give ``scored`` ones, all sharing one ``y_true`` array in the wide layout.
         Score-count files give ``scored`` classifiers whose entries are the (score, label,
         fold) cells with their ``count`` (``positive_label`` is ``positive`` or "1").

@@ -18,6 +18,7 @@ from costdash.cli.common import (
 
 if TYPE_CHECKING:
     from costdash.decision import Decision
+    from costdash.segments import SegmentPolicy
 
 JSON_HELP = """\
 JSON: {"decision": {classifier, threshold, p_pos, cost_fn, cost_fp, cost_tp, cost_tn, pc,
@@ -28,7 +29,12 @@ With --p-pos-range / --cost-fn-range / --cost-fp-range (the box; a range not giv
 condition's value) also "robust": {"minimax_regret": {classifier, threshold, max_regret, fpr, tpr,
 worst_condition}, "bayes": {classifier, threshold, expected_cost, fpr, tpr, max_regret}, "box",
 "volume", "switching": {worth_it, tolerance, expected_saving, optimal_choices}}; money per period
-of --volume cases (docs/threshold-choice.md)."""
+of --volume cases (docs/threshold-choice.md).
+With --segment-column COL also "decision": {..., "segments": [{segment, n, p_pos, classifier,
+threshold, expected_cost, regret_vs_shared, shared_expected_cost}, ...], "segment_column",
+"segment_saving_per_case"}: per segment (in order of first appearance) the optimal classifier and
+threshold on its rows at its p(+) (its prevalence unless --segment-p-pos SEG=P) and the shared
+costs, and what keeping the shared decision costs more there per case."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,6 +61,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--regret-tolerance", type=float, default=0.0, metavar="MONEY",
                        help="worst-case regret per period a fixed choice may have before "
                             "switching by condition is called worth it (default 0)")
+    group = parser.add_argument_group(
+        "segments (a threshold per region, product, site ...; wide layout)")
+    group.add_argument("--segment-column", metavar="COL",
+                       help="column of each row's segment: also choose per segment and price "
+                            "the shared decision on each")
+    group.add_argument("--segment-p-pos", nargs="+", action="extend", type=_segment_p_pos,
+                       metavar="SEG=P",
+                       help="p(+) of a segment (default: its prevalence in the file), e.g. "
+                            "--segment-p-pos north=0.02 south=0.1")
     add_loader_options(parser)
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     parser.set_defaults(func=run)
@@ -66,9 +81,16 @@ def run(args: argparse.Namespace) -> int:
     from costdash.robust import ConditionBox, robust_choice, robust_to_dict
 
     view = view_from_args(args)  # a bad condition is refused before the file is read
+    segment_p_pos = _segment_priors(args)  # and so are bad segment options
     dataset = load_from_args(args)
     analysis = analyze(dataset, view.condition(dataset.prevalence))
     decision = decide(analysis)
+    policy = None
+    if dataset.segments is not None:
+        from costdash.segments import segment_policy
+
+        policy = segment_policy(dataset, dataset.segments.values, decision.condition,
+                                segment_p_pos=segment_p_pos)
     robust = None
     ranges = (args.p_pos_range, args.cost_fn_range, args.cost_fp_range)
     if any(r is not None for r in ranges):
@@ -78,15 +100,79 @@ def run(args: argparse.Namespace) -> int:
                                               tolerance=args.regret_tolerance))
     if args.json:
         payload = decision_to_dict(decision)
+        if policy is not None:
+            from costdash.segments import segment_policy_to_dict
+
+            assert dataset.segments is not None
+            payload["decision"].update(segments=segment_policy_to_dict(policy),
+                                       segment_column=dataset.segments.column,
+                                       segment_saving_per_case=policy.saving_per_case)
         if robust is not None:
             payload["robust"] = robust
         print_json(payload)
     else:
         print(format_decision(decision))
+        if policy is not None:
+            assert dataset.segments is not None
+            print()
+            print(format_segments(policy, dataset.segments.column))
         if robust is not None:
             print()
             print(format_robust(robust))
     return 0
+
+
+def _segment_p_pos(text: str) -> tuple[str, float]:
+    """One ``--segment-p-pos`` value, ``SEG=P``: the segment (text, may hold "=") and its p(+)."""
+    segment, sep, number = text.rpartition("=")
+    segment = segment.strip()
+    if not sep or not segment:
+        raise argparse.ArgumentTypeError(f"expected SEG=P (a segment, '=', its p(+)), e.g. "
+                                         f"north=0.02; got {text!r}")
+    try:
+        p = float(number)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"p(+) of segment {segment!r} is not a number: "
+                                         f"{number.strip()!r}") from None
+    if not 0.0 < p < 1.0:  # also refuses NaN
+        raise argparse.ArgumentTypeError(f"p(+) of segment {segment!r} must be a number "
+                                         f"strictly between 0 and 1; got {number.strip()!r}")
+    return segment, p
+
+
+def _segment_priors(args: argparse.Namespace) -> dict[str, float]:
+    """The ``--segment-p-pos`` values by segment; a segment given twice is a mistake."""
+    from costdash.errors import ParameterError
+
+    given: dict[str, float] = {}
+    for segment, p in args.segment_p_pos or ():
+        if segment in given and given[segment] != p:
+            raise ParameterError(f"--segment-p-pos gives segment {segment!r} two values, "
+                                 f"{given[segment]:g} and {p:g}")
+        given[segment] = p
+    if given and args.segment_column is None:
+        raise ParameterError("--segment-p-pos needs --segment-column (the column of segments)")
+    return given
+
+
+def format_segments(policy: SegmentPolicy, column: str) -> str:
+    """The choice per segment as a table, then the saving of choosing per segment."""
+    shared = policy.shared_classifier + ("" if policy.shared_threshold is None else
+                                         f" >= {_thr(policy.shared_threshold)}")
+    width = max(10, *(len(s.segment) for s in policy.segments))
+    name_width = max(10, *(len(s.classifier) for s in policy.segments))
+    lines = [f"Per segment (column {column!r}), at the costs above and each segment's p(+); "
+             f"shared decision: {shared}",
+             f"  {'segment':<{width}} {'n':>8} {'p(+)':>9}  {'classifier':<{name_width}} "
+             f"{'threshold':>10} {'cost/case':>10} {'shared':>10} {'regret':>10}"]
+    for s in policy.segments:
+        lines.append(f"  {s.segment:<{width}} {s.n:>8} {s.p_pos:>9.4g}  "
+                     f"{s.classifier:<{name_width}} {_thr(s.threshold):>10} "
+                     f"{s.expected_cost:>10.4g} {s.shared_expected_cost:>10.4g} "
+                     f"{s.regret_vs_shared:>10.4g}")
+    lines.append(f"A decision per segment saves {policy.saving_per_case:.4g} per case on "
+                 "average against the shared one (regret: shared minus own cost per case).")
+    return "\n".join(lines)
 
 
 def format_robust(robust: dict) -> str:
