@@ -136,6 +136,8 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
         raise InputFileError(f"{source}: has a header ({_quoted(names)}) but no data rows",
                              source=source)
     if target_class is not None:
+        if layout == "auto" and _detect_layout(names, model_column, score_column) != "wide":
+            layout = _detect_layout(names, model_column, score_column)  # refused just below
         df, layout, positive = _one_vs_rest(df, source, layout, target_class, label_column,
                                             positive)
     if layout == "auto":
@@ -179,7 +181,7 @@ def _one_vs_rest(df: pd.DataFrame, source: str, layout: str, target_class: str,
 
     if layout not in ("auto", "wide"):
         raise ParameterError(f"{source}: a target class needs the wide layout (a score column "
-                             f"per classifier and class), not {layout}")
+                             f"per classifier and class); this file has the {layout} layout")
     if positive is not None and str(positive).strip() != TARGET_LABEL:
         # The target class is the positive one; another --positive would contradict it.
         raise ParameterError(f"{source}: --positive does not apply with --target-class (the "

@@ -204,3 +204,31 @@ def test_other_layouts_refuse_a_segment_column():
     with pytest.raises(ValueError, match="2 segments for 3 rows"):
         Dataset("x", "wide", "1", scored=scored,
                 segments=Segments("r", np.array([0, 1]), ("a", "b")))
+
+
+def test_segments_of_a_target_class_are_those_of_the_binary_file(tmp_path, capsys):
+    frame = _frame(8)
+    rng = np.random.default_rng(8)
+    classes = np.where(frame["y_true"] == 1, "fraud", rng.choice(["ok", "late"], len(frame)))
+    proba = pd.DataFrame({"y_true": classes, "region": frame["region"]})
+    for model in ("a", "b"):
+        proba[f"{model}:fraud"] = frame[model]
+        proba[f"{model}:ok"] = -frame[model]
+        proba[f"{model}:late"] = 0.5
+    proba_path, binary_path = tmp_path / "proba.csv", tmp_path / "binary.csv"
+    proba.to_csv(proba_path, index=False)
+    frame.to_csv(binary_path, index=False)
+    argv = ("--segment-column", "region", "--cost-fn", 6)
+    got = _decide(capsys, proba_path, "--target-class", "fraud", *argv)
+    assert got == _decide(capsys, binary_path, *argv)
+    assert len(got["decision"]["segments"]) == 3
+
+
+def test_a_segment_with_one_class_is_named(tmp_path, capsys):
+    frame = _frame(9, n=300)
+    frame["region"] = frame["region"].astype(object)
+    frame.loc[np.flatnonzero(frame["y_true"] == 0)[:4], "region"] = "tiny"
+    path = tmp_path / "seg.csv"
+    frame.to_csv(path, index=False)
+    assert main(["decide", str(path), "--segment-column", "region"]) == 2
+    assert "segment 'tiny' has no positive rows" in capsys.readouterr().err

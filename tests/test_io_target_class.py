@@ -126,6 +126,10 @@ def test_bad_target_class_options_are_named():
     assert got.positive_label == "1"
     with pytest.raises(ParameterError, match="a target class needs the wide layout"):
         load_predictions(_bytes(frame), name="proba.csv", target_class="cat", layout="long")
+    counts = pd.DataFrame({"model": ["m"], "tp": [3], "fp": [1], "fn": [1], "tn": [5]})
+    with pytest.raises(ParameterError, match="c.csv: a target class needs the wide layout .*"
+                                             "this file has the counts layout"):
+        load_predictions(_bytes(counts), name="c.csv", target_class="cat")
     with pytest.raises(InputFileError, match="no score column for the target class 'dog' of "
                                              "'gbm'") as info:
         load_predictions(_bytes(frame.drop(columns=["gbm:dog"])), name="proba.csv",
