@@ -10,6 +10,10 @@ Two tables drive most of this module:
   that act on a saved analysis (``GET``/``PATCH``/``DELETE /api/v1/analyses/...``, ``/s/...``,
   ``POST /manage/...``) of an app holding exactly one analysis, which must come out unchanged.
 
+The cases of a table share an app per settings (:func:`empty_app`, :func:`app_with_one_analysis`):
+each case finds it as a new one would be (empty; holding its one analysis as saved) because
+the cases before it left it so, which they assert; an app left otherwise is replaced.
+
 Then the other half of "harmless": names that are HTML or spreadsheet formulas are valid data, so
 they are stored and returned verbatim by the JSON API, escaped in every HTML page the server
 renders, and neutralised in the CSV exports; path-like file names shrink to their base name.
