@@ -95,8 +95,11 @@ def test_the_proxy_log_redacts_link_tokens(web, tmp_path):
     with running(lambda: start_proxy(web, tmp_path / "nginx")) as (proxy,):
         requests.get(f"{proxy.url}/s/{token}?p_pos=0.2", timeout=10)
         requests.post(f"{proxy.url}/manage/{token}", timeout=10)
-        time.sleep(0.3)  # nginx writes its access line after the response
-        log = proxy.log_text()
+        # nginx writes its access line after the response: wait for it, at most 5 s.
+        deadline = time.monotonic() + 5
+        while '"POST /manage/' not in (log := proxy.log_text()) and \
+                time.monotonic() < deadline:
+            time.sleep(0.02)
     assert token not in log
     assert '"GET /s/<token>?p_pos=0.2"' in log and '"POST /manage/<token>"' in log
 
