@@ -21,7 +21,8 @@ import errno
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from flask import Blueprint, Flask, current_app, jsonify, request
@@ -34,7 +35,7 @@ from costdash.decision import decide, decision_to_dict
 from costdash.errors import CostdashError
 from costdash.view import View
 from dashboard.bandcache import BandCache, cost_band_key
-from dashboard.gate import client_key, gate_for, heavy_work, run_bounded
+from dashboard.gate import client_key, heavy_work, run_bounded
 from dashboard.responses import link_root
 from dashboard.services import Services
 from dashboard.sharing import (VIEW_KEYS, AnalysisNotFound, NotAuthorized, analysis_summary,
@@ -551,7 +552,8 @@ def dataset_report(dataset_id: str):
                 # Its threshold choice through the same door as the page's and choice.json's
                 # (the condition-free curves shared with them), under the same slot.
                 choice = json.loads(results.choice_text(
-                    dataset_id, view, max_points=REPORT_CHOICE_POINTS, run=bounded))
+                    dataset_id, view, max_points=REPORT_CHOICE_POINTS,
+                    run=lambda: nullcontext(bounded)))
                 max_points = results.max_points(scope_)
                 return bounded(lambda: build_report(
                     services.store.get(dataset_id), view=view, name=record.name,
@@ -671,13 +673,21 @@ def dataset_choice(dataset_id: str):
                        record.name, "choice.json")
 
 
-def gated(services: Services, what: str, handle: str) -> Callable[[Callable[[], Any]], Any]:
-    """A runner for :meth:`dashboard.results.Results.choice_text`'s misses: ``fn()`` through
-    the compute gate (:meth:`dashboard.gate.ComputeGate.run`), counted against this request's
-    client and ``handle``, in a child process with a deadline. Raises
-    :class:`dashboard.gate.ComputeRefused` (answered 429/503 with ``Retry-After``)."""
+def gated(services: Services, what: str, handle: str
+          ) -> Callable[[], AbstractContextManager[Callable[[Callable[[], Any]], Any]]]:
+    """The ``run`` of :meth:`dashboard.results.Results.choice_text`'s misses: a slot of the
+    compute gate (:func:`dashboard.gate.heavy_work`), counted against this request's client
+    and ``handle``, whose ``bounded(fn)`` runs ``fn`` in a child process stopped at the slot's
+    deadline. Raises :class:`dashboard.gate.ComputeRefused` (answered 429/503 with
+    ``Retry-After``)."""
     client = client_key()
-    return lambda fn: gate_for(services).run(what, fn, client=client, handle=handle)
+
+    @contextmanager
+    def run() -> Iterator[Callable[[Callable[[], Any]], Any]]:
+        with heavy_work(services, client, what, handle=handle) as deadline:
+            yield lambda fn: run_bounded(fn, timeout=deadline.seconds_left(), what=what)
+
+    return run
 
 
 def healthz():

@@ -37,6 +37,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 SCOPES = ("full", "thinned")
@@ -232,7 +233,8 @@ class Results:
                                 calibrate=calibration, max_roc_points=self.max_points(scope)))
 
     def choice_text(self, dataset_id: str, view: Any, *, max_points: int,
-                    run: Callable[[Callable[[], Any]], Any] | None = None) -> str:
+                    run: Callable[[], AbstractContextManager[Callable[[Callable[[], Any]], Any]]]
+                    | None = None) -> str:
         """:func:`costdash.choice_summary.choice_summary_of_view` of a stored data set as JSON
         text, in the scope of the handle.
 
@@ -246,12 +248,14 @@ class Results:
         Parameters
         ----------
         run : callable, optional
-            How a miss is computed (issue 22, finding 7): ``run(fn)`` calls the zero-argument
-            ``fn`` and returns its JSON-able value, e.g. through the compute gate in a child
-            process. A cached summary is answered before ``run`` is called, so it never takes
-            a slot. ``fn`` writes nothing to the cache: what it computed (the summary, and the
-            condition-free curves when they were missing) is cached here, in the caller's
-            process. None: computed in this process.
+            How a miss is computed (issue 22, finding 7): ``run()`` is a context manager (e.g.
+            a slot of the compute gate) that yields ``bounded``; ``bounded(fn)`` calls the
+            zero-argument ``fn`` and returns its JSON-able value (e.g. in a child process with
+            a deadline). A cached summary is answered before ``run`` is called, so it never
+            takes a slot. Inside it the base is computed (or found) in this process and
+            memoised; the condition-free curves, when not cached, and the condition's part
+            through ``bounded``; only the condition's part (cached curves) here. ``fn`` writes
+            nothing to the cache: what it computed is cached here. None: all in this process.
 
         Raises
         ------
@@ -280,10 +284,7 @@ class Results:
         if cached is not None:
             return cached
 
-        def compute() -> dict[str, str | None]:
-            base = self.choice_base(dataset_id, scope, models, view.calibration)
-            pack_text = self.peek("choice-curves", dataset_id, free_parts, scope=scope,
-                                  checked=False)
+        def compute(base: Any, pack_text: str | None) -> dict[str, str | None]:
             made = None
             if pack_text is None:
                 made = pack_text = json.dumps(
@@ -296,7 +297,16 @@ class Results:
                             max_points=points, **view_options(view))
             return {"summary": _unpack(out, pack["texts"]), "curves": made}
 
-        done = compute() if run is None else run(compute)
+        with (nullcontext(lambda fn: fn()) if run is None else run()) as bounded:
+            # The base in this process (memoised: a new condition reuses it), then the
+            # condition-free curves (when not cached) and the condition's part: in ``bounded``
+            # (a child process that inherits the base) when the curves are to be computed,
+            # here when only the condition's part is (a fraction of a second).
+            base = self.choice_base(dataset_id, scope, models, view.calibration)
+            pack_text = self.peek("choice-curves", dataset_id, free_parts, scope=scope,
+                                  checked=False)
+            done = (bounded(lambda: compute(base, None)) if pack_text is None
+                    else compute(base, pack_text))
         if done["curves"] is not None:
             self.put("choice-curves", dataset_id, free_parts, done["curves"], scope=scope)
         self.put("choice", dataset_id, parts, done["summary"], scope=scope)

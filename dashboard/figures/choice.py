@@ -41,7 +41,8 @@ METHOD_STYLES: dict[str, dict[str, Any]] = {
 
 CURRENT_COLOR = "#d62728"
 BOX_COLOR = "rgba(255, 165, 0, 0.13)"
-PANEL_HEIGHT = 300
+PANEL_HEIGHT = 380
+"""Height of one row of panels, CSS px: each panel's plot area ~300 px tall (issue 23)."""
 MAX_COLS = 3
 
 
@@ -91,8 +92,12 @@ def threshold_choice_figure(classifiers: Sequence[Mapping[str, Any]],
         return fig
     cols = min(n, MAX_COLS)
     rows = math.ceil(n / cols)
+    height = PANEL_HEIGHT * rows + 130
+    # Between rows: room for the axis labels and the next panel's title (~70 px), whatever the
+    # number of rows (a fraction of the whole left the panels short or squeezed).
     fig = make_subplots(rows=rows, cols=cols, shared_xaxes=False, shared_yaxes=True,
-                        horizontal_spacing=0.05, vertical_spacing=min(0.16, 0.5 / rows),
+                        horizontal_spacing=0.05,
+                        vertical_spacing=min(0.3, 70 / height) if rows > 1 else 0.0,
                         subplot_titles=[str(c["name"]) for c in classifiers])
     grid = np.linspace(0.0, 1.0, 3)
     trivial = np.minimum(grid, 1.0 - grid)
@@ -131,7 +136,10 @@ def threshold_choice_figure(classifiers: Sequence[Mapping[str, Any]],
         refused = (entry.get("threshold_choice_gaps") or {}).get("score_driven_refused")
         if curves.get("score_driven") is None and refused:
             notes.append(dict(
-                text="<b>No score-driven curve</b><br>" + _wrap(refused),
+                # The reason in the panel while panels are wide; past two panels it is
+                # listed once under the table (the page groups the reasons).
+                text="<b>No score-driven curve</b><br>" + (
+                    _wrap(refused) if n <= 2 else "(why: under the table)"),
                 x=0.5, y=0.45, xref=f"{xa} domain", yref=f"{ya} domain",
                 showarrow=False, align="center", font={"size": 11, "color": "#8a3b00"},
                 bgcolor="rgba(255,247,230,0.92)", bordercolor="#f0d9a8", borderwidth=1))
@@ -163,7 +171,7 @@ def threshold_choice_figure(classifiers: Sequence[Mapping[str, Any]],
         axes[f"yaxis{suffix}"] = {**common, "range": [0, ymax], **(
             {"title": {"text": "normalized cost", "standoff": 4}} if c == 1 else {})}
     fig.update_layout(annotations=titles + notes, shapes=shapes, **axes)
-    layout = base_layout(height=PANEL_HEIGHT * rows + 130,
+    layout = base_layout(height=height,
                          margin={"l": 64, "r": 16, "t": 40, "b": 90}, uirevision=uirevision)
     for key in ("shapes", "annotations"):  # keep the panels' titles, lines and notes
         layout.pop(key)
@@ -173,7 +181,8 @@ def threshold_choice_figure(classifiers: Sequence[Mapping[str, Any]],
 
 def decision_curve_figure(dca: Mapping[str, Any] | None, index: Mapping[str, int], *,
                           uirevision: str | None = None,
-                          message: str | None = None) -> go.Figure:
+                          message: str | None = None,
+                          legend: bool | None = None) -> go.Figure:
     """Net benefit against the threshold probability pₜ (decision curves).
 
     Parameters
@@ -183,6 +192,9 @@ def decision_curve_figure(dca: Mapping[str, Any] | None, index: Mapping[str, int
         model, ``all`` and ``none``), ``refused``, ``prevalence`` and ``current`` (``pt``).
     index : mapping of str to int
         Each classifier's position in the data set (its style).
+    legend : bool, optional
+        False: no classifier in the plot's legend (the page's list is the legend); see
+        :func:`dashboard.figures.common.legend_policy`.
     """
     layout = base_layout(
         xaxis=axis("threshold probability pₜ (flag score ≥ pₜ)", range=[0, 1]),
@@ -197,9 +209,9 @@ def decision_curve_figure(dca: Mapping[str, Any] | None, index: Mapping[str, int
     pt = as_array(dca["thresholds"])
     nb = dca["net_benefit"]
     models = [m for m in nb if m not in ("all", "none")]
-    show, legend = legend_policy(len(models) + 2, None)
-    if legend:
-        fig.update_layout(legend=legend)
+    show, legend_layout = legend_policy(len(models) + 2, legend)
+    if legend_layout:
+        fig.update_layout(legend=legend_layout)
     fig.add_trace(go.Scatter(x=pt, y=as_array(nb["none"]), mode="lines", name="treat none",
                              uid="dca-none",
                              line={"color": HULL_COLOR, "width": 1.2},
@@ -235,7 +247,8 @@ def decision_curve_figure(dca: Mapping[str, Any] | None, index: Mapping[str, int
                            xanchor="left" if now < 0.7 else "right")
     refused = dca.get("refused") or {}
     if refused:
-        fig.add_annotation(text="Not drawn: " + ", ".join(refused) + " (see below)",
+        names = ", ".join(refused) if len(refused) <= 4 else f"{len(refused)} classifiers"
+        fig.add_annotation(text=f"Not drawn: {names} (see below)",
                            x=1, y=1, xref="paper", yref="paper", xanchor="right",
                            yanchor="top", showarrow=False, font={"size": 11, "color": "#8a3b00"})
     return fig

@@ -83,6 +83,20 @@ def _legend(layout: dict, count: int) -> None:
                             "tracegroupgap": 2, "entrywidth": 110}
 
 
+def _list_is_legend(fig: go.Figure, count: int) -> None:
+    """Past :data:`LEGEND_MAX` classifiers, none of them in the plot's own legend: the page's
+    classifier list with its swatches is the legend then (as on Explore), and the plot keeps its
+    height (a legend of 50 entries was taller than the plot, issue 23)."""
+    if count <= LEGEND_MAX:
+        return
+    # What is left (iso-F1, the hull, the marks) is a few entries: full width, usual font.
+    fig.update_layout(legend={"maxheight": None, "entrywidth": None, "font": {"size": 12}})
+    for trace in fig.data:
+        meta = trace.meta if isinstance(trace.meta, dict) else {}
+        if meta.get("classifier") and meta.get("role") in ("curve", "calibration"):
+            trace.showlegend = False
+
+
 def _style(index: Mapping[str, int], name: str):
     return classifier_style(index.get(name, 0))
 
@@ -98,8 +112,11 @@ def _hover_trace(xaxis: str = "x", yaxis: str = "y", uid: str = "hover") -> go.S
 
 
 def _message_figure(layout: dict, message: str) -> go.Figure:
+    import textwrap
+
     fig = go.Figure(layout=layout)
-    fig.add_annotation(text=message, x=0.5, y=0.5, xref="paper", yref="paper",
+    # Wrapped: one line of 70 characters ran off a plot 300 px wide.
+    fig.add_annotation(text="<br>".join(textwrap.wrap(message, 36)), x=0.5, y=0.5, xref="paper", yref="paper",
                        showarrow=False, font={"size": 13, "color": "#57606a"})
     return fig
 
@@ -184,6 +201,7 @@ def pr_figure(curves: Sequence[PrCurve], index: Mapping[str, int], *,
             f"<br>F1 {2 * precision * recall / (precision + recall):.4f}"
             if precision + recall > 0 else "")))
     fig.add_trace(_hover_trace())
+    _list_is_legend(fig, len(curves))
     return fig
 
 
@@ -229,7 +247,7 @@ def gains_figure(curves: Sequence[GainsCurve], index: Mapping[str, int], *,
     _legend(layout, len(curves))
     fig.update_layout(layout)
     x_title = ("Share of cases flagged" if prior is None
-               else f"Share of cases flagged (at p(+) = {prior:.4g})")
+               else f"Share of cases flagged<br>(at p(+) = {prior:.4g})")  # fits 390 px
     fig.update_xaxes(axis("", range=[-0.01, 1.01], dtick=0.2), row=1, col=1)
     fig.update_xaxes(axis(x_title, range=[-0.01, 1.01], dtick=0.2), row=2, col=1)
     fig.update_yaxes(axis("Share of positives caught", range=[-0.01, 1.03], dtick=0.2),
@@ -291,6 +309,7 @@ def gains_figure(curves: Sequence[GainsCurve], index: Mapping[str, int], *,
                                       legend=False), row=2, col=1)
     fig.add_trace(_hover_trace(), row=1, col=1)
     fig.add_trace(_hover_trace("x2", "y2", uid="hover-lift"), row=2, col=1)
+    _list_is_legend(fig, len(curves))
     return fig
 
 
@@ -391,10 +410,13 @@ def reliability_figure(results: Sequence[Reliability], index: Mapping[str, int],
                            "%{customdata[1]:.2f}]: %{customdata[2]:,.0f} cases<br>mean score "
                            "%{x:.3f}<br>observed %{y:.3f}<extra></extra>")))
     if refused:
-        names = ", ".join(sorted(refused))
+        # A few names fit on the plot; more are listed beside it by the page.
+        names = (", ".join(sorted(refused)) if len(refused) <= 4
+                 else f"{len(refused)} classifiers (listed with the Brier scores)")
         fig.add_annotation(text=f"Not shown (scores outside [0, 1]): {names}", x=0, y=1,
                            xref="paper", yref="paper", xanchor="left", yanchor="top",
                            showarrow=False, font={"size": 11, "color": "#57606a"},
                            align="left")
     fig.add_trace(_hover_trace())
+    _list_is_legend(fig, len(results))
     return fig

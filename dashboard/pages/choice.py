@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -43,11 +44,14 @@ from costdash.view import View, number_text
 from dashboard import ids
 from dashboard.components import (Reply, check_fields, each, number_box, record_view, targets,
                                   warn)
-from dashboard.figures.choice import decision_curve_figure, threshold_choice_figure
-from dashboard.figures.common import graph_config
-from dashboard.gate import ComputeRefused, client_key, gate_for
+from dashboard.figures.choice import MAX_COLS, decision_curve_figure, threshold_choice_figure
+from dashboard.figures.classifier_list import (classifier_tools, grouped_reasons,
+                                               shown_classifiers, swatch_legend)
+from dashboard.figures.common import LEGEND_MAX, graph_config
+from dashboard.gate import ComputeRefused, client_key, heavy_work, run_bounded
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound
+from dashboard.viewmodel import hull_from_entry
 from dashboard.viewstate import page_view, problems_note
 
 NO_DATA = ("No data set is open. Upload a predictions file or open a demo on the Explore page; "
@@ -60,7 +64,8 @@ expected losses stay exact)."""
 
 VIEW_CONTROLS = {"data": (ids.CHOICE_DATA_ID, "data"),
                  "calibration": (ids.CHOICE_CALIBRATION, "value"),
-                 "beta_a": (ids.CHOICE_BETA_A, "value"), "beta_b": (ids.CHOICE_BETA_B, "value")}
+                 "beta_a": (ids.CHOICE_BETA_A, "value"), "beta_b": (ids.CHOICE_BETA_B, "value"),
+                 "filter": ("choice-filter", "value"), "hull_only": ("choice-hull-only", "value")}
 """The view fields this page's controls set (:func:`components.record_view`)."""
 VIEW_FIELDS = list(VIEW_CONTROLS)
 
@@ -77,11 +82,22 @@ RELEVANT = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn", "volu
 
 # --- layout ----------------------------------------------------------------------------------
 
+MIN_PANEL_WIDTH = 300
+"""Narrowest a plot (a panel of the cost grid included) is drawn, in CSS pixels (issue 23: at
+390 px the grid's three panels were ~100 px each). Below it the grid scrolls sideways."""
+
+
 def _graph(id_: str, caption: str) -> html.Figure:
+    cost = id_ == ids.CHOICE_COST_GRAPH
+    # The panel grid keeps MIN_PANEL_WIDTH per column (its margins: ~100 px), scrolling in its
+    # box on a narrow screen; the decision curves keep one plot's.
+    width = MAX_COLS * MIN_PANEL_WIDTH + 100 if cost else MIN_PANEL_WIDTH + 80
     return html.Figure(className="plot choice-plot", children=[
-        dcc.Graph(id=id_, figure=threshold_choice_figure([], {}) if id_ == ids.CHOICE_COST_GRAPH
-                  else decision_curve_figure(None, {}),
-                  config=graph_config(id_.removesuffix("-graph")), className="graph"),
+        html.Div(style={"overflowX": "auto"}, children=dcc.Graph(
+            id=id_, figure=threshold_choice_figure([], {}) if cost
+            else decision_curve_figure(None, {}),
+            config=graph_config(id_.removesuffix("-graph")), className="graph",
+            style={"minWidth": f"{width}px"})),
         html.Figcaption(caption),
     ])
 
@@ -201,6 +217,8 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
             html.Div(id=ids.CHOICE_MESSAGE, className="notice", role="status",
                      children=None if view.data else NO_DATA),
         ]),
+        html.Section(className="card choice-classifiers", children=[
+            classifier_tools("choice", view)]),
         html.Section(className="card", children=[
             html.H2("What each way of choosing thresholds costs"),
             _graph(ids.CHOICE_COST_GRAPH,
@@ -210,7 +228,7 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
                    "(grey); red dotted: your PC(+); shaded: the sensitivity box. The y axis is "
                    "zoomed to the optimal, score-driven and fixed curves: double-click a panel "
                    "to see the rate-driven one whole."),
-            html.Div(id=ids.CHOICE_TABLE),
+            html.Div(id=ids.CHOICE_TABLE, style={"overflowX": "auto"}),
             html.Div(id=ids.CHOICE_REFUSED, className="note"),
             HELP_COST,
         ]),
@@ -250,8 +268,11 @@ def choice_json(services: Services, data_id: str, view: View) -> dict[str, Any]:
     raises :class:`dashboard.gate.ComputeRefused` when no slot is free."""
     client = client_key()
 
-    def gated(fn: Callable[[], Any]) -> Any:
-        return gate_for(services).run("threshold choice", fn, client=client, handle=data_id)
+    @contextmanager
+    def gated() -> Iterator[Callable[[Callable[[], Any]], Any]]:
+        with heavy_work(services, client, "threshold choice", handle=data_id) as deadline:
+            yield lambda fn: run_bounded(fn, timeout=deadline.seconds_left(),
+                                         what="threshold choice")
 
     return json.loads(services.results.choice_text(data_id, view, max_points=PAGE_MAX_POINTS,
                                                    run=gated))
@@ -418,19 +439,23 @@ class ChoiceOutputs(Reply):
                       refused=ids.CHOICE_REFUSED, dca=(ids.CHOICE_DCA_GRAPH, "figure"),
                       dca_note=ids.CHOICE_DCA_NOTE, robust=ids.CHOICE_ROBUST,
                       conditions=ids.CHOICE_CONDITIONS, data_id=(ids.CHOICE_DATA_ID, "data"),
-                      info=ids.CHOICE_INFO, error=ids.CHOICE_ERROR, message=ids.CHOICE_MESSAGE)
+                      info=ids.CHOICE_INFO, error=ids.CHOICE_ERROR, message=ids.CHOICE_MESSAGE,
+                      legend="choice-legend")
 
 
 def _empty(message: str = "", error: str = "") -> ChoiceOutputs:
     return ChoiceOutputs(cost=threshold_choice_figure([], {}, message=message or None),
                          table="", refused="", dca=decision_curve_figure(None, {}),
                          dca_note="", robust="", conditions="", info="", error=error,
-                         message=message)
+                         message=message, legend=[])
 
 
 def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any,
-                beta_a: Any, beta_b: Any) -> ChoiceOutputs:
-    """Everything on the page for the view in ``ref`` with the page's own controls."""
+                beta_a: Any, beta_b: Any, name_filter: Any = None,
+                hull_only: Any = None) -> ChoiceOutputs:
+    """Everything on the page for the view in ``ref`` with the page's own controls. Computed
+    for every ticked classifier (the robust choices among them all); drawn and tabled for
+    those the filter and "hull classifiers only" leave (:func:`shown_classifiers`)."""
     ref = services.sharing.page_ref(ref)    # a read link's reference -> its handle and scope
     if not ref or not ref.get("id"):
         return ChoiceOutputs(message=NO_DATA, data_id=None)
@@ -455,6 +480,14 @@ def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any
     cond = summary["conditions"]
     robust = summary.get("robust")
     out = ChoiceOutputs(data_id=None if ref.get("shared") else data_id, error="", message="")
+    ticked = [c["name"] for c in summary["classifiers"]]
+    on_hull = (set(hull_from_entry(services.views.view(data_id, ticked)["hull"]).classifier)
+               if hull_only else None)
+    names = set(shown_classifiers(ticked, name_filter, hull_only, on_hull))
+    shown = [c for c in summary["classifiers"] if c["name"] in names]
+    out.legend = swatch_legend([c["name"] for c in shown], index, len(ticked))
+    if not shown:
+        out.message = "No ticked classifier is left by the filter and the hull-only flag."
     out.info = (f"{full['name']}: {full['n']:,} cases, {full['n_pos']:,} positive (prevalence "
                 f"{summary['prevalence']:.4g}); {len(summary['classifiers'])} of "
                 f"{len(full['classifiers'])} classifiers ticked"
@@ -467,20 +500,25 @@ def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any
         _beta_words(summary["beta"]), ". ",
         dcc.Link("Change them on Explore", href=ref["home"]), "."]
     out.cost = threshold_choice_figure(
-        summary["classifiers"], index, pc_now=cond["pc"],
+        shown, index, pc_now=cond["pc"],
         box_pc=None if robust is None else robust["pc_range"],
         uirevision=f"{ref['revision']}:{','.join(c['name'] for c in summary['classifiers'])}")
-    out.table = loss_table(summary)
-    notes = []
-    for c in summary["classifiers"]:
-        why = c["threshold_choice_gaps"].get("score_driven_refused")
-        if why:
-            notes.append(html.P([html.B(c["name"]), ": ", why]))
-    for name, why in (summary["decision_curves"].get("refused") or {}).items():
-        notes.append(html.P([html.B(name), " (decision curve): ", why]))
-    out.refused = notes
-    out.dca = decision_curve_figure(summary["decision_curves"], index,
-                                    uirevision=f"{ref['revision']}:dca")
+    out.table = loss_table({**summary, "classifiers": shown})
+    # One line per reason, not one per classifier (issue 23: a wall of text at 50).
+    out.refused = [
+        *grouped_reasons({c["name"]: c["threshold_choice_gaps"]["score_driven_refused"]
+                          for c in shown
+                          if c["threshold_choice_gaps"].get("score_driven_refused")},
+                         "score-driven curve"),
+        *grouped_reasons({n: why for n, why in
+                          (summary["decision_curves"].get("refused") or {}).items()
+                          if n in names}, "decision curve")]
+    dca = summary["decision_curves"]
+    dca = {**dca, "net_benefit": {k: v for k, v in dca["net_benefit"].items()
+                                  if k in names or k in ("all", "none")},
+           "refused": {k: v for k, v in (dca.get("refused") or {}).items() if k in names}}
+    out.dca = decision_curve_figure(dca, index, uirevision=f"{ref['revision']}:dca",
+                                    legend=False if len(shown) > LEGEND_MAX else None)
     out.dca_note = dca_note(summary)
     out.robust = robust_panel(summary, ref["home"])
     return out
@@ -491,8 +529,9 @@ def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any
 def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(*ChoiceOutputs.outputs(), Input(ids.CHOICE_REF, "data"),
                   *each(Input, "value", ids.CHOICE_CALIBRATION, ids.CHOICE_BETA_A,
-                        ids.CHOICE_BETA_B))
-    def _view(ref, calibration, beta_a, beta_b):
-        return choice_view(services, ref, calibration, beta_a, beta_b).as_tuple()
+                        ids.CHOICE_BETA_B, "choice-filter", "choice-hull-only"))
+    def _view(ref, calibration, beta_a, beta_b, name_filter, hull_only):
+        return choice_view(services, ref, calibration, beta_a, beta_b, name_filter,
+                           hull_only).as_tuple()
 
     record_view(app, ids.CHOICE_URL, VIEW_CONTROLS)

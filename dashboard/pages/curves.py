@@ -23,8 +23,9 @@ Element ids (a stable contract): ``curves-model``, ``curves-p-pos``, ``curves-co
 ``curves-cost-fp``, ``curves-capacity``, ``curves-pr-graph``, ``curves-gains-graph``,
 ``curves-hist-graph``, ``curves-rel-graph``, ``curves-choice`` (the sentence),
 ``curves-table`` (a row per marked point: ``curves-row-choice``, ``curves-row-pin-<k>``),
-``curves-brier`` (Brier score per classifier), ``curves-info``, ``curves-error``,
-``curves-message``.
+``curves-brier`` (the Brier scores' table, cells ``curves-brier-<i>``), ``curves-info``,
+``curves-error``, ``curves-message``; the classifier list (issue 23): ``curves-filter``,
+``curves-hull-only`` (the view's ``filter`` and ``hull_only``), ``curves-legend``.
 
 Server-side state only through the services: the view model (cached hull and thinned ROC
 curves) and, through the results service (:mod:`dashboard.results`), per data set, the score
@@ -58,6 +59,8 @@ from dashboard.components import (Reply, check_fields, condition_field, default_
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_figure,
                                       reliability_figure)
+from dashboard.figures.classifier_list import (brier_table, classifier_tools, grouped_reasons,
+                                               shown_classifiers, swatch_legend)
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound
 from dashboard.viewmodel import hull_from_entry
@@ -173,6 +176,8 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
             html.Div(id="curves-message", className="notice", role="status",
                      children=None if view.data else NO_DATA),
         ]),
+        html.Section(className="card curves-classifiers", children=[
+            classifier_tools("curves", view)]),
         html.Section(className="card curves-readout", children=[
             html.P(id="curves-choice", className="curves-sentence"),
             html.Div(id="curves-table"),
@@ -342,13 +347,14 @@ class CurvesOutputs(Reply):
                       gains=("curves-gains-graph", "figure"), hist=("curves-hist-graph", "figure"),
                       rel=("curves-rel-graph", "figure"), choice="curves-choice",
                       table="curves-table", brier="curves-brier", info="curves-info",
-                      error="curves-error", message="curves-message")
+                      error="curves-error", message="curves-message", legend="curves-legend")
 
 
 def _empty(message: str = "", error: str = "") -> CurvesOutputs:
     return CurvesOutputs(options=[], model=None, pr=pr_figure([], {}), gains=gains_figure([], {}),
                          hist=histogram_figure(None), rel=reliability_figure([], {}),
-                         choice="", table="", brier="", info="", error=error, message=message)
+                         choice="", table="", brier="", info="", error=error, message=message,
+                         legend=[])
 
 
 def _choice_sentence(mark: Mark, p: Any, prior: float, from_counts: bool) -> list:
@@ -364,9 +370,12 @@ def _choice_sentence(mark: Mark, p: Any, prior: float, from_counts: bool) -> lis
 
 
 def curves_view(services: Services, ref: dict[str, Any] | None, model: str | None,
-                p_pos: Any, cost_fn: Any, cost_fp: Any, capacity: Any) -> CurvesOutputs:
+                p_pos: Any, cost_fn: Any, cost_fp: Any, capacity: Any,
+                name_filter: Any = None, hull_only: Any = None) -> CurvesOutputs:
     """Everything on the page for a data set, the view's selection and pins, the conditions and
-    the capacity. An empty p(+) box is the data's prevalence (and is filled in)."""
+    the capacity. An empty p(+) box is the data's prevalence (and is filled in). The hull and
+    the choice are of every ticked classifier; the curves drawn are those of the ticked ones
+    the filter and "hull classifiers only" leave (:func:`shown_classifiers`)."""
     ref = services.sharing.page_ref(ref, services.views.full)   # a read link's -> its scope
     if not ref or not ref.get("id"):
         return CurvesOutputs(message=NO_DATA, data_id=None)
@@ -383,15 +392,17 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
         return _empty(error=str(exc))
     entries = {c["name"]: c for c in full["classifiers"]}
     names = list(entries)
-    shown = View(models=tuple(ref.get("models") or ()) or None).selected(names)
-    if not shown:
+    ticked = View(models=tuple(ref.get("models") or ()) or None).selected(names)
+    if not ticked:
         return _empty(message="None of the ticked classifiers is in this data set.")
+    hull = hull_from_entry(services.views.view(ref["id"], ticked)["hull"])
+    shown = shown_classifiers(ticked, name_filter, hull_only, set(hull.classifier))
     prevalence = float(full["prevalence"])
     n_pos, n_neg = int(full["n_pos"]), int(full["n_neg"])
     out = CurvesOutputs(data_id=None if ref.get("shared") else ref["id"],
                         p_implied=prevalence, error="", message="",
                         info=f"{full['name']}: {full['n']:,} cases, {full['n_pos']:,} positive "
-                             f"(prevalence {prevalence:.4g}); {len(shown)} of {len(names)} "
+                             f"(prevalence {prevalence:.4g}); {len(ticked)} of {len(names)} "
                              "classifiers ticked")
     if problems:
         out.error = warn(problems)
@@ -407,13 +418,16 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
     # At the data's prevalence precision is the test set's own TP / (TP + FP).
     prior_arg = None if typed["p_pos"] in (None, prevalence) else condition.p_pos
     index = {name: entries[name]["index"] for name in names}
-    revision = f"{ref['revision']}:{','.join(shown)}"
+    revision = f"{ref['revision']}:{','.join(ticked)}"
+    out.legend = swatch_legend(shown, index, len(ticked))
+    if not shown:
+        out.message = "No ticked classifier is left by the filter and the hull-only flag."
 
     rocs = [roc_from_entry(entries[n]) for n in shown]
     prs = [pr_curve(r, p_pos=prior_arg) for r in rocs]
-    prior = prs[0].prior
+    prior = (prs[0] if prs else pr_curve(roc_from_entry(entries[ticked[0]]),
+                                         p_pos=prior_arg)).prior
     gains = [gains_curve(r, p_pos=prior_arg) for r in rocs]
-    hull = hull_from_entry(services.views.view(ref["id"], shown)["hull"])
     vertex = optimal_vertex(hull, condition)
     marks = [Mark("current choice", vertex.classifier, vertex.threshold, vertex.fpr,
                   vertex.tpr)]
@@ -427,7 +441,7 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
         for k, ((name, t), pt) in enumerate(zip(pin_list, points)):
             if "error" in pt:
                 notes.append(f"Pin {k + 1} ({name}:{t:g}): {pt['error']}")
-            elif name not in shown:
+            elif name not in ticked:
                 notes.append(f"Pin {k + 1} ({name}) is not ticked, so it is not drawn.")
             else:
                 marks.append(Mark(f"pin {k + 1}", name, t, pt["fpr"], pt["tpr"], slot=k))
@@ -445,12 +459,13 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
                              capacity_point=capacity_point, marks=marks, uirevision=revision)
 
     # The classifier whose scores are shown: the view's, else the current choice's.
-    if model not in shown:
-        chosen = View(model=ref.get("model") if ref.get("model") in shown else
-                      (vertex.classifier if vertex.classifier in shown else None),
-                      models=tuple(shown))
-        model = default_model(chosen, shown)
-    out.options = [{"label": n, "value": n} for n in shown]
+    pick = shown or ticked
+    if model not in pick:
+        chosen = View(model=ref.get("model") if ref.get("model") in pick else
+                      (vertex.classifier if vertex.classifier in pick else None),
+                      models=tuple(pick))
+        model = default_model(chosen, pick)
+    out.options = [{"label": n, "value": n} for n in pick]
     out.model = model
     try:
         summaries = score_summaries(services, ref["id"])
@@ -476,20 +491,18 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
         out.choice = [*out.choice, f" Within the capacity ({capacity_share:.2%} of cases) the "
                       f"hull catches at most {capacity_point[1]:.2%} of positives."]
     out.table = readout_table(rows, volume)
-    brier: list[Any] = []
-    for r in rels:
-        brier += [" · " if brier else "", html.B(r.name), " ",
-                  html.Span(f"{r.brier:.4f}", id=f"curves-brier-{index[r.name]}")]
-    out.brier = [html.P(["Brier score (lower is better; 0.25 for a constant 0.5): ", *brier])
-                 if brier else None,
-                 *[html.P(f"{n}: {why}") for n, why in refused.items()],
+    # A table, and one line per reason a classifier has none (issue 23: 50 classifiers made
+    # a wall of text).
+    out.brier = [brier_table(rels, index) if rels else None,
+                 *grouped_reasons(refused, "reliability diagram or Brier score"),
                  *[html.P(note) for note in notes]]
     return out
 
 
 VIEW_CONTROLS = {"data": ("curves-data-id", "data"), "model": ("curves-model", "value"),
                  "p_pos": ("curves-p-view", "data"), "cost_fn": ("curves-cost-fn", "value"),
-                 "cost_fp": ("curves-cost-fp", "value"), "capacity": ("curves-capacity", "value")}
+                 "cost_fp": ("curves-cost-fp", "value"), "capacity": ("curves-capacity", "value"),
+                 "filter": ("curves-filter", "value"), "hull_only": ("curves-hull-only", "value")}
 """The view fields this page's controls set (:func:`components.record_view`)."""
 VIEW_FIELDS = list(VIEW_CONTROLS)
 
@@ -558,9 +571,10 @@ vertical line on the score axis of its histogram and its reliability curve."""
 def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(*CurvesOutputs.outputs(), Input("curves-ref", "data"),
                   *each(Input, "value", "curves-model", "curves-p-pos", "curves-cost-fn",
-                        "curves-cost-fp", "curves-capacity"))
-    def _view(ref, model, p_pos, cost_fn, cost_fp, capacity):
-        return curves_view(services, ref, model, p_pos, cost_fn, cost_fp, capacity).as_tuple()
+                        "curves-cost-fp", "curves-capacity", "curves-filter", "curves-hull-only"))
+    def _view(ref, model, p_pos, cost_fn, cost_fp, capacity, name_filter, hull_only):
+        return curves_view(services, ref, model, p_pos, cost_fn, cost_fp, capacity,
+                           name_filter, hull_only).as_tuple()
 
     app.clientside_callback(
         HOVER_JS, Output("curves-hover", "data"),

@@ -151,8 +151,15 @@ def test_curves_view_refuses_ranking_scores_for_reliability_and_names_bad_values
     record = services.store.put(predictions_csv, "predictions.csv", LoaderOptions())
     out = curves.curves_view(services, ref_of(record.id), None, 0.1, 5, 1, 300)
     assert not [t for t in out.rel.data if t.uid.startswith("rel-")]
-    notes = " ".join(p.children for p in out.brier[1:] if p is not None)
-    assert "alpha's scores run from" in notes and "probabilities in [0, 1]" in notes
+    def text(node) -> str:
+        if isinstance(node, (list, tuple)):
+            return "".join(text(n) for n in node)
+        return str(node) if not hasattr(node, "children") else text(node.children or "")
+
+    # One line per reason, naming the classifiers, not one paragraph each (issue 23).
+    notes = [text(p) for p in out.brier[1:] if p is not None]
+    assert len(notes) == 1 and "for 3 classifiers (alpha, beta, gamma)" in notes[0]
+    assert "probabilities in [0, 1]" in notes[0]
     assert by_uid(out.gains)["capacity"].x == (0.3, 0.3)
     bad = curves.curves_view(services, ref_of(record.id), None, 1.5, 5, 1, None)
     assert "p(+) must be a number strictly between 0 and 1" in bad.error.children
