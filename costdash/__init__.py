@@ -103,6 +103,10 @@ _LAZY = {
     "SegmentPolicy": "costdash.segments",
     "segment_policy": "costdash.segments",
     "one_vs_rest_frame": "costdash.one_vs_rest",
+    # issue 27: the Explore page inline in a notebook. The one name the core hands over to the
+    # dashboard: named here as a string (no import statement), imported when first looked up, so
+    # `import costdash` and the CLI stay free of Dash (tests/test_layers.py reads imports).
+    "show": "dashboard.notebook",
 }
 
 
@@ -150,6 +154,7 @@ __all__ = [
     "SegmentPolicy",
     "segment_policy",
     "one_vs_rest_frame",
+    "show",
     "ALL_NEGATIVE",
     "ALL_POSITIVE",
     "Analysis",

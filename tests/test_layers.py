@@ -127,7 +127,8 @@ DASHBOARD_LAYERS = (
      "dashboard.report_readouts", "dashboard.report_curves", "dashboard.report_choice",
      "dashboard.openapi", "dashboard.commands", "dashboard.link_preview",
      "dashboard.production_api"),
-    ("dashboard.factory", "dashboard.worker"),
+    # dashboard.notebook (costdash.show) builds an app with create_app, as the worker does.
+    ("dashboard.factory", "dashboard.worker", "dashboard.notebook"),
     ("dashboard",),
 )
 """The rows of the README's table, top (imported by all below) to bottom; a module belongs to
