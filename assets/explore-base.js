@@ -134,7 +134,8 @@
         watched: new WeakSet(),
         // The last drawing's arguments (conditions and data: `explore` and the slider steps
         // set it), the value each number box was last given from its slider, and when a typed
-        // value last moved a slider (typed) and a slider last stepped (stepped).
-        state: {last: null, fromSlider: {}, typed: {}, stepped: {}},
+        // value last moved a slider (typed) and a slider last stepped (stepped), and the boxes
+        // typed in since their last commit (editing, by element id).
+        state: {last: null, fromSlider: {}, typed: {}, stepped: {}, editing: {}},
     };
 })();

@@ -152,41 +152,19 @@
         }
     }
 
-    /** Readouts and the moving parts of both figures, for the current conditions. */
-    function render(k, viewChanged) {
-        const view = k.view, p = k.p, costFn = k.costFn, costFp = k.costFp, volume = k.volume,
-            sens = k.sens, cons = k.cons;
-        let unit = k.unit;
-        const texts = {}, htmls = {}, shown = {}, titles = {"chosen-threshold": ""};
-        for (const id of READOUT_IDS) texts[id] = "–";
-        texts["conditions-error"] = "";
-        htmls.sentence = "";
-        texts["roc-caption"] = "ROC space";
-        texts["cost-caption"] = "Cost space";
-        htmls["sensitivity-readout"] = "";
-        htmls["constraint-readout"] = "";
-        const pins = blankPins(k, texts, shown);
-        if (!view) {
-            htmls.sentence = esc("Upload a predictions file or open a demo to start.");
-            paint(texts, htmls, shown, titles);
-            return;
-        }
-        const math = M();
-        const problems = invalidConditions(k);
-        if (problems.length) {
-            // The readouts would be of other conditions than the boxes show: blank them and say
-            // why, rather than leave numbers that no longer answer the question.
-            texts["conditions-error"] = problems.join(" ");
-            htmls.sentence = esc("Fix the value marked above to see the best choice.");
-            paint(texts, htmls, shown, titles);
-            setStale(true);
-            return;
-        }
-        setStale(false);
-        unit = (unit || "").trim();
-        const vol = isNum(volume) && volume > 0 ? volume : null;
-        const c = math.conditions(p, costFn, costFp, k.costTp, k.costTn);
-        const hull = view.hull;
+    /**
+     * The decision at one set of valid conditions: the chosen vertex, the readouts' text (by
+     * element id), the threshold's exact value (titles) and the plain-language sentence (HTML).
+     * Pure (no DOM): render() paints it, and a read link's preview (dashboard/link_preview.py)
+     * runs this very function on the same view and conditions, so its first paint states the
+     * numbers the live page then shows.
+     */
+    function decision(k, math) {
+        const texts = {}, htmls = {}, titles = {};
+        const unit = (k.unit || "").trim();
+        const vol = isNum(k.volume) && k.volume > 0 ? k.volume : null;
+        const c = math.conditions(k.p, k.costFn, k.costFp, k.costTp, k.costTn);
+        const view = k.view, hull = view.hull;
         const i = math.optimalIndex(hull.log_edges, c.logSlope, view.tie_log_slope);
         const f = hull.fpr[i], tp = hull.tpr[i], name = hull.classifier[i], thr = hull.threshold[i];
         const ne = math.normalizedCost(c, f, tp);
@@ -218,6 +196,59 @@
         const savingWords = savingText(math, c, ne, vol === null ? 1 : vol, unit, trivialLabel);
         texts["saving-trivial"] = trivialChosen ? "0% (a trivial choice is best)" : savingWords;
 
+        // The plain-language sentence.
+        const per = vol === null ? "per case" : "per " + friendly(vol) + " cases";
+        const moneyText = friendly(vol === null ? ec : ec * vol) + (unit ? " " + unit : "");
+        if (name === "all-negative") {
+            htmls.sentence = esc("At these costs no classifier beats flagging nothing: " +
+                moneyText + " " + per + ", all of it missed positives.");
+        } else if (name === "all-positive") {
+            htmls.sentence = esc("At these costs, flag everything: " + moneyText + " " + per +
+                ", all of it false alarms.");
+        } else {
+            const thrHtml = thr === null ? "" : " with threshold " + thresholdHtml(th);
+            htmls.sentence = "At these costs, use " + esc(name) + thrHtml + ": " +
+                esc(moneyText + " " + per + ", " + savingWords + ".");
+        }
+
+        return {texts, htmls, titles, vol, unit, c, hull, i, f, tp, name, thr, th, ne, ec, color,
+            colorOf, savingWords};
+    }
+
+    /** Readouts and the moving parts of both figures, for the current conditions. */
+    function render(k, viewChanged) {
+        const view = k.view, sens = k.sens, cons = k.cons;
+        const texts = {}, htmls = {}, shown = {}, titles = {"chosen-threshold": ""};
+        for (const id of READOUT_IDS) texts[id] = "–";
+        texts["conditions-error"] = "";
+        htmls.sentence = "";
+        texts["roc-caption"] = "ROC space";
+        texts["cost-caption"] = "Cost space";
+        htmls["sensitivity-readout"] = "";
+        htmls["constraint-readout"] = "";
+        const pins = blankPins(k, texts, shown);
+        if (!view) {
+            htmls.sentence = esc("Upload a predictions file or open a demo to start.");
+            paint(texts, htmls, shown, titles);
+            return;
+        }
+        const math = M();
+        const problems = invalidConditions(k);
+        if (problems.length) {
+            // The readouts would be of other conditions than the boxes show: blank them and say
+            // why, rather than leave numbers that no longer answer the question.
+            texts["conditions-error"] = problems.join(" ");
+            htmls.sentence = esc("Fix the value marked above to see the best choice.");
+            paint(texts, htmls, shown, titles);
+            setStale(true);
+            return;
+        }
+        setStale(false);
+        const d = decision(k, math);
+        Object.assign(texts, d.texts);
+        Object.assign(htmls, d.htmls);
+        Object.assign(titles, d.titles);
+        const {vol, unit, c, hull, f, tp, name, thr, th, ne, ec, color, colorOf} = d;
         // Each classifier: its own best threshold here vs the fixed threshold. The table's rows
         // are built once per set of classifiers; a step only rewrites the cells' text.
         const money = (x) => vol === null ? withUnit(fmtNum(x), unit) : withUnit(fmtNum(x * vol), unit);
@@ -236,21 +267,6 @@
             cells.push([ownVertexText(cl.hull, j), money(ecOwn), ...fixed]);
         }
         fillTable(view, cells, name);
-
-        // The plain-language sentence.
-        const per = vol === null ? "per case" : "per " + friendly(vol) + " cases";
-        const moneyText = friendly(vol === null ? ec : ec * vol) + (unit ? " " + unit : "");
-        if (name === "all-negative") {
-            htmls.sentence = esc("At these costs no classifier beats flagging nothing: " +
-                moneyText + " " + per + ", all of it missed positives.");
-        } else if (name === "all-positive") {
-            htmls.sentence = esc("At these costs, flag everything: " + moneyText + " " + per +
-                ", all of it false alarms.");
-        } else {
-            const thrHtml = thr === null ? "" : " with threshold " + thresholdHtml(th);
-            htmls.sentence = "At these costs, use " + esc(name) + thrHtml + ": " +
-                esc(moneyText + " " + per + ", " + savingWords + ".");
-        }
 
         // The moving parts of both figures (fixed slots, see "shape slots").
         const g = geometry(view, math);
@@ -364,5 +380,5 @@
         if (viewChanged) whenPlotted(view);
     }
 
-    Object.assign(E, {render, invalidConditions});
+    Object.assign(E, {render, decision, invalidConditions});
 })();

@@ -67,7 +67,20 @@
     const TYPED = {"p-pos-input": "p", "cost-fn-input": "costFn", "cost-fp-input": "costFp",
         "cost-tp-input": "costTp", "cost-tn-input": "costTn", "volume-input": "volume"};
 
+    // A box typed in since its value was last committed (Enter or leaving it): the data set's
+    // first drawing must not write its default p(+) into a box the user is typing in (typed
+    // before the view arrived, the keys that followed were appended to the prevalence, and the
+    // readout never showed the typed value: issue 23).
+    document.addEventListener("input", (ev) => {
+        if (ev.target && TYPED[ev.target.id]) S.editing[ev.target.id] = true;
+    }, true);
+    const doneEditing = (ev) => {
+        if (ev.target && TYPED[ev.target.id]) delete S.editing[ev.target.id];
+    };
+    document.addEventListener("blur", doneEditing, true);
+
     document.addEventListener("keydown", (ev) => {
+        if (ev.key === "Enter") doneEditing(ev);
         const key = ev.key === "Enter" && ev.target ? TYPED[ev.target.id] : undefined;
         if (!key || !S.last || !S.last.view) return;
         const text = ev.target.value;
@@ -79,9 +92,16 @@
         S.last = next;
         render(S.last, false);
         ev.costdashDrawn = true;
-        // dcc.Input would also answer Enter (its n_submit, which nothing here uses) with a store
-        // dispatch in this same task; the value is committed after the paint instead.
+        // dcc.Input would also answer Enter (its n_submit, which nothing here uses, and with
+        // debounce=True its value) with a store dispatch in this same task; the value is
+        // committed after the paint instead. It answers on keypress, which follows.
         ev.stopPropagation();
+        drawnEnter = ev.target;
+    }, true);
+    let drawnEnter = null;
+    document.addEventListener("keypress", (ev) => {
+        if (ev.key === "Enter" && ev.target === drawnEnter) ev.stopPropagation();
+        drawnEnter = null;
     }, true);
 
     // A screen reader reads a slider in the user's terms (p(+) = 0.03), not as the slider's

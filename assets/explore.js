@@ -82,8 +82,15 @@
         }
         if (validP(wanted)) {
             p = wanted;
-            sync[0] = pToSlider(p);
-            sync[1] = p;
+            // Not into a box being typed in (unless asked, by the prevalence button): its Enter
+            // or leaving it commits what was typed, which then stands. Nor into its slider: the
+            // slider's new value reaches its thumb a render later, after an Enter may have drawn
+            // the typed value, and would read as a step back to the prevalence.
+            const typing = S.editing["p-pos-input"] && !t.has("prevalence-button.n_clicks");
+            if (!typing) {
+                sync[0] = pToSlider(p);
+                sync[1] = p;
+            }
         }
         return {p: p, costFn: values[1], costFp: values[2], sync: sync};
     }

@@ -452,12 +452,43 @@
     document.addEventListener("keydown", (ev) => {
         if (ev.key !== "Enter" || !committable(ev.target)) return;
         const el = ev.target;
-        // A page that drew the typed value itself (explore.js) lets that frame paint first.
-        if (ev.costdashDrawn) afterPaint(() => commit(el));
-        else commit(el);
+        clearTimeout(pauseTimers.get(el));
+        // A page that drew the typed value itself (explore.js) lets that frame paint first. By
+        // then the next value may be being typed (keys at full speed): the box no longer holds
+        // the value drawn, and committing its text would commit half a number (drawn, and sent
+        // to the address bar, before its Enter). That newer value commits itself (its Enter,
+        // leaving the box, or the typing debounce), so a stale commit is dropped.
+        if (ev.costdashDrawn) {
+            const drawn = el.value;
+            afterPaint(() => {
+                if (el.value === drawn) commit(el);
+            });
+        } else {
+            commit(el);
+        }
     }, true);
     document.addEventListener("blur", (ev) => {
-        if (committable(ev.target)) commit(ev.target);
+        if (committable(ev.target)) {
+            clearTimeout(pauseTimers.get(ev.target));
+            commit(ev.target);
+        }
+    }, true);
+
+    // The typing pause (dashboard/components.py number_box: dcc.Input's own debounce is off,
+    // its class says the pause): one timer per box, restarted by every key, so a value is
+    // committed only once typing has paused, never half typed while the keys still come.
+    const pauseTimers = new WeakMap();
+    document.addEventListener("input", (ev) => {
+        const el = ev.target;
+        if (!committable(el)) return;
+        const box = el.closest(".dash-input-container");
+        const found = box && /(?:^|\s)commit-after-(\d+)(?:\s|$)/.exec(box.className);
+        if (!found) return;
+        clearTimeout(pauseTimers.get(el));
+        pauseTimers.set(el, setTimeout(() => {
+            pauseTimers.delete(el);
+            if (el.isConnected) commit(el);
+        }, Number(found[1])));
     }, true);
     // A pointer press on a button commits the box that has the focus before the click lands.
     document.addEventListener("pointerdown", (ev) => {

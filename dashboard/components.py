@@ -347,14 +347,21 @@ RUN_CLOSED_FORM = "Compute band"
 
 
 def number_box(id_: str, value: Any, *, debounce: float = 0.4, **kwargs: Any) -> dcc.Input:
-    """A number input that sends what is typed.
+    """A number input that sends what is typed: on Enter, on leaving it, and once typing has
+    paused for ``debounce`` seconds.
 
     No ``min`` or ``max``: the browser would mark a value outside them invalid and Dash would
     send None, so the page could neither keep what it drew nor say what the bounds are. The
     page checks the value with the view schema instead (:func:`check_fields`).
+
+    The pause is timed by assets/viewstate.js (one timer per box, restarted by every key; the
+    box's class ``commit-after-<ms>`` says how long), not by dcc.Input's numeric ``debounce``:
+    Dash 4.4's clears a stale timer, so every key leaves one running and keys typed at full
+    speed had their half-typed numbers committed (and drawn) before their Enter (issue 23).
     """
-    return dcc.Input(id=id_, type="number", value=value, step="any", debounce=debounce,
-                     className="num", **kwargs)
+    pause_ms = max(0, round(debounce * 1000))
+    return dcc.Input(id=id_, type="number", value=value, step="any", debounce=True,
+                     className=f"num commit-after-{pause_ms}", **kwargs)
 
 
 def _condition_label(name: str) -> list:

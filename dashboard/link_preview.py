@@ -25,8 +25,9 @@ import html
 import json
 import logging
 import re
+from pathlib import Path
 from string import Template
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import flask
@@ -126,15 +127,25 @@ _SWAP_JS = Template("""(function () {
 })();""")
 
 
-def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly_src: str) -> str:
+def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly_src: str,
+                     decision: Mapping[str, Any] | None = None,
+                     decision_scripts: Sequence[str] = ()) -> str:
     """The preview's HTML: a stand-in for the top of the read-only Explore page (the shared
-    banner, the plots where the page has them), the two figures as inert JSON, plotly.js and
-    the few lines that draw them.
+    banner, the decision sentence and readouts, the plots where the page has them), the two
+    figures as inert JSON, plotly.js and the few lines that draw them.
 
     ``figures`` maps "roc" and "cost" to plotly figures as JSON-able dicts (data and layout);
     ``plotly_src`` is the address of the plotly.js that dcc.Graph would load (the same file,
     fetched once: dcc.Graph uses ``window.Plotly`` when it is there). Each container carries its
     trace uids (``data-uids``), which the swap script waits for in the live graph.
+
+    ``decision`` is what the live page's readouts are computed from: the view's client model
+    (``view``, the view-store's data) and the conditions its boxes start with (``p``,
+    ``costFn``, ``costFp``, ``costTp``, ``costTn``, ``volume``, ``unit``). With it and
+    ``decision_scripts`` (the addresses of :data:`DECISION_ASSETS`), the preview runs the live
+    page's own ``decision()`` (assets/explore-readouts.js) on them and shows the sentence and the
+    chosen classifier, threshold and expected cost with the plots: the same code on the same
+    inputs, so the numbers the live page then shows.
     """
     plots = []
     for key, caption in (("roc", "ROC space"), ("cost", "Cost space")):
@@ -159,11 +170,14 @@ def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly
         '<section class="data-bar"><p class="dataset-info link-preview-status" role="status">'
         "Loading the controls…</p></section>"
         '<div class="explore-grid"><div class="panel link-preview-controls"></div>'
-        '<div class="results"><p class="sentence link-preview-sentence"></p>'
+        '<div class="results">'
+        f'<p class="sentence link-preview-sentence" id="{PREVIEW_SENTENCE_ID}"></p>'
+        f"{_readouts_html() if decision is not None else ''}"
         '<div class="plot-options link-preview-options"></div>'
         f'<div class="plots">{"".join(plots)}</div></div></div></div>'
         f'<script type="application/json" id="{PREVIEW_FIGURES_ID}">'
         f"{figures_json(figures)}</script>"
+        f"{_decision_html(decision, decision_scripts)}"
         f'<script src="{html.escape(plotly_src, quote=True)}"></script>'
         # Runs as the parser reaches it, long before dash-renderer: nothing here waits for Dash.
         # Any failure takes the preview away, so the page shows as it always did.
@@ -185,6 +199,67 @@ def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly
         "})();</script>"
         f"<script>{_swap_js()}</script>"
         "</div>")
+
+
+PREVIEW_SENTENCE_ID = "link-preview-sentence"
+PREVIEW_DECISION_ID = "link-preview-decision"
+PREVIEW_READOUTS = {ids.CHOSEN_CLASSIFIER: "chosen classifier",
+                    ids.CHOSEN_THRESHOLD: "threshold (score ≥)",
+                    ids.EXPECTED_COST: "expected cost per case",
+                    ids.PERIOD_COST: "expected cost per period"}
+"""The readouts the preview shows, by the live page's element id; the preview's own elements
+are ``link-preview-<id>``: the live page renders at the same time, and a duplicate id would send
+its script's text to the wrong element."""
+
+DECISION_ASSETS = ("costmath.js", "explore-base.js", "explore-readouts.js")
+"""The live page's scripts the preview computes its decision with. Dash loads them again with
+the rest of assets/ later; each only puts functions on its window namespace, so a second run
+replaces the first."""
+
+
+def _readouts_html() -> str:
+    cells = "".join(
+        f'<div class="readout"><span class="readout-label">{html.escape(label)}</span>'
+        f'<span class="readout-value" id="link-preview-{id_}">–</span></div>'
+        for id_, label in PREVIEW_READOUTS.items())
+    return ('<section class="readouts link-preview-readouts"><div class="readout-grid">'
+            f"{cells}</div></section>")
+
+
+_DECISION_JS = Template("""(function () {
+    "use strict";
+    // The live page's decision (assets/explore-readouts.js) on the link's view and conditions;
+    // p(+) unset: the data set's own, as the live page's first drawing does (explore.js).
+    var el = document.getElementById("$data");
+    var E = window.costdashExplore, M = window.costdashMath;
+    if (!el || !E || !E.decision || !M) return;
+    var k = JSON.parse(el.textContent);
+    if (!E.validP(k.p)) k.p = k.view.default_condition.p_pos;
+    if (!M.valid(k.p, k.costFn, k.costFp, k.costTp, k.costTn)) return;
+    var d = E.decision(k, M);
+    var sentence = document.getElementById("$sentence");
+    if (sentence) sentence.innerHTML = d.htmls.sentence || "";
+    $readouts.forEach(function (id) {
+        var out = document.getElementById("link-preview-" + id);
+        if (out && d.texts[id] !== undefined) out.textContent = d.texts[id];
+        if (out && d.titles[id]) out.title = d.titles[id];
+    });
+    document.documentElement.setAttribute("data-link-preview-decision", "shown");
+})();""")
+
+
+def _decision_html(decision: Mapping[str, Any] | None, scripts: Sequence[str]) -> str:
+    """The decision's inputs as inert JSON, the live page's scripts that compute it, and the
+    lines that show it (nothing without a decision). A failure leaves the preview's readouts
+    as dashes; the live page writes its own as always."""
+    if decision is None or not scripts:
+        return ""
+    tags = "".join(f'<script src="{html.escape(src, quote=True)}"></script>' for src in scripts)
+    js = _DECISION_JS.substitute(data=PREVIEW_DECISION_ID, sentence=PREVIEW_SENTENCE_ID,
+                                 readouts=json.dumps(list(PREVIEW_READOUTS)))
+    return (f'<script type="application/json" id="{PREVIEW_DECISION_ID}">'
+            f"{_json_for_script(dict(decision))}</script>{tags}"
+            f"<script>try {{ {js} }} catch (e) {{}}</script>")
 
 
 def _swap_js() -> str:
@@ -233,11 +308,28 @@ def _load_view_inputs(content: Any) -> dict[str, Any] | None:
     return found if found.keys() == wanted.keys() else None
 
 
+_DECISION_BOXES = {"p": ids.P_POS_INPUT, "costFn": ids.COST_FN_INPUT, "costFp": ids.COST_FP_INPUT,
+                   "costTp": ids.COST_TP_INPUT, "costTn": ids.COST_TN_INPUT,
+                   "volume": ids.VOLUME_INPUT, "unit": ids.UNIT_INPUT}
+"""The live page's condition boxes by the names its readouts' code gives them
+(``S.last`` in assets/explore.js)."""
+
+
+def _initial_values(content: Any, boxes: Mapping[str, str]) -> dict[str, Any]:
+    """The first ``value`` of each box in the page the routing callback builds (None when
+    absent), by the names of ``boxes``."""
+    by_id = {props.get("id"): props.get("value")
+             for props in (node["props"] for node in _nodes(_as_json(content)))}
+    return {name: by_id.get(id_) for name, id_ in boxes.items()}
+
+
 def link_figures(services: Services, token: str, search: str = ""
-                 ) -> tuple[str, dict[str, dict[str, Any]]] | None:
-    """The analysis name and the two figures (ROC, cost space) the page of ``/s/<token>``
+                 ) -> tuple[str, dict[str, dict[str, Any]], dict[str, Any]] | None:
+    """The analysis name, the two figures (ROC, cost space) the page of ``/s/<token>``
     (with ``search``, the link's own query, e.g. a viewer's what-if) will receive from its
-    view-load callback; None when the link is not live or its page has no such figures.
+    view-load callback, and what its readouts are computed from (the view's client model from
+    the same reply, and the conditions its boxes start with: see :func:`preview_fragment`);
+    None when the link is not live or its page has no such figures.
 
     Goes through the page's own code: the routing callback's page (its cache entry), whose
     initial inputs then key the view-load payload exactly as the callback keys it on the
@@ -253,7 +345,8 @@ def link_figures(services: Services, token: str, search: str = ""
         record = services.sharing.open(token)
     except (AnalysisNotFound, StorageUnavailable):
         return None
-    inputs = _load_view_inputs(route_outputs(f"/s/{token}", search, services)[0])
+    content = route_outputs(f"/s/{token}", search, services)[0]
+    inputs = _load_view_inputs(content)
     if inputs is None:
         return None
     ref = inputs[ids.DATASET_REF]
@@ -274,7 +367,9 @@ def link_figures(services: Services, token: str, search: str = ""
         # HTML carries none of it (the page's own figure, later, does as before).
         layout = {k: v for k, v in figure.get("layout", {}).items() if k != "uirevision"}
         figures[key] = {**figure, "layout": layout}
-    return record.name, figures
+    boxes = _initial_values(content, _DECISION_BOXES)
+    decision = {"view": _as_json(reply.get("client")), **boxes}
+    return record.name, figures, decision
 
 
 def install_link_preview(app: Dash, services: Services) -> None:
@@ -300,6 +395,21 @@ def install_link_preview(app: Dash, services: Services) -> None:
     app.interpolate_index = interpolate_index  # type: ignore[method-assign]
 
 
+def _asset_urls(app: Dash, names: Sequence[str]) -> list[str]:
+    """The addresses Dash gives these files of assets/ in its own script tags (with its
+    ``?m=<mtime>`` fingerprint), so the browser fetches each once for the preview and the
+    page."""
+    folder = Path(app.config.assets_folder)
+    urls = []
+    for name in names:
+        try:
+            modified = (folder / name).stat().st_mtime
+        except OSError:
+            return []
+        urls.append(f"{app.get_asset_url(name)}?m={modified}")
+    return urls
+
+
 def _preview_for_request(app: Dash, services: Services, plotly_src: str) -> str | None:
     if not flask.has_request_context() or flask.request.method != "GET":
         return None
@@ -311,6 +421,7 @@ def _preview_for_request(app: Dash, services: Services, plotly_src: str) -> str 
     from dashboard.storage import StorageUnavailable
 
     token = match.group(1)
+    scripts = _asset_urls(app, DECISION_ASSETS)
     search = flask.request.query_string.decode("latin-1")
     search = f"?{search}" if search else ""
     try:
@@ -321,13 +432,15 @@ def _preview_for_request(app: Dash, services: Services, plotly_src: str) -> str 
 
         def build() -> str | None:
             found = link_figures(services, token, search)
-            return None if found is None else preview_fragment(found[0], found[1], plotly_src)
+            if found is None:
+                return None
+            return preview_fragment(found[0], found[1], plotly_src, found[2], scripts)
 
         # Every viewer of a link gets the same fragment: kept whole, a hit costs a cache read
         # instead of decoding and encoding the figures again (~1 MB of JSON for 20 x 200k).
         # Keyed by the link's own data handle, so deleting or expiring it drops the entry.
         return services.views.payload(record.dataset_id, "link-preview",
-                                      [search, record.name, plotly_src], build,
+                                      [search, record.name, plotly_src, *scripts], build,
                                       keep=lambda fragment: bool(fragment), checked=False)
     except Exception as exc:  # noqa: BLE001 - the plain page is always a good answer
         # The path (and so perhaps the message) holds the link's secret: only the kind is logged.
