@@ -44,6 +44,7 @@ import logging
 import multiprocessing
 import os
 import resource
+import signal
 import threading
 import time
 import weakref
@@ -351,7 +352,6 @@ def _die_with_parent() -> None:
     background job cancelled from the page, or a Celery pool process killed, takes its
     computation with it instead of leaving it running to its CPU limit."""
     import ctypes
-    import signal
 
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -411,14 +411,19 @@ def run_bounded(fn: Callable[..., Any], *args: Any, timeout: float,
         raised here again (same class when the core defines it); any other failure as a
         ``RuntimeError`` (its details logged by the child).
     """
-    ctx = multiprocessing.get_context("fork")
-    reader, writer = ctx.Pipe(duplex=False)
-    process = ctx.Process(target=_child,
-                          args=(writer, fn, args, int(timeout) + 5, progress is not None),
-                          name=f"costdash-{what}", daemon=False)
-    process.start()
+    # os.fork, not multiprocessing.Process: a Celery pool process is a daemonic process, which
+    # multiprocessing does not let have children.
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the caller's code
+        try:
+            reader.close()
+            _child(writer, fn, args, int(timeout) + 5, progress is not None)
+        finally:
+            os._exit(0)
     writer.close()
     ends = time.monotonic() + max(0.0, timeout)
+    ended = False
     try:
         while True:
             if not reader.poll(max(0.0, ends - time.monotonic())):
@@ -429,17 +434,22 @@ def run_bounded(fn: Callable[..., Any], *args: Any, timeout: float,
             try:
                 reply = json.loads(reader.recv_bytes())
             except EOFError:
+                _, status = os.waitpid(pid, 0)
+                ended = True
                 raise RuntimeError(f"the {what}'s process died (exit code "
-                                   f"{process.join(1) or process.exitcode})") from None
+                                   f"{os.waitstatus_to_exitcode(status)})") from None
             if reply[0] != "progress":
                 break
             if progress is not None:
                 progress(reply[1], reply[2])
     finally:
         reader.close()
-        if process.is_alive():
-            process.kill()
-        process.join(5)
+        if not ended:
+            try:
+                os.kill(pid, signal.SIGKILL)  # done already, or past its deadline
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
     if reply[0] == "ok":
         return reply[1]
     if reply[0] == "costdash":

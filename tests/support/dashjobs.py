@@ -80,8 +80,11 @@ def follow_job(post: Post, body: dict[str, Any], *, deadline: float = 60.0,
 def cancel_job(post: Post, app: Any, cancel_id: str, run: JobRun) -> int:
     """Press the job's Cancel (the callback Dash adds on ``cancel_id``'s ``n_clicks``);
     returns the HTTP status."""
-    body = callback_body(app, f"{cancel_id}.id", {f"{cancel_id}.n_clicks": 1},
-                         f"{cancel_id}.n_clicks")
+    # Dash adds that callback when its app serves its first request: spelled out here, so an
+    # app that never served one gives the body too.
+    body = {"output": f"{cancel_id}.id", "outputs": {"id": cancel_id, "property": "id"},
+            "inputs": [{"id": cancel_id, "property": "n_clicks", "value": 1}], "state": [],
+            "changedPropIds": [f"{cancel_id}.n_clicks"]}
     status, _ = post(f"/_dash-update-component?cancelJob={run.handles['job']}", body)
     return status
 
