@@ -218,6 +218,8 @@ def show(data: Any, scores: Mapping[str, Sequence[float]] | None = None, /, *,
         record_view_on_screen(app, services, key, initial)
         start = "/explore" + initial.to_search()
         _open_root_at(app, start)
+        _allow_notebook_frames(app)
+        _no_session_storage(app.layout)
         url = _run(app, host, port, mode, height)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
@@ -338,6 +340,53 @@ def _open_root_at(app: Dash, start: str) -> None:
         return None
 
     app.server.before_request_funcs.setdefault(None, []).insert(0, _root_to_notebook_page)
+
+
+NOTEBOOK_FRAME_ANCESTORS = (
+    "'self' http://localhost:* http://127.0.0.1:* https://localhost:* "
+    "https://127.0.0.1:* vscode-webview: vscode-file: "
+    "https://colab.research.google.com https://*.googleusercontent.com")
+"""Who may frame a notebook's page: a notebook front end on this machine (Jupyter, JupyterLab),
+VS Code's webviews, Colab's output frames, and the page's own origin (a Jupyter server proxy
+serving it under the notebook's address). Any other site still may not."""
+
+
+def _allow_notebook_frames(app: Dash) -> None:
+    """Let the notebook frame the page. Every response of the dashboard forbids framing
+    (``X-Frame-Options: DENY``, ``frame-ancestors 'none'``: a hosted page must not be
+    clickjacked), which would leave the inline frame blank; this app serves one user's notebook
+    on a loopback port, so framing is allowed to :data:`NOTEBOOK_FRAME_ANCESTORS`."""
+
+    def _frame_in_notebook(response: Any) -> Any:
+        response.headers.pop("X-Frame-Options", None)
+        response.headers["Content-Security-Policy"] = \
+            f"frame-ancestors {NOTEBOOK_FRAME_ANCESTORS}"
+        return response
+
+    # Flask runs a level's after-request functions last registered first: at the front of the
+    # list this one runs after the dashboard's security headers were set.
+    app.server.after_request_funcs.setdefault(None, []).insert(0, _frame_in_notebook)
+
+
+def _no_session_storage(layout: Any) -> None:
+    """Keep the shell's stores in the page's memory, not the browser's session storage.
+
+    The frame's page (127.0.0.1) is another site than a notebook at ``localhost:8888``, and a
+    browser that blocks third-party storage (Chromium headless, Chrome without third-party
+    cookies, Safari) refuses a cross-site frame its session storage: Dash's store then throws
+    and the page opens without its data. In a notebook the page is one tab's single-page app,
+    so memory keeps the data set across its pages as the session would.
+    """
+    todo = [layout]
+    while todo:
+        node = todo.pop()
+        if getattr(node, "storage_type", None) == "session":
+            node.storage_type = "memory"
+        children = getattr(node, "children", None)
+        if isinstance(children, (list, tuple)):
+            todo.extend(children)
+        elif children is not None and not isinstance(children, str):
+            todo.append(children)
 
 
 def _free_port(host: str) -> int:

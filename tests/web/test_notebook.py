@@ -11,6 +11,7 @@ Chromium.
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from urllib.parse import parse_qs, urlsplit
 
@@ -149,6 +150,21 @@ def test_the_root_opens_the_notebooks_page_and_the_url_serves_it(shown):
     assert _get(shown.url)[0] == 200
     # The factory's own redirect of a root with a query is untouched.
     assert _get(root + "?p_pos=0.2", follow=False)[1] == "/explore?p_pos=0.2"
+
+
+def test_the_page_may_be_framed_by_a_notebook_and_keeps_no_session_storage(shown):
+    from dashboard.notebook import NOTEBOOK_FRAME_ANCESTORS
+
+    client = shown.app.server.test_client()
+    for path in ("/", "/explore", "/_dash-layout"):
+        headers = client.get(path).headers
+        # Every other dashboard answers X-Frame-Options: DENY, frame-ancestors 'none'.
+        assert "X-Frame-Options" not in headers
+        assert headers["Content-Security-Policy"] == f"frame-ancestors {NOTEBOOK_FRAME_ANCESTORS}"
+    assert "http://localhost:*" in NOTEBOOK_FRAME_ANCESTORS and " * " not in NOTEBOOK_FRAME_ANCESTORS
+    # A cross-site frame may not use session storage (the page would open without its data).
+    layout = client.get("/_dash-layout").get_data(as_text=True)
+    assert re.findall(r'"storage_type":\s*"(\w+)"', layout) == ["memory"]   # the shell's one
 
 
 def test_on_screen_view_keeps_what_the_page_refuses():
