@@ -387,12 +387,25 @@ def condition_field(name: str, id_: str, value: Any, *, extra: Sequence[Any] = (
 
 def classifier_picker(label: str, element: str, value: str | None) -> html.Div:
     """A band page's classifier dropdown. Until the load callback knows the data set's
-    classifiers it offers only the view's ``value``, so the page records the view it opened."""
+    classifiers it offers only the view's ``value``, so the page records the view it opened.
+    Searchable: with 50 classifiers, typing part of a name filters the list, as Explore's
+    filter does."""
     return html.Div(className="field", children=[
         html.Label(label, htmlFor=element),
         dcc.Dropdown(id=element, options=[value] if value else [], value=value, clearable=False,
-                     searchable=False),
+                     searchable=True),
     ])
+
+
+def classifier_options(view: Mapping[str, Any], names: Sequence[str]) -> list[dict[str, Any]]:
+    """The options of a page's classifier dropdown for ``names`` of the data set's view model
+    (``services.views.full``): each classifier's name, marked "(dominated)" as Explore's list
+    and legends mark it when no condition makes it the best choice (off the ROC convex hull),
+    with its name as the text a search matches. Plain text: component labels in options that
+    change break Dash 4.4.1's renderer (see dashboard/pages/explore.py)."""
+    dominated = set(view.get("dominated") or ())
+    return [{"label": f"{n} (dominated)" if n in dominated else n, "value": n, "search": n}
+            for n in names]
 
 
 def help_panel(items: Sequence[Any], summary: str = "What am I looking at?") -> html.Details:

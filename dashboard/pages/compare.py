@@ -46,7 +46,8 @@ from dashboard import ids
 from dashboard.bandcache import BandCache, difference_band_key
 from dashboard.components import band_settings as job_settings
 from dashboard.components import (GRID, NO_DATA, Reply, background_options, band_page_head,
-                                  classifier_picker, dataset_line, each, envelope_of, fmt_range,
+                                  classifier_options, classifier_picker, dataset_line, each,
+                                  envelope_of, fmt_range,
                                   follow_implied, help_panel, job_controls, job_gate,
                                   method_controls, method_outputs, method_state, press_run,
                                   progress_reporter, record_view, register_band_load,
@@ -211,7 +212,7 @@ def load(services: Services, query: View | Mapping[str, Any] | None,
         return Loaded(options=[], a=None, b=None, data=None, data_id=None, info="",
                       error=r.error if not r.ok else READ_LINK_PAGES_ONLY)
     a, b = default_pair(view, r.view)
-    return Loaded(options=[{"label": n, "value": n} for n in r.names], a=a, b=b,
+    return Loaded(options=classifier_options(r.view, r.names), a=a, b=b,
                   data={"id": r.id, "name": r.view["name"]}, data_id=r.id,
                   info=dataset_line(r.view), error="",
                   current={"id": r.id, "name": r.view["name"]})

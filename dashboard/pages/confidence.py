@@ -51,7 +51,8 @@ from dashboard import ids
 from dashboard.bandcache import BandCache, cost_band_key
 from dashboard.components import band_settings as job_settings
 from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, Reply, background_options,
-                                  band_page_head, check_fields, classifier_picker, conditions_pc,
+                                  band_page_head, check_fields, classifier_options,
+                                  classifier_picker, conditions_pc,
                                   dataset_line, default_model, each, envelope_of, follow_implied,
                                   help_panel, job_controls, job_gate, method_controls,
                                   method_outputs, method_state, number_box, press_run,
@@ -236,7 +237,7 @@ def load(services: Services, query: View | Mapping[str, Any] | None,
                       error=r.error if not r.ok else READ_LINK_PAGES_ONLY)
     names = r.names
     implied = conditions_pc(view, r.view["prevalence"])
-    return Loaded(options=[{"label": n, "value": n} for n in names],
+    return Loaded(options=classifier_options(r.view, names),
                   model=default_model(view, names),
                   data={"id": r.id, "name": r.view["name"]}, data_id=r.id,
                   info=dataset_line(r.view), error="",

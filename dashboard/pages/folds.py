@@ -36,7 +36,8 @@ from costdash.errors import CostdashError
 from costdash.folds import FoldAverages, FoldSpread, dataset_fold_averages, fold_spread
 from costdash.view import View
 from dashboard import ids
-from dashboard.components import (Reply, check_fields, condition_field, default_model, each,
+from dashboard.components import (Reply, check_fields, classifier_options, condition_field,
+                                  default_model, each,
                                   follow_implied, open_demo, record_view, targets, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.folds import folds_cost_figure, folds_roc_figure
@@ -119,7 +120,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
                 html.Div(className="folds-field folds-model-field", children=[
                     html.Label("Classifier", htmlFor=ids.FOLDS_MODEL),
                     dcc.Dropdown(id=ids.FOLDS_MODEL, options=[view.model] if view.model else [],
-                                 value=view.model, clearable=False, searchable=False,
+                                 value=view.model, clearable=False, searchable=True,
                                  placeholder="classifier"),
                 ]),
                 condition_field("p_pos", ids.FOLDS_P_POS, p_pos, compact=True,
@@ -256,7 +257,11 @@ def folds_view(services: Services, ref: dict[str, Any] | None, model: str | None
     if model not in names:  # first load, or a data set without the previous classifier
         model = default_model(View(model=ref.get("model"),
                                    models=tuple(ref.get("models") or ()) or None), names)
-    out = FoldsOutputs(options=[{"label": m, "value": m} for m in names], model=model,
+    try:
+        options = classifier_options(services.views.full(ref["id"]), names)
+    except (DatasetNotFound, CostdashError):
+        options = [{"label": m, "value": m, "search": m} for m in names]
+    out = FoldsOutputs(options=options, model=model,
                        data_id=ref["id"], p_implied=dataset.prevalence,
                        info=_info(dataset, name), error="", message="", demos_hidden=True)
     try:
