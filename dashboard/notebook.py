@@ -17,12 +17,14 @@ cannot ask it). The last page to change the view wins when the same app is open 
 and in a browser tab.
 
 The core (``costdash/``) never imports the dashboard: ``costdash.show`` is a lazy name of
-``costdash/__init__.py`` that imports this module only when called (``_LAZY``; the layer rule of
-``tests/test_layers.py`` reads import statements, and a module named in a string is not one).
+``costdash/__init__.py`` that imports this module when first looked up (``_LAZY``; the layer rule
+of ``tests/test_layers.py`` reads import statements, and a module named in a string is not one).
+Dash's notebook support is its private ``dash._jupyter`` (``requirements.txt`` pins Dash).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import secrets
@@ -30,7 +32,6 @@ import shutil
 import socket
 import sys
 import tempfile
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,8 +124,10 @@ class NotebookDashboard:
         classifiers only, at the conditions on screen."""
         view = self.view()
         dataset = self._dataset(view)
-        return analyze(dataset, view.condition(dataset.prevalence),
-                       models=list(view.models) if view.models else None)
+        # Right after the page switched data sets its list may still hold the previous one's
+        # names for a moment: the ticked classifiers are those this data set has.
+        ticked = view.selected(dataset.names) if view.models else None
+        return analyze(dataset, view.condition(dataset.prevalence), models=ticked or None)
 
     def decision(self) -> Decision:
         """What ``costdash decide`` says for the view on the page now: the classifier and
@@ -226,7 +229,9 @@ def show(data: Any, scores: Mapping[str, Sequence[float]] | None = None, /, *,
         raise
     shown = NotebookDashboard(url=url.rstrip("/") + start, key=key, initial=initial, app=app,
                               folder=folder)
-    weakref.finalize(shown, shutil.rmtree, folder, True)  # at exit too (finalize's atexit)
+    # At exit, not when the object is dropped: the server (Dash keeps it) may still be serving
+    # the frame from the folder.
+    atexit.register(_stop, app, folder)
     return shown
 
 
@@ -237,10 +242,9 @@ def on_screen_view(previous: View, ref: Any, values: Mapping[str, Any]) -> View:
 
     A box holding a value the page refuses (empty while being typed in, out of range) keeps the
     field's previous value, as the page's view object keeps the last valid one
-    (``assets/viewstate.js``); a set of values that breaks a
-    rule across fields (the cost of a correct decision above that of the error) keeps the whole
-    previous view. An empty classifier list means every classifier (the page draws none; the
-    previous decision stands then too).
+    (``assets/viewstate.js``); values that break a rule across fields (the cost of a correct
+    decision above that of the error) keep the whole previous view. An empty classifier list
+    keeps the previous one (the page draws nothing then and asks for a classifier).
     """
     raw = previous.to_json()
     data = ref.get("id") if isinstance(ref, dict) else None
@@ -406,8 +410,10 @@ def _run(app: Dash, host: str, port: int | None, mode: str, height: int) -> str:
         prefix = app.config.requests_pathname_prefix or "/"
         from dash._jupyter import _jupyter_config
 
-        server = _jupyter_config.get("server_url", f"http://{host}:{port}").rstrip("/")
-        return f"{server}{prefix}"
+        # Behind a Jupyter server proxy (Dash's infer_jupyter_proxy_config) the page is at the
+        # notebook server's address under the proxy's prefix, as Dash's own frame is.
+        base = str(_jupyter_config.get("server_url", f"http://{host}:{port}")).rstrip("/")
+        return f"{base}{prefix}"
     # Not in a notebook (a script, a plain interpreter): the same server thread Dash would
     # start, and the address printed.
     import threading
@@ -424,6 +430,8 @@ def _run(app: Dash, host: str, port: int | None, mode: str, height: int) -> str:
 
 
 def _stop(app: Dash, folder: Path) -> None:
+    """Shut the app's server down (Dash's, or the thread :func:`_run` started) and remove the
+    folder of its store; idempotent."""
     from dash._jupyter import jupyter_dash
 
     server = app.server.extensions.pop("costdash-notebook-server", None)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.request
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
@@ -92,8 +93,14 @@ def test_a_notebook_shows_the_page_inline_and_decides_as_the_cli(predictions_fil
                             "--models", "alpha", "beta")
         assert shown == cli
         assert shown["decision"]["classifier"] in ("alpha", "beta")
-    with pytest.raises(OSError):   # the kernel is gone, and so is its server
-        urllib.request.urlopen(src, timeout=5)
+
+        # close() stops the page (the kernel goes on) and removes the store's folder.
+        folder = kernel.json("str(view.folder)")
+        kernel.run("view.close()")
+        with pytest.raises(OSError):
+            urllib.request.urlopen(src, timeout=5)
+        assert not Path(folder).exists()
+        assert kernel.json("1 + 1") == 2
 
 
 # --- the view on screen (in this process: show() outside a notebook serves from a thread) -------
