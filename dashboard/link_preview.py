@@ -10,6 +10,11 @@ screen while Dash is still booting. The live page renders underneath, invisible
 (``assets/style.css``), and a script of the preview takes it away once the live
 graphs hold the same traces (or the page shows an error, or after a generous timeout).
 
+With the plots come the numbers a stakeholder opens the link for (issue 23): the decision
+sentence and the chosen classifier, threshold and expected cost, computed in the page's HTML by
+the live page's own ``decision()`` (assets/explore-readouts.js) on the view model of the same
+view-load reply and the conditions the page's boxes start with.
+
 What the preview shows is what the link shows anyway, computed through the same code and the
 same cache entries as the page's own callbacks (:func:`dashboard.shell.route_outputs` for the
 page, the view-load payload for the figures): it grants nothing the link does not. Only a live
