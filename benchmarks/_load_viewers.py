@@ -164,16 +164,17 @@ def _capture_viewer_in_this_thread(base: str, share: str, timeout: float) -> lis
 
 
 def retarget(captured: list[Captured], source: Saved, target: Saved) -> list[Captured]:
-    """The requests of ``source``'s page made for ``target``'s: the link's token and its data
-    handle swapped in the paths and callback bodies (the analyses differ in nothing else the
-    page sends)."""
+    """The requests of ``source``'s page made for ``target``'s: the link's token swapped in the
+    paths and callback bodies (the analyses differ in nothing else the page sends). A read
+    link's page names its data by the link (``share:<token>``), never by a handle (issue 22):
+    a capture that holds the handle is refused rather than replayed."""
     def swap(text: str | None) -> str | None:
-        if text is None:
-            return None
-        text = text.replace(source.share, target.share)
-        return text.replace(source.data, target.data)
-    if not source.data or not any(source.data in (c.body or "") for c in captured):
-        raise RuntimeError("the captured page does not name its data handle: capture each")
+        return None if text is None else text.replace(source.share, target.share)
+    if not any(source.share in (c.body or "") + (c.path or "") for c in captured):
+        raise RuntimeError("the captured page does not name its link's token: capture each")
+    if source.data and any(source.data in (c.body or "") for c in captured):
+        raise RuntimeError("the captured page names its data handle, which a read link's "
+                           "page must not")
     return [replace(c, path=swap(c.path), body=swap(c.body)) for c in captured]
 
 
