@@ -93,3 +93,20 @@ def test_bad_arguments_are_named(tracking):
         log_decision(decision, score_method="predict")
     with pytest.raises(ParameterError, match="registering a model needs model_uri"):
         log_decision(decision, registered_model_name="x")
+
+
+def test_decide_mlflow_logs_what_decide_json_prints(tracking, tmp_path, capsys):
+    from costdash.cli import main
+
+    model, x, y = _fitted(4, n=2000)
+    path = tmp_path / "p.csv"
+    pd.DataFrame({"y_true": y.astype(int), "logreg": model.predict_proba(x)[:, 1]}).to_csv(
+        path, index=False)
+    assert main(["decide", str(path), "--p-pos", "0.1", "--cost-fn", "20", "--cost-fp", "1",
+                 "--mlflow", "--experiment", "cli", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    run_id = out["mlflow"]["run_id"]
+    text = mlflow.artifacts.load_text(f"runs:/{run_id}/{DECISION_ARTIFACT}")
+    assert json.loads(text) == {k: out[k] for k in ("decision", "policy")}
+    assert main(["decide", str(path), "--run-id", "x"]) == 2
+    assert "only apply with --mlflow" in capsys.readouterr().err

@@ -70,9 +70,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        metavar="SEG=P",
                        help="p(+) of a segment (default: its prevalence in the file), e.g. "
                             "--segment-p-pos north=0.02 south=0.1")
+    group = parser.add_argument_group(
+        "MLflow (pip install mlflow-skinny; MLFLOW_TRACKING_URI says where)")
+    group.add_argument("--mlflow", action="store_true",
+                       help="log the decision: conditions as params, costs as metrics, the "
+                            "decision JSON and policy table as artifacts")
+    group.add_argument("--run-id", metavar="ID", help="log into this run (default: a new one)")
+    group.add_argument("--experiment", metavar="NAME", help="the new run's experiment")
+    group.add_argument("--model-uri", metavar="URI",
+                       help="also log a model that flags score >= threshold on this logged "
+                            "scikit-learn model's predict_proba (e.g. runs:/<run>/model)")
+    group.add_argument("--register", metavar="NAME",
+                       help="register that model under NAME (needs --model-uri)")
     add_loader_options(parser)
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     parser.set_defaults(func=run)
+
+
+def _mlflow_options_check(args: argparse.Namespace) -> None:
+    from costdash.errors import ParameterError
+
+    used = [f"--{name.replace('_', '-')}" for name in ("run_id", "experiment", "model_uri",
+                                                       "register")
+            if getattr(args, name, None)]
+    if used and not args.mlflow:
+        raise ParameterError(f"{', '.join(used)} only apply with --mlflow")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
 
     view = view_from_args(args)  # a bad condition is refused before the file is read
     segment_p_pos = _segment_priors(args)  # and so are bad segment options
+    _mlflow_options_check(args)
     dataset = load_from_args(args)
     analysis = analyze(dataset, view.condition(dataset.prevalence))
     decision = decide(analysis)
@@ -98,6 +121,12 @@ def run(args: argparse.Namespace) -> int:
                                                         for r in ranges))
         robust = robust_to_dict(robust_choice(analysis, box, volume=view.volume,
                                               tolerance=args.regret_tolerance))
+    logged = None
+    if args.mlflow:
+        from costdash.mlflow_decision import log_decision
+
+        logged = log_decision(decision, run_id=args.run_id, experiment=args.experiment,
+                              model_uri=args.model_uri, registered_model_name=args.register)
     if args.json:
         payload = decision_to_dict(decision)
         if policy is not None:
@@ -109,6 +138,11 @@ def run(args: argparse.Namespace) -> int:
                                        segment_saving_per_case=policy.saving_per_case)
         if robust is not None:
             payload["robust"] = robust
+        if logged is not None:
+            payload["mlflow"] = {"run_id": logged.run_id,
+                                 "experiment_id": logged.experiment_id,
+                                 "model_uri": logged.model_uri,
+                                 "registered_version": logged.registered_version}
         print_json(payload)
     else:
         print(format_decision(decision))
@@ -119,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
         if robust is not None:
             print()
             print(format_robust(robust))
+        if logged is not None:
+            print(f"\nlogged to MLflow run {logged.run_id}"
+                  + (f"; model {logged.model_uri}" if logged.model_uri else ""))
     return 0
 
 
