@@ -63,7 +63,8 @@ def threshold_choice_figure(classifiers: Sequence[Mapping[str, Any]],
                             index: Mapping[str, int], *, pc_now: float | None = None,
                             box_pc: Sequence[float] | None = None,
                             uirevision: str | None = None,
-                            message: str | None = None) -> go.Figure:
+                            message: str | None = None,
+                            columns: int | None = None) -> go.Figure:
     """Cost space per classifier: each threshold-choice method's curve beside the envelope.
 
     Parameters
@@ -80,6 +81,8 @@ def threshold_choice_figure(classifiers: Sequence[Mapping[str, Any]],
         The PC(+) range of the sensitivity box (shaded).
     message : str, optional
         Shown instead of panels when there is nothing to draw.
+    columns : int, optional
+        Panels per row (default :data:`MAX_COLS`; 1 on a phone).
     """
     n = len(classifiers)
     if n == 0:
@@ -90,7 +93,7 @@ def threshold_choice_figure(classifiers: Sequence[Mapping[str, Any]],
             fig.add_annotation(text=message, x=0.5, y=0.5, xref="paper", yref="paper",
                                showarrow=False, font={"size": 14})
         return fig
-    cols = min(n, MAX_COLS)
+    cols = min(n, columns or MAX_COLS)
     rows = math.ceil(n / cols)
     height = PANEL_HEIGHT * rows + 130
     # Between rows: room for the axis labels and the next panel's title (~70 px), whatever the
@@ -197,7 +200,7 @@ def decision_curve_figure(dca: Mapping[str, Any] | None, index: Mapping[str, int
         :func:`dashboard.figures.common.legend_policy`.
     """
     layout = base_layout(
-        xaxis=axis("threshold probability pₜ (flag score ≥ pₜ)", range=[0, 1]),
+        xaxis=axis("threshold probability pₜ<br>(flag score ≥ pₜ)", range=[0, 1]),  # 390 px
         yaxis=axis("net benefit per case"), height=460, uirevision=uirevision,
         margin={"l": 64, "r": 16, "t": 30, "b": 90})
     fig = go.Figure(layout=layout)

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from dash import Dash, Input, dcc, html
+from dash import Dash, Input, Output, dcc, html
 
 from costdash._wording import counted
 from costdash.errors import CostdashError
@@ -62,10 +62,18 @@ PAGE_MAX_POINTS = 2000
 """Each threshold-choice curve is thinned to at most this many points on the page (the
 expected losses stay exact)."""
 
+CHOICE_WIDTH = "choice-width"
+"""The window's width, sent by the browser once the page loads (:data:`WIDTH_JS`)."""
+CHOICE_FILTER = "choice-filter"
+CHOICE_HULL_ONLY = "choice-hull-only"
+CHOICE_LEGEND = "choice-legend"
+"""The classifier list's filter, flag and list (made by
+:func:`dashboard.figures.classifier_list.classifier_tools` with the prefix ``choice``)."""
+
 VIEW_CONTROLS = {"data": (ids.CHOICE_DATA_ID, "data"),
                  "calibration": (ids.CHOICE_CALIBRATION, "value"),
                  "beta_a": (ids.CHOICE_BETA_A, "value"), "beta_b": (ids.CHOICE_BETA_B, "value"),
-                 "filter": ("choice-filter", "value"), "hull_only": ("choice-hull-only", "value")}
+                 "filter": (CHOICE_FILTER, "value"), "hull_only": (CHOICE_HULL_ONLY, "value")}
 """The view fields this page's controls set (:func:`components.record_view`)."""
 VIEW_FIELDS = list(VIEW_CONTROLS)
 
@@ -87,11 +95,30 @@ MIN_PANEL_WIDTH = 300
 390 px the grid's three panels were ~100 px each). Below it the grid scrolls sideways."""
 
 
+def grid_columns(width: Any) -> int:
+    """Panels per row of the cost grid for a window ``width`` px wide (the browser's, sent once
+    the page loads; None: :data:`MAX_COLS`): as many as keep ~300 px each, at least one."""
+    if not isinstance(width, (int, float)) or width <= 0:
+        return MAX_COLS
+    return max(1, min(MAX_COLS, int((width - 100) // 360)))
+
+
+def grid_min_width(columns: int) -> dict[str, str]:
+    """The cost grid's style: :data:`MIN_PANEL_WIDTH` per column plus the axes' margins; wider
+    than its box, it scrolls sideways."""
+    least = MIN_PANEL_WIDTH if columns == 1 else columns * MIN_PANEL_WIDTH + 100
+    return {"minWidth": f"{least}px"}
+
+
+WIDTH_JS = "function (_ref) { return window.innerWidth; }"
+"""Clientside: the window's width, once the page's reference is set (before the page's
+callback, which waits for it: one computation, in the right number of columns)."""
+
+
 def _graph(id_: str, caption: str) -> html.Figure:
     cost = id_ == ids.CHOICE_COST_GRAPH
-    # The panel grid keeps MIN_PANEL_WIDTH per column (its margins: ~100 px), scrolling in its
-    # box on a narrow screen; the decision curves keep one plot's.
-    width = MAX_COLS * MIN_PANEL_WIDTH + 100 if cost else MIN_PANEL_WIDTH + 80
+    # At least one plot's width; the panel grid's is set with its columns (grid_min_width).
+    width = MIN_PANEL_WIDTH
     return html.Figure(className="plot choice-plot", children=[
         html.Div(style={"overflowX": "auto"}, children=dcc.Graph(
             id=id_, figure=threshold_choice_figure([], {}) if cost
@@ -178,6 +205,7 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
         dcc.Store(id=ids.CHOICE_REF, data=reference(view, shared=shared is not None)),
         dcc.Store(id=ids.CHOICE_DATA_ID, data=None if shared is not None else view.data),
         dcc.Store(id=ids.CHOICE_URL),
+        dcc.Store(id=CHOICE_WIDTH),
         *([html.P([html.B(f"Shared analysis: {shared.name}"), " — read-only: nothing you do "
                    "here is saved."], className="shared-banner")] if shared is not None
           else []),
@@ -440,7 +468,7 @@ class ChoiceOutputs(Reply):
                       dca_note=ids.CHOICE_DCA_NOTE, robust=ids.CHOICE_ROBUST,
                       conditions=ids.CHOICE_CONDITIONS, data_id=(ids.CHOICE_DATA_ID, "data"),
                       info=ids.CHOICE_INFO, error=ids.CHOICE_ERROR, message=ids.CHOICE_MESSAGE,
-                      legend="choice-legend")
+                      legend=CHOICE_LEGEND, cost_style=(ids.CHOICE_COST_GRAPH, "style"))
 
 
 def _empty(message: str = "", error: str = "") -> ChoiceOutputs:
@@ -452,7 +480,7 @@ def _empty(message: str = "", error: str = "") -> ChoiceOutputs:
 
 def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any,
                 beta_a: Any, beta_b: Any, name_filter: Any = None,
-                hull_only: Any = None) -> ChoiceOutputs:
+                hull_only: Any = None, width: Any = None) -> ChoiceOutputs:
     """Everything on the page for the view in ``ref`` with the page's own controls. Computed
     for every ticked classifier (the robust choices among them all); drawn and tabled for
     those the filter and "hull classifiers only" leave (:func:`shown_classifiers`)."""
@@ -499,10 +527,12 @@ def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any
         " → PC(+) = ", html.B(_num(cond["pc"]), id=ids.CHOICE_PC), ". Expected losses with ",
         _beta_words(summary["beta"]), ". ",
         dcc.Link("Change them on Explore", href=ref["home"]), "."]
+    columns = grid_columns(width)
+    out.cost_style = grid_min_width(min(columns, max(1, len(shown))))
     out.cost = threshold_choice_figure(
-        shown, index, pc_now=cond["pc"],
+        shown, index, pc_now=cond["pc"], columns=columns,
         box_pc=None if robust is None else robust["pc_range"],
-        uirevision=f"{ref['revision']}:{','.join(c['name'] for c in summary['classifiers'])}")
+        uirevision=f"{ref['revision']}:{columns}:{','.join(c['name'] for c in shown)}")
     out.table = loss_table({**summary, "classifiers": shown})
     # One line per reason, not one per classifier (issue 23: a wall of text at 50).
     out.refused = [
@@ -529,9 +559,13 @@ def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any
 def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(*ChoiceOutputs.outputs(), Input(ids.CHOICE_REF, "data"),
                   *each(Input, "value", ids.CHOICE_CALIBRATION, ids.CHOICE_BETA_A,
-                        ids.CHOICE_BETA_B, "choice-filter", "choice-hull-only"))
-    def _view(ref, calibration, beta_a, beta_b, name_filter, hull_only):
+                        ids.CHOICE_BETA_B, CHOICE_FILTER, CHOICE_HULL_ONLY),
+                  Input(CHOICE_WIDTH, "data"))
+    def _view(ref, calibration, beta_a, beta_b, name_filter, hull_only, width):
         return choice_view(services, ref, calibration, beta_a, beta_b, name_filter,
-                           hull_only).as_tuple()
+                           hull_only, width).as_tuple()
+
+    app.clientside_callback(WIDTH_JS, Output(CHOICE_WIDTH, "data"),
+                            Input(ids.CHOICE_REF, "data"))
 
     record_view(app, ids.CHOICE_URL, VIEW_CONTROLS)

@@ -58,18 +58,18 @@ GEOMETRY = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map
 
 
 def check_geometry(plots: list[dict]) -> None:
-    """No figure under 300 px either way (its plot areas at least 230 px wide, 200 tall), no
+    """No figure under 300 px either way (its plot areas at least 200 px wide and tall), no
     legend taller than its plot, every axis title inside its figure, no classifier in a plot's
     own legend (the list is the legend)."""
     assert plots
     for p in plots:
-        # Each plot area (each panel of the cost grid) at least 230 px wide: a figure of 300
+        # Each plot area (each panel of the cost grid) at least 200 px wide: a figure of 300
         # px less its axes' labels.
         for left, top, right, bottom in p["drags"]:
-            assert right - left >= 230, p
+            assert right - left >= 200, p
         main = max(p["drags"], key=lambda d: (d[2] - d[0]) * (d[3] - d[1]))
         width, height = main[2] - main[0], main[3] - main[1]
-        assert width >= 230 and p["svg"][2] - p["svg"][0] >= 300, p
+        assert width >= 200 and p["svg"][2] - p["svg"][0] >= 300, p
         assert p["svg"][3] - p["svg"][1] >= 300, p
         if p["id"] != "curves-gains-graph":
             assert height >= 200, p
