@@ -116,7 +116,8 @@ def _message_figure(layout: dict, message: str) -> go.Figure:
 
     fig = go.Figure(layout=layout)
     # Wrapped: one line of 70 characters ran off a plot 300 px wide.
-    fig.add_annotation(text="<br>".join(textwrap.wrap(message, 36)), x=0.5, y=0.5, xref="paper", yref="paper",
+    fig.add_annotation(text="<br>".join(textwrap.wrap(message, 36)), x=0.5, y=0.5,
+                       xref="paper", yref="paper",
                        showarrow=False, font={"size": 13, "color": "#57606a"})
     return fig
 
