@@ -33,7 +33,6 @@ written back only by ``assets/viewstate.js``; the other pages' fields ride along
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 
@@ -394,7 +393,9 @@ def constraint_result(services: Services, key: dict[str, Any] | None,
     return out or None
 
 
-SINGLE_CACHE_VERSION = 1
+RESULTS_PER_DATA_SET = 200
+"""Pins and single thresholds kept per data set in the results service (each a few hundred
+bytes; every client choosing new thresholds would otherwise grow the cache without bound)."""
 
 
 def _single(point: SingleThreshold) -> dict[str, Any]:
@@ -431,15 +432,14 @@ def single_threshold_result(services: Services, key: dict[str, Any] | None,
     if scope.read_only:
         return _single_thinned(services, scope, models, specs)
     out: dict[str, Any] = {}
-    missing: dict[str, tuple[tuple, str]] = {}
+    missing: dict[str, tuple] = {}
     for name, spec in specs.items():
-        digest = hashlib.sha256(json.dumps([models, spec]).encode()).hexdigest()[:32]
-        cache_key = f"single:v{SINGLE_CACHE_VERSION}:{scope.data_id}:{digest}"
-        text = services.views.cache.get(cache_key)
+        text = services.results.peek("single", scope.data_id, [models, spec], scope="full",
+                                     checked=False)
         if text:
             out[name] = json.loads(text)
         else:
-            missing[name] = (spec, cache_key)
+            missing[name] = spec
     if not missing:
         return out
     try:
@@ -449,9 +449,11 @@ def single_threshold_result(services: Services, key: dict[str, Any] | None,
     wanted = set(models) if models else None
     rocs = [roc_of(c) for c in (*dataset.scored, *dataset.counted)
             if wanted is None or c.name in wanted]
-    for name, (spec, cache_key) in missing.items():
+    for name, spec in missing.items():
         entry = _single_entry(rocs, spec)
-        services.views.cache.set(cache_key, json.dumps(entry, allow_nan=False))
+        services.results.put("single", scope.data_id, [models, spec],
+                             json.dumps(entry, allow_nan=False), scope="full",
+                             bound=RESULTS_PER_DATA_SET)
         out[name] = entry
     return out
 
@@ -506,14 +508,6 @@ def pin_grid_result(services: Services, key: dict[str, Any] | None,
     return grid
 
 
-PIN_CACHE_VERSION = 1
-
-
-def _pin_cache_key(dataset_id: str, name: str, threshold: float) -> str:
-    digest = hashlib.sha256(json.dumps([name, threshold]).encode()).hexdigest()[:32]
-    return f"pin:v{PIN_CACHE_VERSION}:{dataset_id}:{digest}"
-
-
 def pinned_result(services: Services, key: dict[str, Any] | None,
                   state: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The view's pinned thresholds as exact ROC points (core: ``costdash.pinned``).
@@ -546,7 +540,7 @@ def pinned_result(services: Services, key: dict[str, Any] | None,
     ticked = set(key.get("models") or names)
     thinned: dict[str, RocCurve] = {}
     out: list[dict[str, Any] | None] = []
-    missing: dict[int, tuple[str, float, str]] = {}
+    missing: dict[int, tuple[str, float]] = {}
     for name, threshold in pins:
         if name not in names:
             out.append({"model": name, "threshold": threshold,
@@ -563,21 +557,21 @@ def pinned_result(services: Services, key: dict[str, Any] | None,
             except CostdashError as exc:
                 out.append({"model": name, "threshold": threshold, "error": str(exc)})
         else:
-            cache_key = _pin_cache_key(scope.data_id, name, threshold)
-            text = services.views.cache.get(cache_key)
+            text = services.results.peek("pin", scope.data_id, [name, threshold],
+                                         scope="full", checked=False)
             out.append(json.loads(text) if text else None)
             if text is None:
-                missing[len(out) - 1] = (name, threshold, cache_key)
+                missing[len(out) - 1] = (name, threshold)
     if missing:
         try:
             dataset = services.store.get(scope.data_id)
         except CostdashError as exc:
-            for i, (name, threshold, _) in missing.items():
+            for i, (name, threshold) in missing.items():
                 out[i] = {"model": name, "threshold": threshold, "error": str(exc)}
             return [o for o in out if o is not None]
         classifiers = {c.name: c for c in (*dataset.scored, *dataset.counted)}
         rocs: dict[str, Any] = {}
-        for i, (name, threshold, cache_key) in missing.items():
+        for i, (name, threshold) in missing.items():
             if name not in rocs:
                 rocs[name] = roc_of(classifiers[name])   # one sort per classifier
             try:
@@ -585,7 +579,9 @@ def pinned_result(services: Services, key: dict[str, Any] | None,
             except CostdashError as exc:
                 out[i] = {"model": name, "threshold": threshold, "error": str(exc)}
                 continue
-            services.views.cache.set(cache_key, json.dumps(entry, allow_nan=False))
+            services.results.put("pin", scope.data_id, [name, threshold],
+                                 json.dumps(entry, allow_nan=False), scope="full",
+                                 bound=RESULTS_PER_DATA_SET)
             out[i] = entry
     return [o for o in out if o is not None]
 

@@ -15,6 +15,7 @@ from dashboard.config import Settings
 from dashboard.factory import create_app
 from dashboard.pages import choice as choice_page
 from dashboard.pages import curves as curves_page
+from dashboard.pages import explore as explore_page
 
 LIMIT = 40
 """``max_roc_points`` of these apps: far fewer than the distinct scores of :func:`_csv`."""
@@ -104,6 +105,12 @@ def _touch_everything(client, services, dataset_id: str) -> None:
         assert client.get(f"{base}/{path}?p_pos=0.25").status_code == 200, path
     curves_page.score_summaries(services, dataset_id)
     curves_page.pinned_points(services, dataset_id, [("alpha", 0.5), ("beta", 0.7)])
+    key = {"id": dataset_id, "models": None}
+    pins = explore_page.pinned_result(services, key, {"id": dataset_id, "pins": [
+        {"model": "alpha", "threshold": 0.5}, {"model": "beta", "threshold": 0.25}]})
+    assert all("error" not in p for p in pins)
+    single = explore_page.single_threshold_result(services, key, {"np": {"limit": 0.1}})
+    assert "error" not in single["np"]
 
 
 def test_keys_follow_the_one_scheme_and_name_the_scope(client, services):
@@ -113,7 +120,7 @@ def test_keys_follow_the_one_scheme_and_name_the_scope(client, services):
     keys = results.keys_of(data_id)
     kinds = {k.split(":")[1] for k in keys}
     assert {"choice-curves", "choice", "report", "decision", "csv", "curves-scores",
-            "pin-point"} <= kinds
+            "pin-point", "pin", "single"} <= kinds
     for key in keys:
         _, kind, version, dataset, scope, digest = key.split(":")
         assert (version, dataset) == (results.version, data_id)
