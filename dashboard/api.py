@@ -35,7 +35,7 @@ from costdash.decision import decide, decision_to_dict
 from costdash.errors import CostdashError
 from costdash.view import View
 from dashboard.bandcache import BandCache, cost_band_key
-from dashboard.gate import client_key, heavy_work, run_bounded
+from dashboard.gate import ComputeRefused, client_key, heavy_work, run_bounded
 from dashboard.responses import link_root
 from dashboard.services import Services
 from dashboard.sharing import (VIEW_KEYS, AnalysisNotFound, NotAuthorized, analysis_summary,
@@ -564,7 +564,21 @@ def dataset_report(dataset_id: str):
                             {"view": view.to_json(), "bands": band_keys, "url": url,
                              "name": record.name}, build, scope=scope, checked=False)
 
-    found, error = _result(dataset_id, report)
+    try:
+        found, error = _result(dataset_id, report)
+    except ComputeRefused as exc:
+        if not _wants_html():
+            raise  # the gate's handler: JSON with Retry-After
+        # A browser following "Download report": a page saying so, with the same status.
+        from html import escape
+
+        from dashboard.responses import page
+
+        busy = page("Report not made yet", (
+            f"<h1>The report was not made yet</h1><p>{escape(exc.message)}</p>"
+            "<p>Download it again in a moment.</p>"), exc.status)
+        busy.headers["Retry-After"] = str(exc.retry_after)
+        return busy
     if error is not None:
         return _readable_error(dataset_id, error) if _wants_html() else error
     record, html = found

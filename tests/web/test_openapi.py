@@ -471,6 +471,11 @@ def exercise_gate(api: Api, demo: Path) -> None:
                 refused = api.call("get", f"{base}/{path}?p_pos=0.7", status)
                 assert "not started" in refused.get_json()["error"]
                 assert int(refused.headers["Retry-After"]) > 0
+            # A browser following "Download report" gets a page saying so.
+            page = api.call("get", f"{base}/report.html?p_pos=0.7", status,
+                            headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+            assert page.mimetype == "text/html" and int(page.headers["Retry-After"]) > 0
+            assert "not made yet" in page.get_data(as_text=True)
             for lease in held:
                 give_back(services.store, lease)
     finally:
