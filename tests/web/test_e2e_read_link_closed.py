@@ -91,7 +91,8 @@ def test_a_read_link_holds_no_handle_and_its_nav_stays_in_it(live_server, browse
     # Finding 2: the nav offers the link's pages only, each under /s/<token>.
     offered = viewer.evaluate("""() => [...document.querySelectorAll("a.nav-link")]
         .filter((a) => a.offsetParent !== null).map((a) => [a.id, a.getAttribute("href")])""")
-    assert sorted(i for i, _ in offered) == ["nav-choice", "nav-curves", "nav-explore"]
+    assert sorted(i for i, _ in offered) == ["nav-choice", "nav-curves", "nav-explore",
+                                             "nav-production"]
     leaving = [h for h in _anchors(viewer) if not _inside(h, token)]
     assert leaving == [], leaving
     expect(viewer.locator("#nav-compare")).to_be_hidden()

@@ -168,6 +168,10 @@ def test_read_only_handle_shows_the_analysis_batches_without_upload(app_services
     record = replace(services.sharing.open(token), dataset_id=f"share:{token}")
     built = page.layout({}, services, shared=record)
     assert find(built, page.UPLOAD_BOX).hidden is True and handle not in str(built)
+    # ... and the read link routes it: /s/<token>/production, in the link's own nav.
+    routed_content, _ = route(f"/s/{token}/production", "", services)
+    assert find(routed_content, page.UPLOAD_BOX).hidden is True
+    assert handle not in str(routed_content) and find(routed_content, page.GRAPH) is not None
 
 
 def test_the_page_is_routed_with_its_ids(app_services):

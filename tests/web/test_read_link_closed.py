@@ -86,7 +86,7 @@ def test_a_read_links_page_and_nav_hold_no_handle_and_stay_in_the_link(link, sub
     assert all(h.startswith(f"/s/{token}") for h in hrefs), hrefs
     assert brand == f"/s/{token}"
     offered = {p.slug: h for p, h, s in zip(PAGES, hrefs, styles) if s is None}
-    assert set(offered) == {"explore", "curves", "choice"}
+    assert set(offered) == {"explore", "curves", "choice", "production"}
     assert offered["curves"].startswith(f"/s/{token}/curves?")
     assert "data=" not in "".join(hrefs)
     # A viewer's ?data= does not bring another data set into the link's pages.
