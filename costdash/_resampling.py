@@ -14,6 +14,21 @@ from costdash.errors import ParameterError
 
 RngLike = int | np.integer | np.random.Generator | None
 
+BAND_MAX_REPLICATES = 10_000
+"""Largest number of bootstrap replicates a cost-curve band accepts
+(``costdash.bands.MAX_REPLICATES``)."""
+
+MIN_CALIBRATED_REPLICATES = 200
+"""Fewest bootstrap replicates accepted for a band that carries a confidence level
+(``costdash.bands.MIN_CALIBRATED_REPLICATES``)."""
+
+MULTICLASS_MAX_REPLICATES = 100_000
+"""Upper bound on the number of bootstrap replicates BCOST and BDELTACOST accept
+(``costdash.multiclass.MAX_REPLICATES``)."""
+
+# The bounds live here, not in costdash.bands or costdash.multiclass, so that the CLI and the
+# view state them without importing those packages (tests/test_cli_startup.py).
+
 
 def as_generator(rng: RngLike) -> np.random.Generator:
     """A Generator from None (fresh entropy), a non-negative integer seed, or a Generator."""

@@ -52,7 +52,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from costdash import _grid_counting
-from costdash._io_layouts import (
+from costdash.io.layouts import (
     _as_numbers,
     _find_column,
     _key,
@@ -61,7 +61,7 @@ from costdash._io_layouts import (
     _non_numeric,
     _positive_index,
 )
-from costdash._io_messages import _SHOW_ROWS, _quoted
+from costdash.io.messages import _SHOW_ROWS, _quoted
 from costdash.errors import InputFileError, ParameterError
 from costdash.io import (
     FOLD_COLUMNS,

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from costdash._io_layouts import LABEL_COLUMNS, _factorize, _find_column
-from costdash._io_messages import _q, _quoted
+from costdash.io.layouts import LABEL_COLUMNS, _factorize, _find_column
+from costdash.io.messages import _q, _quoted
 from costdash.errors import InputFileError, ParameterError
 
 __all__ = ["CLASS_SEPARATOR", "class_score_columns", "one_vs_rest_frame"]

@@ -15,9 +15,9 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from costdash._io_layouts import LABEL_COLUMNS, _find_column
-from costdash._io_messages import _q, _quoted
-from costdash._io_read import _read_source, _read_table, _sniff_format
+from costdash.io.layouts import LABEL_COLUMNS, _find_column
+from costdash.io.messages import _q, _quoted
+from costdash.io.reading import _read_source, _read_table, _sniff_format
 from costdash.errors import InputFileError
 
 __all__ = ["ProductionScores", "load_production"]

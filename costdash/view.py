@@ -31,9 +31,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlencode
 
-# From the bands' light input module, not costdash.bands: the view is imported by `import
-# costdash` and the CLI, and costdash.bands brings scipy.special (issue 23, --help <= 0.3 s).
-from costdash._bands_inputs import MAX_REPLICATES
+# From costdash._resampling, not costdash.bands: the view is imported by `import costdash`
+# and the CLI, and costdash.bands brings scipy.special (issue 23, --help <= 0.3 s).
+from costdash._resampling import BAND_MAX_REPLICATES as MAX_REPLICATES
 from costdash.conditions import DEFAULT_COST, OperatingCondition, default_condition
 from costdash.errors import ParameterError
 

@@ -38,7 +38,7 @@ from typing import Any
 import pandas as pd
 import sqlalchemy as sa
 
-from costdash._io_read import _read_source, _read_table, _sniff_format
+from costdash.io.reading import _read_source, _read_table, _sniff_format
 from costdash.dataset import Dataset
 from costdash.errors import InputFileError
 from costdash.monitor import Watch, watch

@@ -16,10 +16,10 @@ class's errors dominate the cost), not the total n. So the designs are:
 
 With the negatives as the smaller class the model is the same with PC(+) mirrored (swap the
 labels, negate and shift the scores: N(0, 1) and N(d, 1) again, FNR and FPR swap, x -> 1 - x),
-so PC(+) here is "PC of the smaller class": ``costdash._bands_regime`` reads the table at
+so PC(+) here is "PC of the smaller class": ``costdash.bands.regime`` reads the table at
 ``1 - PC(+)`` when the negatives are fewer.
 
-The earned regime (``costdash._bands_regime``) takes, for each count and PC(+), the worse of the
+The earned regime (``costdash.bands.regime``) takes, for each count and PC(+), the worse of the
 two majority sizes and shows the level only where that is within 0.04 of nominal.
 ``tests/test_band_regime.py`` checks the code's table against the CSV this study writes.
 
@@ -48,11 +48,11 @@ from numpy.typing import NDArray
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 try:
-    from costdash._bands_regime import TOLERANCE
+    from costdash.bands.regime import TOLERANCE
     from costdash.bands import cost_band
 except ModuleNotFoundError:  # run from a checkout without installing the package
     sys.path.insert(0, os.path.join(HERE, ".."))
-    from costdash._bands_regime import TOLERANCE
+    from costdash.bands.regime import TOLERANCE
     from costdash.bands import cost_band
 
 
@@ -156,7 +156,7 @@ def write_csv(path: str, rows: list[dict[str, Any]]) -> None:
 
 def earned_table(rows: list[dict[str, Any]]) -> dict[float, dict[int, tuple[float, ...]]]:
     """``{level: {minority: coverage at PC(+) 0.05 ... 0.95}}``, each the worse of the majority
-    sizes (the one farther from nominal): the table ``costdash._bands_regime`` keeps."""
+    sizes (the one farther from nominal): the table ``costdash.bands.regime`` keeps."""
     out: dict[float, dict[int, tuple[float, ...]]] = {}
     for level in sorted({r["level"] for r in rows}):
         out[level] = {}
@@ -171,7 +171,7 @@ def earned_table(rows: list[dict[str, Any]]) -> dict[float, dict[int, tuple[floa
 
 
 def python_table(rows: list[dict[str, Any]]) -> str:
-    """The earned table as the Python literal of ``costdash._bands_regime``."""
+    """The earned table as the Python literal of ``costdash.bands.regime``."""
     lines = ["DOUBLE_BOOTSTRAP_COVERAGE: dict[float, dict[int, tuple[float, ...]]] = {"]
     for level, by_count in earned_table(rows).items():
         lines.append(f"    {level}: {{")
@@ -260,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                         "(the published run: studies/double_bootstrap_coverage.csv)")
     parser.add_argument("--out", help="also write the markdown tables to this file")
     parser.add_argument("--table", action="store_true",
-                        help="print the earned table as costdash._bands_regime's literal")
+                        help="print the earned table as costdash.bands.regime's literal")
     parser.add_argument("--from-csv", nargs="+", metavar="FILE",
                         help="run nothing: read these raw results (e.g. of runs of different "
                              "--minority counts, whose streams do not depend on each other) and "

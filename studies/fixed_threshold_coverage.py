@@ -53,11 +53,11 @@ from scipy import stats
 from scipy.special import gammaln
 
 try:
-    from costdash._bands_edges import PAIRED_INTERVALS
+    from costdash.bands.edges import PAIRED_INTERVALS
     from costdash._intervals import cp_mover_line, mover_line, wilson_mover_line
 except ModuleNotFoundError:  # run from a checkout without installing the package
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    from costdash._bands_edges import PAIRED_INTERVALS
+    from costdash.bands.edges import PAIRED_INTERVALS
     from costdash._intervals import cp_mover_line, mover_line, wilson_mover_line
 
 POSITIVES = (10, 20, 50, 100, 250, 1000)

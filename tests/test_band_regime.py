@@ -1,4 +1,4 @@
-"""Where an approximate band shows its level (costdash._bands_regime): the table in code against
+"""Where an approximate band shows its level (costdash.bands.regime): the table in code against
 the shipped study's raw results, the reading rules on a hand-made table, and what a band, the
 CLI and the page say with and without a level."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import costdash._bands_regime as regime
+import costdash.bands.regime as regime
 from costdash.bands import cost_band
 from costdash.cli import main
 

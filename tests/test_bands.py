@@ -17,14 +17,14 @@ from scipy import stats
 from strategies import labelled_scores
 
 import costdash
-from costdash._bands_engine import (
+from costdash.bands.engine import (
     _cumulative,
     _envelopes,
     _full_data_envelope,
     _JointClass,
     _superbins_of_scores,
 )
-from costdash._bands_sampler import _Multinomial
+from costdash.bands.sampler import _Multinomial
 from costdash.bands import (
     MAX_REPLICATES,
     NO_SIGNIFICANCE,

@@ -16,7 +16,7 @@ from costdash.cli import _command_word, _declared_commands
 HEAVY = ("scipy", "pandas", "pyarrow", "sklearn", "duckdb", "numba", "plotly", "dash",
          "costdash.aggregation", "costdash.bands", "costdash.band_choice", "costdash.choice_curves",
          "costdash.choice_summary", "costdash.dca", "costdash.hmeasure", "costdash.multiclass",
-         "costdash.io", "costdash._io_read", "costdash.robust", "costdash.decision",
+         "costdash.io", "costdash.io.reading", "costdash.robust", "costdash.decision",
          "costdash.criteria", "dashboard.commands")
 """Modules (and packages) no command list or core command's help may import."""
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from costdash._bands_edges import _paired_edges
+from costdash.bands.edges import _paired_edges
 from costdash._intervals import (
     clopper_pearson,
     cp_mover_line,

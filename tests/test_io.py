@@ -636,7 +636,7 @@ def test_latin1_undefined_in_cp1252_falls_back_to_latin1(tmp_path):
 
 
 def test_utf8_is_not_mistaken_for_latin1_across_chunks():
-    from costdash._io_read import _as_utf8, _is_utf8
+    from costdash.io.reading import _as_utf8, _is_utf8
     text = "é€" * 1000  # 2- and 3-byte characters cut by every small chunk size
     for chunk in (1, 2, 5, 7, 4096):
         assert _is_utf8(text.encode(), chunk=chunk)

@@ -1,4 +1,4 @@
-"""The structure check of JSON predictions files (costdash._io_json), issue 22 finding 4: hostile
+"""The structure check of JSON predictions files (costdash.io.json_shape), issue 22 finding 4: hostile
 structure is refused before a native reader sees it, and the scan reads valid files exactly as
 a JSON parser does (checked against Python's json module, chunk boundaries anywhere)."""
 
@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from costdash import _io_json
-from costdash._io_json import MAX_DEPTH, MAX_FIELDS, check_json_table
+from costdash.io import json_shape as _io_json
+from costdash.io.json_shape import MAX_DEPTH, MAX_FIELDS, check_json_table
 from costdash.errors import InputFileError
 from costdash.io import load_predictions
 

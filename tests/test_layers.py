@@ -8,7 +8,12 @@ with :mod:`ast`, so they hold without importing anything:
   ``if TYPE_CHECKING:`` never run and are not counted;
 * the modules of ``dashboard/`` import only modules of their own row of the README's table
   ("Layout of the code") or of the rows above it (:data:`DASHBOARD_LAYERS`);
-* no page imports another page.
+* no page imports another page;
+* the core's modules import each other without a cycle;
+* a core subpackage (:data:`CORE_PACKAGES`: ``costdash/bands/``, ``costdash/io/``,
+  ``costdash/multiclass/``) is its ``__init__.py``, the face that holds or re-exports its public
+  names, over private parts: no part imports its face, and outside the package only the modules
+  :data:`CORE_PACKAGES` names reach past the face into a part.
 """
 
 from __future__ import annotations
@@ -143,6 +148,45 @@ def layer_of(module: str) -> int | None:
                 if best is None or len(name) > best[1]:
                     best = (rank, len(name))
     return None if best is None else best[0]
+
+
+CORE_PACKAGES = {
+    "costdash.bands": (),
+    # the other readers of tables share the predictions file's reading, layouts and messages
+    "costdash.io": ("costdash.aggregation", "costdash.one_vs_rest", "costdash.production_io",
+                    "costdash.multiclass.readers", "dashboard.production_store"),
+    "costdash.multiclass": (),
+}
+"""Each core subpackage of the README's ``costdash/`` row -> the modules outside it that may
+import its parts (everything else imports the package itself: ``costdash.bands.cost_band``)."""
+
+
+def test_core_has_no_import_cycle():
+    assert cycles(import_graph("costdash")) == []
+
+
+def test_core_subpackages_are_the_ones_listed():
+    packages = sorted(_module_name(p.parent) for p in (ROOT / "costdash").glob("*/__init__.py"))
+    assert [p for p in packages if p != "costdash.cli"] == sorted(CORE_PACKAGES)
+
+
+def test_no_part_of_a_core_package_imports_its_face():
+    offenders = sorted(f"{name} -> {package}"
+                       for package in CORE_PACKAGES
+                       for name, path in _modules(package.replace(".", "/")).items()
+                       if name != package and package in imported_names(path))
+    assert offenders == []
+
+
+def test_only_the_listed_modules_import_a_core_packages_parts():
+    modules = {**_modules("costdash"), **_modules("dashboard")}
+    reach = sorted(f"{name} -> {imported}"
+                   for name, path in modules.items()
+                   for imported in imported_names(path, modules)
+                   for package, allowed in CORE_PACKAGES.items()
+                   if imported.startswith(package + ".") and not name.startswith(package + ".")
+                   and name != package and name not in allowed)
+    assert reach == [], "import the package's face, or name the module in CORE_PACKAGES"
 
 
 def test_the_cycle_finder_finds_a_cycle():

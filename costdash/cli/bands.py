@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-# The bounds the options state come from the bands' light input module; costdash.bands itself
+# The bounds the options state come from costdash._resampling, light; costdash.bands itself
 # (scipy.special) is imported when a band is computed, so `costdash --help` stays light (issue 23).
-from costdash._bands_inputs import MAX_REPLICATES, MIN_CALIBRATED_REPLICATES
+from costdash._resampling import BAND_MAX_REPLICATES as MAX_REPLICATES
+from costdash._resampling import MIN_CALIBRATED_REPLICATES
 from costdash.cli import print_json
 from costdash.cli.common import add_loader_options, load_from_args
 from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier

@@ -14,10 +14,10 @@ import numpy as np
 
 from costdash.cli import finite_or_none, print_json
 from costdash.errors import InputFileError, ParameterError
-# The bound the options state, from the light statistics module; costdash.multiclass (its
+# The bound the options state, from costdash._resampling, light; costdash.multiclass (its
 # readers bring pandas and pyarrow) is imported when a command runs, so `costdash --help` stays
 # light (issue 23).
-from costdash._multiclass_statistics import MAX_REPLICATES
+from costdash._resampling import MULTICLASS_MAX_REPLICATES as MAX_REPLICATES
 
 _ORIENTATION = ("ORIENTATION: by default every matrix CSV (--costs, --confusion) has ROWS = "
                 "PREDICTED class and COLUMNS = ACTUAL (true) class, as in Margineantu & "

@@ -3,9 +3,9 @@ matrices, and predicted class labels (wide or long). Private; the public names a
 
 Every reader takes a path or a binary file object (an upload) and a ``name`` for its messages.
 The bytes are read by the helpers of :func:`costdash.io.load_predictions`
-(:mod:`costdash._io_read`), as predictions files are: the same size limit handling, gzip, UTF-16
+(:mod:`costdash.io.reading`), as predictions files are: the same size limit handling, gzip, UTF-16
 and Windows-1252 text, the same refusal of empty and binary files, and the same separator sniffing
-(:func:`~costdash._io_read.sniff_separator`), among comma, tab and semicolon. Cells are kept as
+(:func:`~costdash.io.reading.sniff_separator`), among comma, tab and semicolon. Cells are kept as
 text (``"1"`` and ``"1.0"`` are different labels).
 """
 
@@ -22,8 +22,8 @@ from typing import IO, Literal, Union
 import numpy as np
 from numpy.typing import NDArray
 
-from costdash._io_read import _as_utf8, _read_source, _sniff_format, sniff_separator
-from costdash._multiclass_confusion import _fmt_labels
+from costdash.io.reading import _as_utf8, _read_source, _sniff_format, sniff_separator
+from costdash.multiclass.confusion import _fmt_labels
 from costdash._wording import counted
 from costdash.errors import InputFileError, ParameterError
 

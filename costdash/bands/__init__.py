@@ -31,7 +31,7 @@ Three questions
   uncalibrated spread. ``method="double-bootstrap"`` calibrates the basic interval by a double
   bootstrap (approximate; about ``inner_replicates`` times the work): it shows its level only on
   the PC(+) range where ``studies/double_bootstrap_coverage.py`` measured its coverage within
-  0.04 of nominal for the smaller class's count (``level_range``; :mod:`costdash._bands_regime`),
+  0.04 of nominal for the smaller class's count (``level_range``; :mod:`costdash.bands.regime`),
   and says why not elsewhere (``no_level``); earned nowhere, it is a spread (``calibrated`` False).
 
 Differences (paper 000 §9) follow the same split: the difference of two re-tuned envelopes is an
@@ -42,9 +42,9 @@ still selectable; the two classes combined by MOVER) whose ``significant`` range
 (pointwise, or for the whole curve when ``simultaneous``).
 
 The bootstrap replicates are drawn and reduced to envelopes in bulk by private modules:
-:mod:`costdash._bands_engine` (super-bins and envelopes; its docstring says how) with
-:mod:`costdash._bands_sampler` (exact multinomial counts); the band edges of every method are
-in :mod:`costdash._bands_edges`, the argument checks in :mod:`costdash._bands_inputs`.
+:mod:`costdash.bands.engine` (super-bins and envelopes; its docstring says how) with
+:mod:`costdash.bands.sampler` (exact multinomial counts); the band edges of every method are
+in :mod:`costdash.bands.edges`, the argument checks in :mod:`costdash.bands.inputs`.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ from typing import Literal, Self
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from costdash._bands_edges import (
+from costdash.bands.edges import (
     PAIRED_INTERVALS,
     _band_edges,
     _double_edges,
@@ -64,7 +64,7 @@ from costdash._bands_edges import (
     _paired_costs,
     _paired_edges,
 )
-from costdash._bands_engine import (
+from costdash.bands.engine import (
     ProgressCallback,
     _curve_replicates,
     _difference_replicates,
@@ -77,7 +77,7 @@ from costdash._bands_engine import (
     _superbins_of_score_counts,
     _superbins_of_scores,
 )
-from costdash._bands_estimands import (
+from costdash.bands.estimands import (
     ESTIMAND_DIFF_ENVELOPE,
     ESTIMAND_DIFF_LINE,
     ESTIMAND_DIFF_PERCENTILE_LINE,
@@ -92,7 +92,7 @@ from costdash._bands_estimands import (
     _estimand,
     band_label,
 )
-from costdash._bands_inputs import (
+from costdash.bands.inputs import (
     DEFAULT_INNER_REPLICATES,
     MAX_REPLICATES,
     LINE_CLOSED_FORMS,
@@ -118,7 +118,7 @@ from costdash._bands_inputs import (
     _tables,
     band_iv,
 )
-from costdash._bands_regime import LevelRegime, level_regime
+from costdash.bands.regime import LevelRegime, level_regime
 from costdash._resampling import AtLevel, RngLike, order_statistic_ranks
 from costdash._resampling import check_level as _check_level
 from costdash._resampling import readonly as _readonly
@@ -199,7 +199,7 @@ class _Band(AtLevel):
     @property
     def level_regime(self) -> LevelRegime | None:
         """For an approximate method (the double bootstrap), where the coverage study earned
-        its level on this grid (:func:`costdash._bands_regime.level_regime`); None otherwise."""
+        its level on this grid (:func:`costdash.bands.regime.level_regime`); None otherwise."""
         return level_regime(self.method, self.n_pos, self.n_neg, self.pc, self.level)
 
     @property

@@ -11,7 +11,7 @@ are the cumulative sums of the per-super-bin counts; points strictly below the c
 full-data hull vertices (which are points of the same replicate too) are dropped in bulk, the
 few remaining points of every replicate go to :func:`costdash._geometry.upper_hull` together (one
 row per replicate), and the envelope at each grid value is read off the hull's edges. Replicates are
-processed in batches so that memory stays bounded (``max_batch_elements``). The counts per super-bin are drawn by :class:`costdash._bands_sampler._Multinomial`.
+processed in batches so that memory stays bounded (``max_batch_elements``). The counts per super-bin are drawn by :class:`costdash.bands.sampler._Multinomial`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from costdash._bands_sampler import _batches, _count_dtype, _Multinomial
+from costdash.bands.sampler import _batches, _count_dtype, _Multinomial
 from costdash._geometry import upper_hull
 from costdash.dataset import ScoredClassifier
 from costdash.errors import ParameterError

@@ -10,7 +10,14 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from costdash._resampling import RngLike, as_generator, check_level, check_replicates
+from costdash._resampling import (
+    BAND_MAX_REPLICATES,
+    MIN_CALIBRATED_REPLICATES,
+    RngLike,
+    as_generator,
+    check_level,
+    check_replicates,
+)
 from costdash._selection import (
     paired_tables,
     select_thresholds,
@@ -22,7 +29,7 @@ from costdash.dataset import CountedClassifier, ScoredClassifier
 from costdash.errors import ParameterError
 from costdash.roc import roc_from_score_counts
 
-MAX_REPLICATES = 10_000
+MAX_REPLICATES = BAND_MAX_REPLICATES
 """Largest number of bootstrap replicates accepted."""
 
 
@@ -59,8 +66,6 @@ UNEARNED_REASON = ("{name}'s exact coverage falls to {low} at nominal 0.90 when 
 LINE_CLOSED_FORMS = ("clopper-pearson-mover", "wilson-mover", "clopper-pearson")
 """The closed-form methods of a cost line (their edges are recomputed from the error counts)."""
 
-MIN_CALIBRATED_REPLICATES = 200
-"""Fewest bootstrap replicates accepted for a band that carries a confidence level."""
 
 DEFAULT_INNER_REPLICATES = 100
 """Inner replicates per outer replicate of the double bootstrap."""

@@ -26,27 +26,27 @@ Costs are averages per example: a result's ``cost`` is ``sum(confusion * costs) 
 
 Layers
 ------
-The names below are defined in three private modules, one per layer, and re-exported here:
-``_multiclass_statistics`` (the bootstrap procedures and their results),
-``_multiclass_confusion`` (count matrices from labels, label matching) and
-``_multiclass_readers`` (the CSV readers, which take a path or a file object).
+The names below are defined in three private submodules, one per layer, and re-exported here:
+``costdash.multiclass.bootstrap`` (the bootstrap procedures and their results),
+``costdash.multiclass.confusion`` (count matrices from labels, label matching) and
+``costdash.multiclass.readers`` (the CSV readers, which take a path or a file object).
 """
 
 from __future__ import annotations
 
-from costdash._multiclass_confusion import (
+from costdash.multiclass.confusion import (
     confusion3d_from_labels,
     confusion_from_labels,
     match_labels,
 )
-from costdash._multiclass_readers import (
+from costdash.multiclass.readers import (
     LabeledClassifier,
     LabelPredictions,
     load_confusion_matrix,
     load_cost_matrix,
     load_label_predictions,
 )
-from costdash._multiclass_statistics import (
+from costdash.multiclass.bootstrap import (
     MAX_REPLICATES,  # noqa: F401 - the bound the CLI states; as before, not in __all__
     BcostBatch,
     BcostResult,

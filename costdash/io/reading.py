@@ -21,8 +21,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from costdash._io_json import check_json_table
-from costdash._io_messages import _q, _reason, _size, _too_many_rows
+from costdash.io.json_shape import check_json_table
+from costdash.io.messages import _q, _reason, _size, _too_many_rows
 from costdash.errors import InputFileError, ParameterError
 
 _SNIFF_BYTES = 16 * 1024
@@ -145,7 +145,7 @@ def _read_table(data: bytes, source: str, fmt: str, max_rows: int | None) -> pd.
             data = _as_utf8(data)
             if fmt != "text":
                 # Before any native reader sees it, not even the row count's on a prefix:
-                # hostile nesting kills pyarrow's process (see costdash._io_json).
+                # hostile nesting kills pyarrow's process (see costdash.io.json_shape).
                 _refuse_nul(data, source)
                 # (JSON lines: the row limit is the line count's, below.)
                 check_json_table(data, source, lines=fmt == "jsonl",

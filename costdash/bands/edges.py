@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from costdash._bands_inputs import MAX_REPLICATES
+from costdash.bands.inputs import MAX_REPLICATES
 from costdash._intervals import (
     clopper_pearson,
     cp_mover_line,

@@ -1,5 +1,5 @@
 """The shape of a JSON predictions file, checked on its bytes before any parser sees it
-(private; :func:`costdash._io_read._read_table` calls :func:`check_json_table`).
+(private; :func:`costdash.io.reading._read_table` calls :func:`check_json_table`).
 
 A predictions file in JSON is a table: flat records, one per line (JSON lines) or in one array.
 The parsers behind ``pandas.read_json`` are native code and trust their input's shape: pyarrow's
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from costdash._io_messages import _q, _too_many_rows
+from costdash.io.messages import _q, _too_many_rows
 from costdash.errors import InputFileError
 
 MAX_DEPTH = 8

@@ -26,7 +26,7 @@ from typing import IO, Literal
 import numpy as np
 import pandas as pd
 
-from costdash._io_layouts import (
+from costdash.io.layouts import (
     COUNT_COLUMNS,
     FOLD_COLUMNS,
     LABEL_COLUMNS,
@@ -39,11 +39,11 @@ from costdash._io_layouts import (
     _load_score_counts,
     _load_scored,
 )
-from costdash._io_layouts import (
+from costdash.io.layouts import (
     ID_COLUMNS as ID_COLUMNS,
 )
-from costdash._io_messages import _q, _quoted, _too_many_rows
-from costdash._io_read import _read_source, _read_table, _sniff_format
+from costdash.io.messages import _q, _quoted, _too_many_rows
+from costdash.io.reading import _read_source, _read_table, _sniff_format
 from costdash._wording import counted
 from costdash.dataset import Dataset
 from costdash.errors import InputFileError, ParameterError

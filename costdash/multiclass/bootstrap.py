@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from costdash._docstrings import fill_doc
 from costdash._resampling import (
+    MULTICLASS_MAX_REPLICATES,
     AtLevel,
     RngLike,
     check_level,
@@ -27,7 +28,7 @@ from costdash._resampling import as_generator as _as_generator
 from costdash._resampling import readonly as _readonly
 from costdash.errors import ParameterError
 
-MAX_REPLICATES = 100_000
+MAX_REPLICATES = MULTICLASS_MAX_REPLICATES
 """Upper bound on the number of bootstrap replicates accepted by the functions of this module."""
 
 

@@ -11,7 +11,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from costdash._io_messages import (
+from costdash.io.messages import (
     _SHOW_LABELS,
     _fail,
     _number,
