@@ -2,7 +2,9 @@
 used by the results' ``at_level``): the percentile cut of replicate curves, the closed-form
 bands of cost lines (Clopper-Pearson-MOVER, the default; Wilson-MOVER; the Clopper-Pearson
 rectangle) and of paired differences (discordant-cell MOVER, the default; Newcombe-MOVER), and the
-double bootstrap's calibrated basic interval."""
+double bootstrap's calibrated basic interval.
+Private: a part of :mod:`costdash.bands`, whose ``__init__`` holds the public names.
+"""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ full-data hull vertices (which are points of the same replicate too) are dropped
 few remaining points of every replicate go to :func:`costdash._geometry.upper_hull` together (one
 row per replicate), and the envelope at each grid value is read off the hull's edges. Replicates are
 processed in batches so that memory stays bounded (``max_batch_elements``). The counts per super-bin are drawn by :class:`costdash.bands.sampler._Multinomial`.
+Private: a part of :mod:`costdash.bands`, whose ``__init__`` holds the public names.
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 Every band measures test-set sampling variability of fixed models, never retrained; each
 text says of which quantity, and whether the band is calibrated for it. The short label of a
-band (:func:`band_label`) is here too."""
+band (:func:`band_label`) is here too.
+Private: a part of :mod:`costdash.bands`, whose ``__init__`` holds the public names.
+"""
 
 from __future__ import annotations
 

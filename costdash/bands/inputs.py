@@ -1,6 +1,8 @@
 """The arguments of :mod:`costdash.bands`' functions: the checks they share (:func:`band_iv`),
 the methods and their limits, and the inputs turned into arrays (scores, confusion matrices,
-selection rows, paired tables)."""
+selection rows, paired tables).
+Private: a part of :mod:`costdash.bands`, whose ``__init__`` holds the public names.
+"""
 
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ How a band's grid is read against the study's table (each step conservative):
   must be earned at both; others were not studied (no level);
 * the level is claimed on one contiguous PC(+) range of the grid (the longest run where it is
   earned); a band earning it nowhere has ``calibrated=False``.
+Private: a part of :mod:`costdash.bands`, whose ``__init__`` holds the public names.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """How :func:`costdash.io.load_predictions` names what is wrong in a file: quoted values and
-lists, row numbers, sizes and the reasons of the parsers' exceptions, kept short and printable."""
+lists, row numbers, sizes and the reasons of the parsers' exceptions, kept short and printable.
+Private: a part of :mod:`costdash.io`, whose ``__init__`` holds the public names.
+"""
 
 from __future__ import annotations
 
