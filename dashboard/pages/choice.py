@@ -42,8 +42,7 @@ from costdash._wording import counted
 from costdash.errors import CostdashError
 from costdash.view import View, number_text
 from dashboard import ids
-from dashboard.components import (Reply, check_fields, each, number_box, record_view, targets,
-                                  warn)
+from dashboard.page_kit import Reply, check_fields, each, number_box, record_view, targets, warn
 from dashboard.figures.choice import MAX_COLS, decision_curve_figure, threshold_choice_figure
 from dashboard.figures.classifier_list import (classifier_tools, grouped_reasons,
                                                shown_classifiers, swatch_legend)
@@ -74,7 +73,7 @@ VIEW_CONTROLS = {"data": (ids.CHOICE_DATA_ID, "data"),
                  "calibration": (ids.CHOICE_CALIBRATION, "value"),
                  "beta_a": (ids.CHOICE_BETA_A, "value"), "beta_b": (ids.CHOICE_BETA_B, "value"),
                  "filter": (CHOICE_FILTER, "value"), "hull_only": (CHOICE_HULL_ONLY, "value")}
-"""The view fields this page's controls set (:func:`components.record_view`)."""
+"""The view fields this page's controls set (:func:`page_kit.record_view`)."""
 VIEW_FIELDS = list(VIEW_CONTROLS)
 
 CALIBRATION_OPTIONS = [

@@ -54,8 +54,8 @@ from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE, optimal_vertex
 from costdash.pinned import pin_threshold
 from costdash.roc import RocCurve, roc_of
 from costdash.view import View, combination_problems, field_named
-from dashboard.components import (Reply, check_fields, condition_field, default_model, each,
-                                  follow_implied, number_box, record_view, targets, warn)
+from dashboard.page_kit import (Reply, check_fields, condition_field, default_model, each,
+                                follow_implied, number_box, record_view, targets, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_figure,
                                       reliability_figure)
@@ -503,7 +503,7 @@ VIEW_CONTROLS = {"data": ("curves-data-id", "data"), "model": ("curves-model", "
                  "p_pos": ("curves-p-view", "data"), "cost_fn": ("curves-cost-fn", "value"),
                  "cost_fp": ("curves-cost-fp", "value"), "capacity": ("curves-capacity", "value"),
                  "filter": ("curves-filter", "value"), "hull_only": ("curves-hull-only", "value")}
-"""The view fields this page's controls set (:func:`components.record_view`)."""
+"""The view fields this page's controls set (:func:`page_kit.record_view`)."""
 VIEW_FIELDS = list(VIEW_CONTROLS)
 
 

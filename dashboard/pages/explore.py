@@ -56,7 +56,7 @@ from dashboard import ids
 from dashboard.services import Services
 from dashboard.limits import client_limits
 from dashboard.responses import link_root
-from dashboard.components import Reply, each, open_demo, record_view, targets
+from dashboard.page_kit import Reply, each, open_demo, record_view, targets
 from dashboard.explore_layout import (HELP, _analysis_panel, _classifiers_panel,
                                       _conditions_panel, _exports, _plot_options, _pins_panel,
                                       _readouts, _share_panel, _shared_banner, _upload_zone)
