@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from dash import Dash, Input, Output, dcc, html, no_update
+from dash import ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
 
 from costdash._wording import counted
 from costdash.costspace import LowerEnvelope, lower_envelope
@@ -23,13 +23,12 @@ from costdash.view import View, field_named
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound, valid_id
 from dashboard.viewmodel import hull_from_entry
-from dashboard.viewstate import record_view_js
 
-__all__ = ["NO_DATA", "UNSET_WHEN_IMPLIED_JS", "Reply", "Resolved", "as_float", "as_int",
-           "check_fields", "classifier_options", "classifier_picker", "condition_field",
+__all__ = ["NO_DATA", "PAGES_NAMESPACE", "RECORD_VIEW", "UNSET_WHEN_IMPLIED", "Reply", "Resolved",
+           "as_float", "as_int", "check_fields", "classifier_options", "classifier_picker", "condition_field",
            "conditions_pc", "dataset_line", "default_model", "each", "envelope_of", "fmt_range",
            "follow_implied", "help_panel", "no_data", "number_box", "open_demo", "prevalence_of",
-           "record_view", "resolve", "targets", "warn"]
+           "record_view", "resolve", "targets", "view_fields_store", "warn"]
 
 NO_DATA = "No data set is open. Upload a predictions file or open a demo on the Explore page."
 
@@ -263,30 +262,45 @@ def conditions_pc(view: View, prevalence: float | None) -> float | None:
         return None
 
 
-UNSET_WHEN_IMPLIED_JS = """function (value, implied) {
-    return value === implied ? null : value;
-}"""
-"""Clientside mapping of a box to the value the view records: none while the box shows the value
-the view implies (the PC(+) or the p(+) of Explore's conditions), so the view keeps following
-them; the typed value otherwise. Inputs: the box's value, the implied value (a store)."""
+PAGES_NAMESPACE = "costdash_pages"
+"""The namespace of the pages' clientside functions (``window.dash_clientside.costdash_pages``,
+assets/pages.js)."""
+
+UNSET_WHEN_IMPLIED = ClientsideFunction(PAGES_NAMESPACE, "unsetWhenImplied")
+"""Clientside mapping of a box to the value the view records (assets/pages.js
+``unsetWhenImplied``): none while the box shows the value the view implies (the PC(+) or the
+p(+) of Explore's conditions), so the view keeps following them; the typed value otherwise.
+Inputs: the box's value, the implied value (a store)."""
+
+RECORD_VIEW = ClientsideFunction(PAGES_NAMESPACE, "recordView")
+"""Clientside (assets/pages.js ``recordView``): the controls' values, in order, are the view
+fields the last argument names (:func:`view_fields_store`); gives the checked problems."""
 
 
 def follow_implied(app: Dash, view_id: str, value_id: str, implied_id: str) -> None:
-    """Register :data:`UNSET_WHEN_IMPLIED_JS`: the store ``view_id`` holds what the view records
+    """Register :data:`UNSET_WHEN_IMPLIED`: the store ``view_id`` holds what the view records
     of the control ``value_id`` (its ``value``), given the implied value in the store
     ``implied_id``."""
-    app.clientside_callback(UNSET_WHEN_IMPLIED_JS, Output(view_id, "data"),
+    app.clientside_callback(UNSET_WHEN_IMPLIED, Output(view_id, "data"),
                             Input(value_id, "value"), Input(implied_id, "data"))
+
+
+def view_fields_store(store: str, controls: Mapping[str, Any]) -> dcc.Store:
+    """The store beside ``store`` (``{store}-fields``) holding the names of the view fields the
+    page's controls set, in the order of ``controls``: the data :func:`record_view`'s one
+    clientside function reads. A page's layout holds it next to ``store``."""
+    return dcc.Store(id=f"{store}-fields", data=list(controls))
 
 
 def record_view(app: Dash, store: str, controls: Mapping[str, tuple[str, str]]) -> None:
     """Register the clientside callback that hands a page's controls to the browser's view
-    (:func:`dashboard.viewstate.record_view_js`, which writes the address bar): ``controls``
-    maps each view field the page sets to the ``(element id, property)`` that holds it; the
-    problems it finds go to the store ``store``."""
-    app.clientside_callback(record_view_js(list(controls)), Output(store, "data"),
-                            *[Input(element, prop) for element, prop in controls.values()])
-
+    (:data:`RECORD_VIEW`, which writes the address bar through assets/viewstate.js):
+    ``controls`` maps each view field the page sets to the ``(element id, property)`` that
+    holds it, and the page's layout holds :func:`view_fields_store` of the same ``controls``;
+    the problems it finds go to the store ``store``."""
+    app.clientside_callback(RECORD_VIEW, Output(store, "data"),
+                            *[Input(element, prop) for element, prop in controls.values()],
+                            State(f"{store}-fields", "data"))
 
 
 # --- controls ------------------------------------------------------------------------------------

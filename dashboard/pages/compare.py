@@ -50,7 +50,8 @@ from dashboard.band_kit import (GRID, background_options, band_page_head, job_co
                                 progress_reporter, register_band_load, register_run_gate)
 from dashboard.page_kit import (NO_DATA, Reply, classifier_options, classifier_picker,
                                 dataset_line, each, envelope_of, fmt_range, follow_implied,
-                                help_panel, record_view, resolve, targets, warn)
+                                help_panel, record_view, resolve, targets, view_fields_store,
+                                warn)
 from dashboard.figures.bands import band_figure
 from dashboard.figures.common import graph_config
 from dashboard.figures.compare import difference_figure, envelopes_figure
@@ -115,7 +116,8 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
     simultaneous = bool(getattr(view, "simultaneous", False))
     choice = choice_of(getattr(view, "method", None), simultaneous)
     return html.Div(className="bands-page compare", children=[
-        *band_page_head("compare", view, problems),
+        *band_page_head("compare", view, problems,
+                        stores=[view_fields_store(ids.COMPARE_URL, VIEW_CONTROLS)]),
         html.Div(className="page-grid", children=[
             html.Aside(className="controls", children=[
                 html.Section(className="panel", children=[

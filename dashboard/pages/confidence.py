@@ -56,7 +56,8 @@ from dashboard.band_kit import (CACHE_DOWN, GRID, background_options, band_page_
 from dashboard.page_kit import (NO_DATA, Reply, check_fields, classifier_options,
                                 classifier_picker, conditions_pc, dataset_line, default_model,
                                 each, envelope_of, follow_implied, help_panel, number_box,
-                                prevalence_of, record_view, resolve, targets, warn)
+                                prevalence_of, record_view, resolve, targets, view_fields_store,
+                                warn)
 from dashboard.figures.bands import band_figure, band_name, picked_text
 from dashboard.figures.common import graph_config
 from dashboard.services import Services
@@ -160,7 +161,8 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
     return html.Div(className="bands-page confidence", children=[
         *band_page_head("confidence", view, problems,
                         stores=[dcc.Store(id=ids.CONFIDENCE_PC_IMPLIED, data=implied),
-                                dcc.Store(id=ids.CONFIDENCE_PC_VIEW)]),
+                                dcc.Store(id=ids.CONFIDENCE_PC_VIEW),
+                                view_fields_store(ids.CONFIDENCE_URL, VIEW_CONTROLS)]),
         html.Div(className="page-grid", children=[
             html.Aside(className="controls", children=[
                 html.Section(className="panel", children=[

@@ -38,7 +38,7 @@ from costdash.view import View
 from dashboard import ids
 from dashboard.page_kit import (Reply, check_fields, classifier_options, condition_field,
                                 default_model, each, follow_implied, open_demo, record_view,
-                                targets, warn)
+                                targets, view_fields_store, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.folds import folds_cost_figure, folds_roc_figure
 from dashboard.services import Services
@@ -114,6 +114,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
         dcc.Store(id=ids.FOLDS_P_IMPLIED, data=prevalence),
         dcc.Store(id=ids.FOLDS_P_VIEW),
         dcc.Store(id=ids.FOLDS_URL),
+        view_fields_store(ids.FOLDS_URL, VIEW_CONTROLS),
         html.Section(className="data-bar folds-bar", children=[
             problems_note(problems),
             html.Div(className="folds-controls", children=[

@@ -39,7 +39,7 @@ from costdash.monitor import Watch
 from costdash.view import View, number_text
 from dashboard import ids
 from dashboard.page_kit import (Reply, check_fields, condition_field, follow_implied, number_box,
-                                record_view, targets, warn)
+                                record_view, targets, view_fields_store, warn)
 from dashboard.figures.common import graph_config
 from dashboard.figures.production import production_figure
 from dashboard.production_store import (ProductionStore, alert_payloads, period_guess,
@@ -129,6 +129,7 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
         dcc.Store(id=REF, data=reference),
         dcc.Store(id=BATCH),
         dcc.Store(id=URL_PROBLEMS),
+        view_fields_store(URL_PROBLEMS, VIEW_CONTROLS),
         dcc.Store(id=P_IMPLIED, data=prevalence),
         dcc.Store(id=P_VIEW),
         html.Section(className="data-bar folds-bar", children=[

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+from importlib import import_module
 from pathlib import Path
 
 import numpy as np
@@ -309,6 +310,15 @@ def test_confidence_reads_the_band_at_the_conditions_of_explore(services, demo_r
     assert loaded.pc is no_update and loaded.pc_implied == pytest.approx(expected)
 
 
+def _walk(component):
+    """A layout's components, depth first."""
+    yield component
+    children = getattr(component, "children", None)
+    for child in children if isinstance(children, (list, tuple)) else [children]:
+        if child is not None and hasattr(child, "to_plotly_json"):
+            yield from _walk(child)
+
+
 def test_pages_record_their_fields_in_the_one_view(web_app):
     """Each page hands its controls to the browser's one view object; none writes the URL."""
     expected = {
@@ -326,11 +336,24 @@ def test_pages_record_their_fields_in_the_one_view(web_app):
                            ["folds-data-id", "folds-model", "folds-p-view", "folds-cost-fn",
                             "folds-cost-fp"]),
     }
-    scripts = "\n".join(web_app._inline_scripts)
+    clientside = {c["output"]: c.get("clientside_function") for c in web_app._callback_list}
+    services = web_app.server.extensions["costdash"]
     for output, (fields, inputs) in expected.items():
         callback = web_app.callback_map[output]
         assert [i["id"] for i in callback["inputs"]] == inputs, output
-        assert f"window.costdashView.record({json.dumps(fields)}" in scripts, output
+        # One clientside function (assets/pages.js) records every page's fields, named by the
+        # store beside the page's own, which the page's layout holds.
+        store = output.split(".")[0]
+        assert [(i["id"], i["property"]) for i in callback["state"]] == \
+            [(f"{store}-fields", "data")], output
+        assert clientside[output] == {"namespace": page_kit.PAGES_NAMESPACE,
+                                      "function_name": "recordView"}, output
+        page = import_module(f"dashboard.pages.{store.split('-')[0]}")
+        held = [c.data for c in _walk(page.layout({}, services))
+                if getattr(c, "id", None) == f"{store}-fields"]
+        assert held == [fields], output
+    pages_js = (Path(page_kit.__file__).parent.parent / "assets" / "pages.js").read_text()
+    assert "window.costdashView.record(names, values)" in pages_js
     for page in ("compare", "confidence", "folds"):
         source = (Path(page_kit.__file__).parent / "pages" / f"{page}.py").read_text()
         assert "replaceState" not in source and "url_writer" not in source, page
