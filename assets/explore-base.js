@@ -2,8 +2,8 @@
  * explore-base.js -- what every part of the Explore page's script shares, on one namespace
  * object, window.costdashExplore (`E` in each file).
  *
- * The Explore page's browser side is split by what each file holds; Dash loads assets/*.js in
- * alphabetical order, so this file comes first and the others follow:
+ * The Explore page's browser side is split by what each file holds; every page loads them in
+ * the order ASSET_SCRIPTS of dashboard/factory.py declares, this file first and the others after:
  *
  *   explore-base.js       the namespace, slider scales, number text, small DOM helpers, and the
  *                         state the files share (the last drawing's arguments)

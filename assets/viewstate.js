@@ -475,7 +475,7 @@
         }
     }, true);
 
-    // The typing pause (dashboard/components.py number_box: dcc.Input's own debounce is off,
+    // The typing pause (dashboard/page_kit.py number_box: dcc.Input's own debounce is off,
     // its class says the pause): one timer per box, restarted by every key, so a value is
     // committed only once typing has paused, never half typed while the keys still come.
     const pauseTimers = new WeakMap();

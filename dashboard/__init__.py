@@ -5,7 +5,7 @@ Layers, imports going one way only (README, "Layout of the code"; tests/test_lay
     costdash (core numpy)  ->  figures
     config, storage (records, tables, sqlstore), sharedstate, demos, labelfiles, cachebackend,
     bandcache, jobs, viewmodel
-        ->  sharing, services  ->  pages (explore_layout), shell, components (ids)  |  api,
+        ->  sharing, services  ->  pages (explore_layout), shell, page_kit, band_kit (ids)  |  api,
             manage, responses, report (report_format, report_readouts, report_curves,
             report_choice), limits, gate
         ->  factory.create_app, worker  ->  app.py

@@ -18,7 +18,7 @@ from dash import dcc, html
 
 from costdash.view import MAX_PINS, View
 from dashboard import ids
-from dashboard.components import condition_field, help_panel, number_box
+from dashboard.page_kit import condition_field, help_panel, number_box
 from dashboard.services import Services
 from dashboard.storage import AnalysisRecord
 

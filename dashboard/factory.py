@@ -33,6 +33,29 @@ from dashboard.viewstate import schema_script
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
+ASSET_SCRIPTS = (
+    "costmath.js",          # window.costdashMath: the conditions' arithmetic the others use
+    "explore-base.js",      # window.costdashExplore, which the Explore parts below extend
+    "explore-geometry.js",  # the Explore parts: each may take at load time what one before
+    "explore-pins.js",      # it defines (assets/explore-base.js lists them)
+    "explore-plots.js",
+    "explore-readouts.js",
+    "explore-sliders.js",
+    "explore.js",           # the Explore page's clientside callbacks, after all its parts
+    "link-preview.js",      # a read link's preview (also loaded by the preview itself)
+    "pages.js",             # the other pages' clientside callbacks
+    "plot-export.js",
+    "shared-link.js",
+    "upload.js",
+    "viewstate.js",         # the browser's view object and URL writer
+)
+"""The browser scripts of assets/, in the order every page loads them: declared here, not
+implied by the file names (Dash would load assets/*.js alphabetically). :func:`create_app`
+tells Dash to leave .js files of assets/ alone (``assets_ignore``) and adds these, in this
+order, where Dash puts assets (after the component libraries, before dash-renderer) with its
+cache-busting ``?m=<mtime>``; tests/web/test_asset_scripts.py checks every assets/*.js is here
+exactly once and that pages load them in this order."""
+
 log = logging.getLogger(__name__)
 
 UPLOAD_GRACE_SECONDS = 60.0
@@ -204,9 +227,11 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
     settings = _settings(config)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     redact_werkzeug_log()  # the development server's request lines carry link tokens
-    app = Dash("costdash", assets_folder=str(ASSETS), title="costdash", update_title=None,
-               suppress_callback_exceptions=True, serve_locally=True,
+    app = Dash("costdash", assets_folder=str(ASSETS), assets_ignore=r"\.js$", title="costdash",
+               update_title=None, suppress_callback_exceptions=True, serve_locally=True,
                background_callback_manager=background_manager(settings))
+    for name in ASSET_SCRIPTS:  # served as Dash serves assets, in the declared order
+        app.scripts.append_script({"asset_path": name, "filepath": str(ASSETS / name)})
     server = app.server
     server.secret_key = settings.resolved_secret_key()
     # The session holds only an upload key's id (dashboard.limits); it is not sent along with

@@ -4,7 +4,7 @@ docs/dashboard.md).
 
 A page writes ``ids.P_POS_INPUT``, never the string; ``tests/web/test_ids.py`` checks that every
 id the scripts name is here. Ids built from a prefix (the job controls of
-:func:`dashboard.components.job_controls`, ``{prefix}-run`` ...) or a number (the pin cards) are
+:func:`dashboard.band_kit.job_controls`, ``{prefix}-run`` ...) or a number (the pin cards) are
 made by the functions at the end.
 """
 

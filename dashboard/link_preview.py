@@ -31,7 +31,6 @@ import json
 import logging
 import re
 from pathlib import Path
-from string import Template
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -73,71 +72,22 @@ def _trace_uids(figure: Mapping[str, Any]) -> list[str]:
     return [str(t["uid"]) for t in figure.get("data", []) if t.get("uid")]
 
 
+PREVIEW_SCRIPT = "link-preview.js"
+"""The preview's script in assets/: shows the decision, draws the plots, swaps in the page."""
+
 SWAP_TIMEOUT_MS = 20_000
 """After this long from the link's opening the preview goes whatever the page did: a viewer is
 never left on a static picture."""
 
-_SWAP_JS = Template("""(function () {
-    "use strict";
-    // Hands the page over from its preview to the live page. The live page renders underneath,
-    // invisible while the preview is in the document (style.css), so removing the preview is
-    // the whole swap. It goes once both live graphs hold every trace of the preview and have
-    // drawn them (the viewer then sees the same plots, now with their controls), at once when
-    // the page shows an error, and after the timeout in any case. The outcome is kept in
-    // <html data-link-preview="live|error|timeout"> for tests and benchmarks.
-    var box = document.getElementById("$box");
-    if (!box) return;
-    var pairs = $pairs, frame = null, timer = null;
-    var want = Object.keys(pairs).map(function (live) {
-        var el = document.getElementById(pairs[live]);
-        return [live, el ? (el.getAttribute("data-uids") || "").split(" ").filter(Boolean) : []];
-    });
-    function liveDrawn(id, uids) {
-        var gd = document.querySelector("#" + id + " .js-plotly-plot");
-        if (!gd || !gd._fullData || !gd.querySelector(".scatterlayer .trace")) return false;
-        var have = new Set(gd._fullData.map(function (t) { return t.uid; }));
-        return uids.length > 0 && uids.every(function (u) { return have.has(u); });
-    }
-    function pageError() {
-        var entry = document.getElementById("$entry");
-        if (!entry) return false;
-        if (entry.querySelector(".$error_page, ._dash-error")) return true;
-        var err = document.getElementById("$upload_error");
-        return Boolean(err && err.textContent.trim());
-    }
-    function finish(outcome) {
-        if (frame !== null) cancelAnimationFrame(frame);
-        if (timer !== null) clearTimeout(timer);
-        frame = timer = null;
-        if (!box.isConnected) return;
-        Object.keys(pairs).forEach(function (live) {
-            var el = document.getElementById(pairs[live]);
-            // Its resize listener and plot state go with it.
-            if (el && window.Plotly && el._fullLayout) window.Plotly.purge(el);
-        });
-        box.remove();
-        document.documentElement.setAttribute("data-link-preview", outcome);
-    }
-    function check() {
-        frame = null;
-        if (!box.isConnected) return;
-        if (pageError()) return finish("error");
-        if (want.every(function (w) { return liveDrawn(w[0], w[1]); })) return finish("live");
-        frame = requestAnimationFrame(check);
-    }
-    // A frame is checked only when one is drawn; the timeout holds in a tab never shown too.
-    timer = setTimeout(function () { finish("timeout"); },
-                       Math.max(0, $timeout - performance.now()));
-    check();
-})();""")
-
 
 def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly_src: str,
                      decision: Mapping[str, Any] | None = None,
-                     decision_scripts: Sequence[str] = ()) -> str:
+                     decision_scripts: Sequence[str] = (),
+                     script_src: str = "/assets/" + PREVIEW_SCRIPT) -> str:
     """The preview's HTML: a stand-in for the top of the read-only Explore page (the shared
     banner, the decision sentence and readouts, the plots where the page has them), the two
-    figures as inert JSON, plotly.js and the few lines that draw them.
+    figures as inert JSON, plotly.js and assets/link-preview.js (``script_src``: its address),
+    which draws them and swaps in the live page.
 
     ``figures`` maps "roc" and "cost" to plotly figures as JSON-able dicts (data and layout);
     ``plotly_src`` is the address of the plotly.js that dcc.Graph would load (the same file,
@@ -159,7 +109,7 @@ def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly
             f'<figure class="plot"><div class="graph-box"><div id="{PREVIEW_GRAPHS[key]}" '
             f'class="link-preview-graph" data-uids="{uids}"></div></div>'
             f"<figcaption>{caption}</figcaption></figure>")
-    graphs = json.dumps(PREVIEW_GRAPHS)
+    config = _preview_config(decision is not None and bool(decision_scripts))
     # The rows above the plots stand in for the page's (shell, shared views, banner, data bar,
     # sentence, plot options) at their heights, so the plots do not jump at the swap.
     nav = "".join(f'<span class="nav-link">{html.escape(p.title)}</span>' for p in PAGES)
@@ -184,25 +134,10 @@ def preview_fragment(name: str, figures: Mapping[str, Mapping[str, Any]], plotly
         f"{figures_json(figures)}</script>"
         f"{_decision_html(decision, decision_scripts)}"
         f'<script src="{html.escape(plotly_src, quote=True)}"></script>'
-        # Runs as the parser reaches it, long before dash-renderer: nothing here waits for Dash.
-        # Any failure takes the preview away, so the page shows as it always did.
-        "<script>(function () {"
-        f'var box = document.getElementById("{PREVIEW_ID}");'
-        "try {"
-        f'var figs = JSON.parse(document.getElementById("{PREVIEW_FIGURES_ID}").textContent);'
-        f"var graphs = {graphs};"
-        "Promise.all(Object.keys(graphs).map(function (k) {"
-        "return window.Plotly.newPlot(graphs[k], figs[k].data, figs[k].layout,"
-        " {responsive: true, displayModeBar: false});"
-        "})).then(function () {"
-        # For tests and benchmarks; the swap below later writes how the preview went.
-        "var root = document.documentElement;"
-        'if (!root.hasAttribute("data-link-preview"))'
-        ' root.setAttribute("data-link-preview", "drawn");'
-        "}, function () { if (box) box.remove(); });"
-        "} catch (e) { if (box) box.remove(); }"
-        "})();</script>"
-        f"<script>{_swap_js()}</script>"
+        # Runs as the parser reaches it, long before dash-renderer: nothing there waits for
+        # Dash. It shows the decision, draws the plots and swaps in the live page.
+        f'<script src="{html.escape(script_src, quote=True)}" data-preview-config="'
+        f'{html.escape(_json_for_script(config), quote=True)}"></script>'
         "</div>")
 
 
@@ -231,50 +166,29 @@ def _readouts_html() -> str:
             f"{cells}</div></section>")
 
 
-_DECISION_JS = Template("""(function () {
-    "use strict";
-    // The live page's decision (assets/explore-readouts.js) on the link's view and conditions;
-    // p(+) unset: the data set's own, as the live page's first drawing does (explore.js).
-    var el = document.getElementById("$data");
-    var E = window.costdashExplore, M = window.costdashMath;
-    if (!el || !E || !E.decision || !M) return;
-    var k = JSON.parse(el.textContent);
-    if (!E.validP(k.p)) k.p = k.view.default_condition.p_pos;
-    if (!M.valid(k.p, k.costFn, k.costFp, k.costTp, k.costTn)) return;
-    var d = E.decision(k, M);
-    var sentence = document.getElementById("$sentence");
-    if (sentence) sentence.innerHTML = d.htmls.sentence || "";
-    $readouts.forEach(function (id) {
-        var out = document.getElementById("link-preview-" + id);
-        if (out && d.texts[id] !== undefined) out.textContent = d.texts[id];
-        if (out && d.titles[id]) out.title = d.titles[id];
-    });
-    document.documentElement.setAttribute("data-link-preview-decision", "shown");
-})();""")
-
-
 def _decision_html(decision: Mapping[str, Any] | None, scripts: Sequence[str]) -> str:
-    """The decision's inputs as inert JSON, the live page's scripts that compute it, and the
-    lines that show it (nothing without a decision). A failure leaves the preview's readouts
-    as dashes; the live page writes its own as always."""
+    """The decision's inputs as inert JSON and the live page's scripts that compute it (nothing
+    without a decision); assets/link-preview.js shows it."""
     if decision is None or not scripts:
         return ""
     tags = "".join(f'<script src="{html.escape(src, quote=True)}"></script>' for src in scripts)
-    js = _DECISION_JS.substitute(data=PREVIEW_DECISION_ID, sentence=PREVIEW_SENTENCE_ID,
-                                 readouts=json.dumps(list(PREVIEW_READOUTS)))
     return (f'<script type="application/json" id="{PREVIEW_DECISION_ID}">'
-            f"{_json_for_script(dict(decision))}</script>{tags}"
-            f"<script>try {{ {js} }} catch (e) {{}}</script>")
+            f"{_json_for_script(dict(decision))}</script>{tags}")
 
 
-def _swap_js() -> str:
+def _preview_config(decision: bool) -> dict[str, Any]:
+    """The settings of assets/link-preview.js: the preview's elements, the live page's graphs
+    each preview graph stands in for, what marks an error on the live page, the timeout."""
     from dashboard.shell import ERROR_PAGE
 
-    return _SWAP_JS.substitute(
-        box=PREVIEW_ID, entry="react-entry-point", error_page=ERROR_PAGE,
-        upload_error=ids.UPLOAD_ERROR, timeout=SWAP_TIMEOUT_MS,
-        pairs=json.dumps({ids.ROC_GRAPH: PREVIEW_GRAPHS["roc"],
-                          ids.COST_GRAPH: PREVIEW_GRAPHS["cost"]}))
+    return {"box": PREVIEW_ID, "figures": PREVIEW_FIGURES_ID, "graphs": PREVIEW_GRAPHS,
+            "decision": PREVIEW_DECISION_ID if decision else None,
+            "sentence": PREVIEW_SENTENCE_ID, "readouts": list(PREVIEW_READOUTS),
+            "readoutPrefix": PREVIEW_ID + "-",
+            "entry": "react-entry-point", "errorPage": ERROR_PAGE,
+            "uploadError": ids.UPLOAD_ERROR, "timeout": SWAP_TIMEOUT_MS,
+            "pairs": {ids.ROC_GRAPH: PREVIEW_GRAPHS["roc"],
+                      ids.COST_GRAPH: PREVIEW_GRAPHS["cost"]}}
 
 
 def _as_json(value: Any) -> Any:
@@ -427,6 +341,9 @@ def _preview_for_request(app: Dash, services: Services, plotly_src: str) -> str 
 
     token = match.group(1)
     scripts = _asset_urls(app, DECISION_ASSETS)
+    preview_src = _asset_urls(app, (PREVIEW_SCRIPT,))
+    if not preview_src:
+        return None
     search = flask.request.query_string.decode("latin-1")
     search = f"?{search}" if search else ""
     try:
@@ -439,13 +356,14 @@ def _preview_for_request(app: Dash, services: Services, plotly_src: str) -> str 
             found = link_figures(services, token, search)
             if found is None:
                 return None
-            return preview_fragment(found[0], found[1], plotly_src, found[2], scripts)
+            return preview_fragment(found[0], found[1], plotly_src, found[2], scripts,
+                                    preview_src[0])
 
         # Every viewer of a link gets the same fragment: kept whole, a hit costs a cache read
         # instead of decoding and encoding the figures again (~1 MB of JSON for 20 x 200k).
         # Keyed by the link's own data handle, so deleting or expiring it drops the entry.
         return services.views.payload(record.dataset_id, "link-preview",
-                                      [search, record.name, plotly_src, *scripts], build,
+                                      [search, record.name, plotly_src, *scripts, *preview_src], build,
                                       keep=lambda fragment: bool(fragment), checked=False)
     except Exception as exc:  # noqa: BLE001 - the plain page is always a good answer
         # The path (and so perhaps the message) holds the link's secret: only the kind is logged.

@@ -6,8 +6,9 @@ The view itself (fields, bounds, defaults, parser, writer) is :class:`costdash.v
   bad value becomes a message the page shows, never a traceback);
 * :func:`schema_script` -- the schema as an inert JSON ``<script>`` in every page, which
   ``assets/viewstate.js`` (the browser's one URL writer and validator) reads;
-* :func:`record_view_js` -- the clientside callback body a page wires to its own controls: it
-  hands their committed values to ``costdashView.record``, which checks them with the schema,
+* a page wires its own controls to the browser's view with
+  :func:`dashboard.page_kit.record_view` (assets/pages.js ``recordView``): it hands their
+  committed values to ``costdashView.record``, which checks them with the schema,
   keeps the valid ones in the one view object and writes the address bar, the nav links and the
   export links from it.
 """
@@ -39,16 +40,6 @@ def schema_script() -> str:
     """
     text = json.dumps(view_schema(), ensure_ascii=False).replace("</", "<\\/")
     return f'<script id="{SCHEMA_ELEMENT_ID}" type="application/json">{text}</script>'
-
-
-def record_view_js(names: Sequence[str]) -> str:
-    """Clientside callback: the values of the inputs, in order, are the view fields ``names``.
-
-    Returns the checked problems (``{field: message}``) so a page may show them; fields whose
-    value is invalid keep their last valid value in the address bar.
-    """
-    return ("function () { return window.costdashView.record(%s, Array.from(arguments)); }"
-            % json.dumps(list(names)))
 
 
 def problems_note(problems: Sequence[str]) -> html.Div:

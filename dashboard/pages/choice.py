@@ -36,14 +36,14 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from dash import Dash, Input, Output, dcc, html
+from dash import ClientsideFunction, Dash, Input, Output, dcc, html
 
 from costdash._wording import counted
 from costdash.errors import CostdashError
 from costdash.view import View, number_text
 from dashboard import ids
-from dashboard.components import (Reply, check_fields, each, number_box, record_view, targets,
-                                  warn)
+from dashboard.page_kit import (PAGES_NAMESPACE, Reply, check_fields, each, number_box,
+                                record_view, targets, view_fields_store, warn)
 from dashboard.figures.choice import MAX_COLS, decision_curve_figure, threshold_choice_figure
 from dashboard.figures.classifier_list import (classifier_tools, grouped_reasons,
                                                shown_classifiers, swatch_legend)
@@ -63,7 +63,7 @@ PAGE_MAX_POINTS = 2000
 expected losses stay exact)."""
 
 CHOICE_WIDTH = "choice-width"
-"""The window's width, sent by the browser once the page loads (:data:`WIDTH_JS`)."""
+"""The window's width, sent by the browser once the page loads (:data:`WIDTH`)."""
 CHOICE_FILTER = "choice-filter"
 CHOICE_HULL_ONLY = "choice-hull-only"
 CHOICE_LEGEND = "choice-legend"
@@ -74,7 +74,7 @@ VIEW_CONTROLS = {"data": (ids.CHOICE_DATA_ID, "data"),
                  "calibration": (ids.CHOICE_CALIBRATION, "value"),
                  "beta_a": (ids.CHOICE_BETA_A, "value"), "beta_b": (ids.CHOICE_BETA_B, "value"),
                  "filter": (CHOICE_FILTER, "value"), "hull_only": (CHOICE_HULL_ONLY, "value")}
-"""The view fields this page's controls set (:func:`components.record_view`)."""
+"""The view fields this page's controls set (:func:`page_kit.record_view`)."""
 VIEW_FIELDS = list(VIEW_CONTROLS)
 
 CALIBRATION_OPTIONS = [
@@ -110,7 +110,8 @@ def grid_min_width(columns: int) -> dict[str, str]:
     return {"minWidth": f"{least}px"}
 
 
-WIDTH_JS = "function (_ref) { return window.innerWidth; }"
+WIDTH = ClientsideFunction(PAGES_NAMESPACE, "windowWidth")
+"""Clientside (assets/pages.js ``windowWidth``): the window's width."""
 """Clientside: the window's width, once the page's reference is set (before the page's
 callback, which waits for it: one computation, in the right number of columns)."""
 
@@ -205,6 +206,7 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
         dcc.Store(id=ids.CHOICE_REF, data=reference(view, shared=shared is not None)),
         dcc.Store(id=ids.CHOICE_DATA_ID, data=None if shared is not None else view.data),
         dcc.Store(id=ids.CHOICE_URL),
+        view_fields_store(ids.CHOICE_URL, VIEW_CONTROLS),
         dcc.Store(id=CHOICE_WIDTH),
         *([html.P([html.B(f"Shared analysis: {shared.name}"), " — read-only: nothing you do "
                    "here is saved."], className="shared-banner")] if shared is not None
@@ -565,7 +567,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
         return choice_view(services, ref, calibration, beta_a, beta_b, name_filter,
                            hull_only, width).as_tuple()
 
-    app.clientside_callback(WIDTH_JS, Output(CHOICE_WIDTH, "data"),
+    app.clientside_callback(WIDTH, Output(CHOICE_WIDTH, "data"),
                             Input(ids.CHOICE_REF, "data"))
 
     record_view(app, ids.CHOICE_URL, VIEW_CONTROLS)

@@ -44,14 +44,14 @@ from costdash.errors import CostdashError
 from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
 from dashboard import ids
 from dashboard.bandcache import BandCache, difference_band_key
-from dashboard.components import band_settings as job_settings
-from dashboard.components import (GRID, NO_DATA, Reply, background_options, band_page_head,
-                                  classifier_options, classifier_picker, dataset_line, each,
-                                  envelope_of, fmt_range,
-                                  follow_implied, help_panel, job_controls, job_gate,
-                                  method_controls, method_outputs, method_state, press_run,
-                                  progress_reporter, record_view, register_band_load,
-                                  register_run_gate, resolve, targets, warn)
+from dashboard.band_kit import band_settings as job_settings
+from dashboard.band_kit import (GRID, background_options, band_page_head, job_controls, job_gate,
+                                method_controls, method_outputs, method_state, press_run,
+                                progress_reporter, register_band_load, register_run_gate)
+from dashboard.page_kit import (NO_DATA, Reply, classifier_options, classifier_picker,
+                                dataset_line, each, envelope_of, fmt_range, follow_implied,
+                                help_panel, record_view, resolve, targets, view_fields_store,
+                                warn)
 from dashboard.figures.bands import band_figure
 from dashboard.figures.common import graph_config
 from dashboard.figures.compare import difference_figure, envelopes_figure
@@ -94,7 +94,7 @@ def choice_of(method: Any = None, simultaneous: Any = False) -> BandChoice:
 
 def band_settings(replicates: Any, level: Any, method: Any = None, simultaneous: Any = False
                   ) -> tuple[dict[str, Any], list[str]]:
-    """The difference band's settings, typed and checked (:func:`components.band_settings`):
+    """The difference band's settings, typed and checked (:func:`band_kit.band_settings`):
     a closed-form band does not use (or check) the replicates (``typed["replicates"]`` None).
     ``typed["choice"]`` is the :class:`~costdash.band_choice.BandChoice`."""
     choice = choice_of(method, simultaneous)
@@ -116,7 +116,8 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
     simultaneous = bool(getattr(view, "simultaneous", False))
     choice = choice_of(getattr(view, "method", None), simultaneous)
     return html.Div(className="bands-page compare", children=[
-        *band_page_head("compare", view, problems),
+        *band_page_head("compare", view, problems,
+                        stores=[view_fields_store(ids.COMPARE_URL, VIEW_CONTROLS)]),
         html.Div(className="page-grid", children=[
             html.Aside(className="controls", children=[
                 html.Section(className="panel", children=[
@@ -430,7 +431,7 @@ VIEW_CONTROLS = {"data": (ids.COMPARE_DATA_ID, "data"), "a": (ids.COMPARE_A, "va
                  "replicates": (ids.COMPARE_REPLICATES, "value"),
                  "method": (ids.COMPARE_METHOD_VIEW, "data"),
                  "simultaneous": (ids.COMPARE_SIMULTANEOUS, "value")}
-"""The view fields this page's controls set (:func:`components.record_view`); ``method`` and
+"""The view fields this page's controls set (:func:`page_kit.record_view`); ``method`` and
 ``simultaneous`` are ignored by the browser's view until costdash.view has them."""
 VIEW_FIELDS = list(VIEW_CONTROLS)
 

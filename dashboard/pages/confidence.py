@@ -49,15 +49,15 @@ from costdash.errors import CostdashError
 from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
 from dashboard import ids
 from dashboard.bandcache import BandCache, cost_band_key
-from dashboard.components import band_settings as job_settings
-from dashboard.components import (CACHE_DOWN, GRID, NO_DATA, Reply, background_options,
-                                  band_page_head, check_fields, classifier_options,
-                                  classifier_picker, conditions_pc,
-                                  dataset_line, default_model, each, envelope_of, follow_implied,
-                                  help_panel, job_controls, job_gate, method_controls,
-                                  method_outputs, method_state, number_box, press_run,
-                                  prevalence_of, progress_reporter, record_view,
-                                  register_band_load, register_run_gate, resolve, targets, warn)
+from dashboard.band_kit import band_settings as job_settings
+from dashboard.band_kit import (CACHE_DOWN, GRID, background_options, band_page_head, job_controls,
+                                job_gate, method_controls, method_outputs, method_state, press_run,
+                                progress_reporter, register_band_load, register_run_gate)
+from dashboard.page_kit import (NO_DATA, Reply, check_fields, classifier_options,
+                                classifier_picker, conditions_pc, dataset_line, default_model,
+                                each, envelope_of, follow_implied, help_panel, number_box,
+                                prevalence_of, record_view, resolve, targets, view_fields_store,
+                                warn)
 from dashboard.figures.bands import band_figure, band_name, picked_text
 from dashboard.figures.common import graph_config
 from dashboard.services import Services
@@ -89,7 +89,7 @@ def choice_of(threshold: Any, method: Any = None, simultaneous: Any = False, *,
 def band_settings(threshold: Any, replicates: Any, level: Any = DEFAULT_LEVEL,
                   pc: Any = None, method: Any = None, simultaneous: Any = False, *,
                   scored: bool = True) -> tuple[dict[str, Any], list[str]]:
-    """The band's settings, typed and checked (:func:`components.band_settings`): a
+    """The band's settings, typed and checked (:func:`band_kit.band_settings`): a
     closed-form band does not use (or check) the replicates, and has ``typed["replicates"]``
     None. ``typed["choice"]`` is the :class:`~costdash.band_choice.BandChoice`."""
     choice = choice_of(threshold, method, simultaneous, scored=scored)
@@ -161,7 +161,8 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
     return html.Div(className="bands-page confidence", children=[
         *band_page_head("confidence", view, problems,
                         stores=[dcc.Store(id=ids.CONFIDENCE_PC_IMPLIED, data=implied),
-                                dcc.Store(id=ids.CONFIDENCE_PC_VIEW)]),
+                                dcc.Store(id=ids.CONFIDENCE_PC_VIEW),
+                                view_fields_store(ids.CONFIDENCE_URL, VIEW_CONTROLS)]),
         html.Div(className="page-grid", children=[
             html.Aside(className="controls", children=[
                 html.Section(className="panel", children=[
@@ -467,7 +468,7 @@ VIEW_CONTROLS = {"data": (ids.CONFIDENCE_DATA_ID, "data"),
                  "pc": (ids.CONFIDENCE_PC_VIEW, "data"),
                  "method": (ids.CONFIDENCE_METHOD_VIEW, "data"),
                  "simultaneous": (ids.CONFIDENCE_SIMULTANEOUS, "value")}
-"""The view fields this page's controls set (:func:`components.record_view`); ``method`` and
+"""The view fields this page's controls set (:func:`page_kit.record_view`); ``method`` and
 ``simultaneous`` are ignored by the browser's view until costdash.view has them."""
 VIEW_FIELDS = list(VIEW_CONTROLS)
 
@@ -476,7 +477,7 @@ def method_control(services: Services, data: dict | None, model: str | None, thr
                    method: Any, simultaneous: Any) -> tuple:
     """The method control's options, value, whole-curve toggle, note, whether the replicates
     box is disabled, the Run button's words and the question's default method
-    (:func:`components.method_state`) for the controls."""
+    (:func:`band_kit.method_state`) for the controls."""
     choice = choice_of(threshold, method, simultaneous, scored=_scored(services, data, model))
     return method_state(choice).as_tuple()
 

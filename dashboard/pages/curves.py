@@ -42,7 +42,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from dash import Dash, Input, Output, dcc, html
+from dash import ClientsideFunction, Dash, Input, Output, dcc, html
 
 from costdash.conditions import default_condition
 from costdash.curves import (Reliability, ScoreHistograms, capacity_on_gains, curve_point,
@@ -54,8 +54,9 @@ from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE, optimal_vertex
 from costdash.pinned import pin_threshold
 from costdash.roc import RocCurve, roc_of
 from costdash.view import View, combination_problems, field_named
-from dashboard.components import (Reply, check_fields, condition_field, default_model, each,
-                                  follow_implied, number_box, record_view, targets, warn)
+from dashboard.page_kit import (PAGES_NAMESPACE, Reply, check_fields, condition_field,
+                                default_model, each, follow_implied, number_box, record_view,
+                                targets, view_fields_store, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_figure,
                                       reliability_figure)
@@ -147,6 +148,7 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
         dcc.Store(id="curves-p-implied", data=prevalence),
         dcc.Store(id="curves-p-view"),
         dcc.Store(id="curves-url"),
+        view_fields_store("curves-url", VIEW_CONTROLS),
         dcc.Store(id="curves-hover"),
         *([html.P([html.B(f"Shared analysis: {shared.name}"), " — read-only: change the "
                    "conditions to see what if; nothing you do here is saved."],
@@ -503,66 +505,13 @@ VIEW_CONTROLS = {"data": ("curves-data-id", "data"), "model": ("curves-model", "
                  "p_pos": ("curves-p-view", "data"), "cost_fn": ("curves-cost-fn", "value"),
                  "cost_fp": ("curves-cost-fp", "value"), "capacity": ("curves-capacity", "value"),
                  "filter": ("curves-filter", "value"), "hull_only": ("curves-hull-only", "value")}
-"""The view fields this page's controls set (:func:`components.record_view`)."""
+"""The view fields this page's controls set (:func:`page_kit.record_view`)."""
 VIEW_FIELDS = list(VIEW_CONTROLS)
 
 
-HOVER_JS = """function (prHover, gainsHover, histHover, relHover) {
-    const C = window.dash_clientside;
-    const trig = (C.callback_context.triggered || [])[0];
-    if (!trig) { return C.no_update; }
-    const graphs = %s;
-    const gdOf = (id) => document.querySelector("#" + id + " .js-plotly-plot");
-    const source = trig.prop_id.split(".")[0];
-    let sel = null;
-    const hover = trig.value;
-    if (hover && hover.points && hover.points.length) {
-        const pt = hover.points[0];
-        const gd = gdOf(source);
-        // The figures send arrays base64-encoded: read the decoded ones plotly.js keeps.
-        const trace = gd && gd._fullData && gd._fullData[pt.curveNumber];
-        const meta = (trace && trace.meta) || {};
-        const cd = trace && trace.customdata ? trace.customdata[pt.pointNumber] : undefined;
-        const t = (Array.isArray(cd) || ArrayBuffer.isView(cd)) ? cd[0] : cd;
-        let who = meta.classifier;
-        if (meta.role === "vertices" && trace.text) { who = trace.text[pt.pointNumber]; }
-        if (who && typeof t === "number" && Number.isFinite(t)) {
-            sel = {classifier: who, threshold: t};
-        }
-    }
-    for (const id of graphs) {
-        const gd = gdOf(id);
-        if (!gd || !gd._fullData) { continue; }
-        const full = gd._fullData;
-        const targets = [], xs = [], ys = [], modes = [];
-        full.forEach((h, i) => {
-            if (!h.meta || h.meta.role !== "hover") { return; }
-            let x = [], y = [], mode = "markers";
-            if (sel) {
-                const curve = full.find((c) => c.meta && c.meta.role === "curve" &&
-                    c.meta.classifier === sel.classifier && c.yaxis === h.yaxis);
-                if (curve) {
-                    const cd = curve.customdata;
-                    let j = -1;
-                    for (let k = 0; k < cd.length; k++) { if (cd[k] >= sel.threshold) { j = k; } }
-                    if (j >= 0) { x = [curve.x[j]]; y = [curve.y[j]]; }
-                } else if (full.some((c) => c.meta && c.meta.role === "bins" &&
-                                     c.meta.classifier === sel.classifier)) {
-                    x = [sel.threshold, sel.threshold]; y = [0, h.meta.top || 1];
-                    mode = "lines";
-                } else if (full.some((c) => c.meta && c.meta.role === "calibration" &&
-                                     c.meta.classifier === sel.classifier)) {
-                    x = [sel.threshold, sel.threshold]; y = [0, 1]; mode = "lines";
-                }
-            }
-            targets.push(i); xs.push(x); ys.push(y); modes.push(mode);
-        });
-        if (targets.length) { window.Plotly.restyle(gd, {x: xs, y: ys, mode: modes}, targets); }
-    }
-    return sel;
-}""" % json.dumps(list(GRAPHS))
-"""Clientside: the hovered threshold (a classifier and a score) marked in every plot's
-``hover`` traces: on its curve (the last point still flagging ``score >= threshold``), or as a
+HOVER = ClientsideFunction(PAGES_NAMESPACE, "curvesHover")
+"""Clientside (assets/pages.js ``curvesHover``): the hovered threshold (a classifier and a
+score) marked in every plot's ``hover`` traces: on its curve (the last point still flagging ``score >= threshold``), or as a
 vertical line on the score axis of its histogram and its reliability curve."""
 
 
@@ -577,7 +526,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
                            name_filter, hull_only).as_tuple()
 
     app.clientside_callback(
-        HOVER_JS, Output("curves-hover", "data"),
+        HOVER, Output("curves-hover", "data"),
         [Input(g, "hoverData") for g in GRAPHS], prevent_initial_call=True)
     follow_implied(app, "curves-p-view", "curves-p-pos", "curves-p-implied")
     record_view(app, "curves-url", VIEW_CONTROLS)

@@ -56,7 +56,7 @@ from dashboard import ids
 from dashboard.services import Services
 from dashboard.limits import client_limits
 from dashboard.responses import link_root
-from dashboard.components import Reply, each, open_demo, record_view, targets
+from dashboard.page_kit import Reply, each, open_demo, record_view, targets, view_fields_store
 from dashboard.explore_layout import (HELP, _analysis_panel, _classifiers_panel,
                                       _conditions_panel, _exports, _plot_options, _pins_panel,
                                       _readouts, _share_panel, _shared_banner, _upload_zone)
@@ -116,6 +116,7 @@ def layout(query: dict[str, list[str]], services: Services, *,
         dcc.Store(id=ids.PIN_GRID),
         dcc.Store(id=ids.ZOOM_STATE),
         dcc.Store(id=ids.PLOT_OPTIONS_STATE),
+        view_fields_store(ids.PLOT_OPTIONS_STATE, PLOT_OPTIONS_CONTROLS),
         *([_shared_banner(shared)] if shared is not None else []),
         html.Section(className="data-bar", children=[
             html.Div(_upload_zone(services), style=hidden),
@@ -623,6 +624,13 @@ def share_view(services: Services, view: dict[str, Any], name: str | None,
 
 # --- callbacks -----------------------------------------------------------------------------------
 
+PLOT_OPTIONS_CONTROLS = {
+    "hull_only": (ids.HULL_ONLY_TOGGLE, "value"), "filter": (ids.MODELS_FILTER, "value"),
+    "log_fpr": (ids.LOG_FPR_TOGGLE, "value"), "log_pc": (ids.LOG_PC_TOGGLE, "value"),
+    "zoom": (ids.ZOOM_TOGGLE, "value")}
+"""The view fields the plot options set (:func:`page_kit.record_view`)."""
+
+
 def _cs(name: str) -> ClientsideFunction:
     return ClientsideFunction(namespace="costdash", function_name=name)
 
@@ -775,10 +783,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
         State(ids.MODELS_INPUT, "value"), prevent_initial_call=True)
     app.clientside_callback(_cs("setZoom"), Output(ids.ZOOM_STATE, "data"),
                             Input(ids.ZOOM_TOGGLE, "value"))
-    record_view(app, ids.PLOT_OPTIONS_STATE, {
-        "hull_only": (ids.HULL_ONLY_TOGGLE, "value"), "filter": (ids.MODELS_FILTER, "value"),
-        "log_fpr": (ids.LOG_FPR_TOGGLE, "value"), "log_pc": (ids.LOG_PC_TOGGLE, "value"),
-        "zoom": (ids.ZOOM_TOGGLE, "value")})
+    record_view(app, ids.PLOT_OPTIONS_STATE, PLOT_OPTIONS_CONTROLS)
     # The address bar for the inputs `explore` does not watch (it writes it for the others).
     app.clientside_callback(
         _cs("recordViewFromOthers"),

@@ -36,9 +36,9 @@ from costdash.errors import CostdashError
 from costdash.folds import FoldAverages, FoldSpread, dataset_fold_averages, fold_spread
 from costdash.view import View
 from dashboard import ids
-from dashboard.components import (Reply, check_fields, classifier_options, condition_field,
-                                  default_model, each,
-                                  follow_implied, open_demo, record_view, targets, warn)
+from dashboard.page_kit import (Reply, check_fields, classifier_options, condition_field,
+                                default_model, each, follow_implied, open_demo, record_view,
+                                targets, view_fields_store, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.folds import folds_cost_figure, folds_roc_figure
 from dashboard.services import Services
@@ -114,6 +114,7 @@ def layout(query: Mapping[str, Any], services: Services, **_: Any) -> html.Div:
         dcc.Store(id=ids.FOLDS_P_IMPLIED, data=prevalence),
         dcc.Store(id=ids.FOLDS_P_VIEW),
         dcc.Store(id=ids.FOLDS_URL),
+        view_fields_store(ids.FOLDS_URL, VIEW_CONTROLS),
         html.Section(className="data-bar folds-bar", children=[
             problems_note(problems),
             html.Div(className="folds-controls", children=[
@@ -296,7 +297,7 @@ def folds_view(services: Services, ref: dict[str, Any] | None, model: str | None
 VIEW_CONTROLS = {"data": (ids.FOLDS_DATA_ID, "data"), "model": (ids.FOLDS_MODEL, "value"),
                  "p_pos": (ids.FOLDS_P_VIEW, "data"), "cost_fn": (ids.FOLDS_COST_FN, "value"),
                  "cost_fp": (ids.FOLDS_COST_FP, "value")}
-"""The view fields this page's controls set (:func:`components.record_view`)."""
+"""The view fields this page's controls set (:func:`page_kit.record_view`)."""
 VIEW_FIELDS = list(VIEW_CONTROLS)
 
 

@@ -63,7 +63,8 @@ from dashboard import ids
 from dashboard.gate import ComputeRefused, client_key, gate_for
 from dashboard.figures.common import graph_config
 from dashboard.figures.multiclass import bcost_figure, level_text
-from dashboard.components import Reply, background_options, each, help_panel, targets
+from dashboard.band_kit import background_options
+from dashboard.page_kit import Reply, each, help_panel, targets
 from dashboard.labelfiles import DEMO_HANDLE, LabelFiles
 from dashboard.services import Services
 from dashboard.storage import StorageFull, StorageUnavailable
@@ -71,7 +72,7 @@ from dashboard.storage import StorageFull, StorageUnavailable
 log = logging.getLogger(__name__)
 
 JOB_PREFIX = "multiclass"
-"""The prefix of the run's job controls (:func:`dashboard.components.background_options`):
+"""The prefix of the run's job controls (:func:`dashboard.band_kit.background_options`):
 ``multiclass-run`` (Run), ``multiclass-cancel``, ``multiclass-job``, ``multiclass-progress``,
 ``multiclass-progress-text``, ``multiclass-status``."""
 

@@ -38,8 +38,8 @@ from costdash.errors import CostdashError, InputFileError
 from costdash.monitor import Watch
 from costdash.view import View, number_text
 from dashboard import ids
-from dashboard.components import (Reply, check_fields, condition_field, follow_implied,
-                                  number_box, record_view, targets, warn)
+from dashboard.page_kit import (Reply, check_fields, condition_field, follow_implied, number_box,
+                                record_view, targets, view_fields_store, warn)
 from dashboard.figures.common import graph_config
 from dashboard.figures.production import production_figure
 from dashboard.production_store import (ProductionStore, alert_payloads, period_guess,
@@ -129,6 +129,7 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
         dcc.Store(id=REF, data=reference),
         dcc.Store(id=BATCH),
         dcc.Store(id=URL_PROBLEMS),
+        view_fields_store(URL_PROBLEMS, VIEW_CONTROLS),
         dcc.Store(id=P_IMPLIED, data=prevalence),
         dcc.Store(id=P_VIEW),
         html.Section(className="data-bar folds-bar", children=[
@@ -389,7 +390,7 @@ def production_view(services: Services, ref: Any, *, trigger: str | None = None,
 VIEW_CONTROLS = {"data": (REF, "data"), "model": (MODEL, "value"),
                  "threshold": (THRESHOLD, "value"), "p_pos": (P_VIEW, "data"),
                  "cost_fn": (COST_FN, "value"), "cost_fp": (COST_FP, "value")}
-"""The view fields this page's controls set (:func:`components.record_view`)."""
+"""The view fields this page's controls set (:func:`page_kit.record_view`)."""
 
 
 # --- callbacks -----------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+from importlib import import_module
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ from costdash.costspace import envelope_difference
 from costdash.demo import load_demo
 from costdash.roc import roc_of
 from costdash.view import VIEW_FIELDS, View
-from dashboard import components
+from dashboard import band_kit, page_kit
 from dashboard.config import Settings
 from dashboard.figures.bands import band_figure
 from dashboard.figures.compare import difference_figure, envelopes_figure
@@ -309,6 +310,15 @@ def test_confidence_reads_the_band_at_the_conditions_of_explore(services, demo_r
     assert loaded.pc is no_update and loaded.pc_implied == pytest.approx(expected)
 
 
+def _walk(component):
+    """A layout's components, depth first."""
+    yield component
+    children = getattr(component, "children", None)
+    for child in children if isinstance(children, (list, tuple)) else [children]:
+        if child is not None and hasattr(child, "to_plotly_json"):
+            yield from _walk(child)
+
+
 def test_pages_record_their_fields_in_the_one_view(web_app):
     """Each page hands its controls to the browser's one view object; none writes the URL."""
     expected = {
@@ -326,15 +336,28 @@ def test_pages_record_their_fields_in_the_one_view(web_app):
                            ["folds-data-id", "folds-model", "folds-p-view", "folds-cost-fn",
                             "folds-cost-fp"]),
     }
-    scripts = "\n".join(web_app._inline_scripts)
+    clientside = {c["output"]: c.get("clientside_function") for c in web_app._callback_list}
+    services = web_app.server.extensions["costdash"]
     for output, (fields, inputs) in expected.items():
         callback = web_app.callback_map[output]
         assert [i["id"] for i in callback["inputs"]] == inputs, output
-        assert f"window.costdashView.record({json.dumps(fields)}" in scripts, output
+        # One clientside function (assets/pages.js) records every page's fields, named by the
+        # store beside the page's own, which the page's layout holds.
+        store = output.split(".")[0]
+        assert [(i["id"], i["property"]) for i in callback["state"]] == \
+            [(f"{store}-fields", "data")], output
+        assert clientside[output] == {"namespace": page_kit.PAGES_NAMESPACE,
+                                      "function_name": "recordView"}, output
+        page = import_module(f"dashboard.pages.{store.split('-')[0]}")
+        held = [c.data for c in _walk(page.layout({}, services))
+                if getattr(c, "id", None) == f"{store}-fields"]
+        assert held == [fields], output
+    pages_js = (Path(page_kit.__file__).parent.parent / "assets" / "pages.js").read_text()
+    assert "window.costdashView.record(names, values)" in pages_js
     for page in ("compare", "confidence", "folds"):
-        source = (Path(components.__file__).parent / "pages" / f"{page}.py").read_text()
+        source = (Path(page_kit.__file__).parent / "pages" / f"{page}.py").read_text()
         assert "replaceState" not in source and "url_writer" not in source, page
-    assert "URL_JS" not in (Path(components.__file__).parent / "pages" / "folds.py").read_text()
+    assert "URL_JS" not in (Path(page_kit.__file__).parent / "pages" / "folds.py").read_text()
 
 
 def _imported_modules(tree: ast.Module, package: str) -> set[str]:
@@ -355,7 +378,7 @@ def _imported_modules(tree: ast.Module, package: str) -> set[str]:
 
 
 def test_no_page_imports_another_page():
-    pages_dir = Path(components.__file__).parent / "pages"
+    pages_dir = Path(page_kit.__file__).parent / "pages"
     modules = {p.stem for p in pages_dir.glob("*.py") if p.stem != "__init__"}
     assert {"compare", "confidence", "folds", "explore"} <= modules
     assert {p.module for p in PAGES} <= {f"dashboard.pages.{m}" for m in modules}
@@ -632,9 +655,9 @@ def test_replicates_out_of_bounds_keep_the_band_and_say_the_bounds(services, dem
     problems = confidence.band_settings(None, 20000, 0.9, 0.3, "percentile")[1]
     assert problems == [REPLICATES_TOO_MANY]
     assert confidence.band_settings(None, 20000, 0.9, 0.3)[1] == []  # closed form: unused
-    assert components.run_disabled("job", problems) is True
-    assert components.run_disabled("job", []) is False
-    assert components.run_disabled("job running", problems) is no_update  # the job owns it
+    assert band_kit.run_disabled("job", problems) is True
+    assert band_kit.run_disabled("job", []) is False
+    assert band_kit.run_disabled("job running", problems) is no_update  # the job owns it
     assert confidence.job_key(demo_ref, "gbm", None, 20000, 0, "percentile") is None
     assert confidence.job_key(demo_ref, "gbm", None, 20000, 0) == cost_band_key(
         demo_ref["id"], "gbm", None, 0, 0)
@@ -652,11 +675,11 @@ def test_replicates_out_of_bounds_keep_the_band_and_say_the_bounds(services, dem
 
 
 def test_check_fields_uses_the_schema():
-    typed, problems = components.check_fields({"replicates": 1000.0, "level": 0.8,
+    typed, problems = page_kit.check_fields({"replicates": 1000.0, "level": 0.8,
                                                "threshold": None})
     assert typed == {"replicates": 1000, "level": 0.8, "threshold": None} and problems == []
     assert isinstance(typed["replicates"], int)
-    typed, problems = components.check_fields({"replicates": None, "cost_fn": -1},
+    typed, problems = page_kit.check_fields({"replicates": None, "cost_fn": -1},
                                               required=("replicates",))
     assert typed == {} and problems == [
         "Replicates (B) must be a whole number from 1 to 10,000; the box is empty.",
@@ -734,7 +757,7 @@ def test_compare_exact_then_band_then_level(services, demo_ref, demo):
     assert_same(by_uid(out.difference, "band-diff").y, fresh.diff)
     text = str(out.significant)
     for s in fresh.significant:
-        assert components.fmt_range(s.lo, s.hi) in text   # one number for a one-point range
+        assert page_kit.fmt_range(s.lo, s.hi) in text   # one number for a one-point range
     assert fresh.significant and "naive_bayes" in text and "significantly better" in text
     assert ("90% discordant-pair Clopper–Pearson–MOVER band (pointwise), thresholds selected on "
             "a stratified half") in text  # fresh.label

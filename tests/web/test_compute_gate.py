@@ -251,7 +251,7 @@ def test_a_multiclass_run_past_the_timeout_is_stopped(tmp_path):
 def test_fifty_demo_clicks_make_no_new_handles(tmp_path):
     """Finding 6: each click minted an upload handle; now one handle per demo, whoever asks,
     however many processes ask at once."""
-    from dashboard.components import open_demo
+    from dashboard.page_kit import open_demo
 
     app = _app(tmp_path)
     services = _services(app)

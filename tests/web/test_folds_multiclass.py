@@ -218,7 +218,7 @@ def test_folds_view_errors_and_messages(services, bc_ref, predictions_csv):
 
 def test_one_fold_is_one_fold(services, tmp_path):
     # Issue 24: "1 folds" on the pages.
-    from dashboard.components import dataset_line
+    from dashboard.page_kit import dataset_line
     from dashboard.pages.explore import dataset_text
 
     from .helpers import make_predictions

@@ -191,9 +191,11 @@ def test_users_text_cannot_break_out_of_the_preview(client):
     # The JSON's own text has no "<", ">" or "&": nothing in it ends the script element.
     raw = FIGURES_SCRIPT.search(fragment).group(1)
     assert "<" not in raw and ">" not in raw and "&" not in raw
-    # The figures and the decision as JSON, the decision's three scripts and its lines, plotly.js,
-    # the drawing, the swap.
-    assert fragment.count("</script>") == 9
+    # The figures and the decision as JSON, the decision's three scripts, plotly.js and
+    # assets/link-preview.js (the decision's lines, the drawing, the swap), its settings inert
+    # in its own tag: no inline code.
+    assert fragment.count("</script>") == 7
+    assert "<script>" not in fragment
     assert "alert(1)</script>" not in text and "<img src=x" not in fragment
     assert "&lt;img src=x onerror=alert(2)&gt;" in fragment
 

@@ -216,7 +216,7 @@ def test_a_demos_handle_outlives_the_upload_retention(tmp_path):
     """The 30-day sweep deletes uploads no analysis uses. A demo clicked within the retention
     keeps its handle (a click renews it, once a day at most); one nobody opened is swept and
     the next click stores it again under the very same handle."""
-    from dashboard.components import open_demo
+    from dashboard.page_kit import open_demo
     from dashboard.demos import REFRESH_AFTER
     from dashboard.sqlstore import handles_table
 
