@@ -184,6 +184,19 @@ def _hull_curve(entry: dict[str, Any]) -> RocCurve:
                     n_pos=entry["n_pos"], n_neg=entry["n_neg"])
 
 
+def thinned_roc(entry: dict[str, Any]) -> RocCurve:
+    """The thinned ROC curve a classifier's entry holds (at most ``max_roc_points`` points: what
+    a read link shows), as counts (rates are count / total, so rounding gives them back)."""
+    n_pos, n_neg = int(entry["n_pos"]), int(entry["n_neg"])
+    roc = entry["roc"]
+    return RocCurve(name=entry["name"],
+                    tp=np.rint(np.asarray(roc["tpr"], dtype=np.float64) * n_pos).astype(np.int64),
+                    fp=np.rint(np.asarray(roc["fpr"], dtype=np.float64) * n_neg).astype(np.int64),
+                    threshold=np.array([np.nan if t is None else t for t in roc["threshold"]],
+                                       dtype=np.float64),
+                    n_pos=n_pos, n_neg=n_neg)
+
+
 def restrict_view_model(view: dict[str, Any], models: Sequence[str]) -> dict[str, Any]:
     """The view model with the overall hull and envelope of only ``models``.
 

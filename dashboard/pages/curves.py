@@ -64,7 +64,7 @@ from dashboard.figures.classifier_list import (brier_table, classifier_tools, gr
                                                shown_classifiers, swatch_legend)
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound
-from dashboard.viewmodel import hull_from_entry
+from dashboard.viewmodel import hull_from_entry, thinned_roc
 from dashboard.viewstate import page_view, problems_note
 
 NO_DATA = ("No data set is open. Upload a predictions file or open a demo on the Explore page; "
@@ -205,19 +205,6 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
 
 # --- server-side handlers (plain functions; the callbacks below only wire them) ---------------
 
-def roc_from_entry(entry: dict[str, Any]) -> RocCurve:
-    """The thinned ROC curve a view-model entry holds, as counts (rates are count / total, so
-    rounding recovers the counts exactly)."""
-    n_pos, n_neg = int(entry["n_pos"]), int(entry["n_neg"])
-    roc = entry["roc"]
-    return RocCurve(name=entry["name"],
-                    tp=np.rint(np.asarray(roc["tpr"], dtype=np.float64) * n_pos).astype(np.int64),
-                    fp=np.rint(np.asarray(roc["fpr"], dtype=np.float64) * n_neg).astype(np.int64),
-                    threshold=np.array([np.nan if t is None else t for t in roc["threshold"]],
-                                       dtype=np.float64),
-                    n_pos=n_pos, n_neg=n_neg)
-
-
 def _arr(values: Any) -> list[float | None]:
     return [v if math.isfinite(v) else None for v in np.asarray(values, dtype=float).tolist()]
 
@@ -295,7 +282,7 @@ def pinned_points(services: Services, data_id: str, pins: list[tuple[str, float]
                 entries = {c["name"]: c for c in services.views.full(data_id)["classifiers"]}
                 if name not in entries:
                     raise KeyError(name)
-                rocs[name] = roc_from_entry(entries[name])
+                rocs[name] = thinned_roc(entries[name])
             else:
                 rocs[name] = roc_of(services.store.get(data_id).classifier(name))
         return rocs[name]
@@ -425,9 +412,9 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
     if not shown:
         out.message = "No ticked classifier is left by the filter and the hull-only flag."
 
-    rocs = [roc_from_entry(entries[n]) for n in shown]
+    rocs = [thinned_roc(entries[n]) for n in shown]
     prs = [pr_curve(r, p_pos=prior_arg) for r in rocs]
-    prior = (prs[0] if prs else pr_curve(roc_from_entry(entries[ticked[0]]),
+    prior = (prs[0] if prs else pr_curve(thinned_roc(entries[ticked[0]]),
                                          p_pos=prior_arg)).prior
     gains = [gains_curve(r, p_pos=prior_arg) for r in rocs]
     vertex = optimal_vertex(hull, condition)

@@ -76,7 +76,7 @@ from dashboard.figures.palette import classifier_style
 from dashboard.figures.ranges import ranges_figure, ranges_height
 from dashboard.sharing import DataScope
 from dashboard.storage import AnalysisRecord, DatasetNotFound, valid_id
-from dashboard.viewmodel import client_model, pin_grid, pinned_entry
+from dashboard.viewmodel import client_model, pin_grid, pinned_entry, thinned_roc
 from dashboard.viewstate import page_view, problems_note
 
 
@@ -308,19 +308,6 @@ def key_scope(services: Services, key: dict[str, Any]) -> tuple[DataScope, list[
         return scope, models
     names = scope.allowed([c["name"] for c in services.views.full(scope.data_id)["classifiers"]])
     return scope, [m for m in models or names if m in names] or names
-
-
-def thinned_roc(entry: dict[str, Any]) -> RocCurve:
-    """The thinned ROC curve a view-model entry holds (at most ``max_roc_points`` points: what
-    a read link shows), as counts (rates are count / total, so rounding gives them back)."""
-    n_pos, n_neg = int(entry["n_pos"]), int(entry["n_neg"])
-    roc = entry["roc"]
-    return RocCurve(name=entry["name"],
-                    tp=np.rint(np.asarray(roc["tpr"], dtype=np.float64) * n_pos).astype(np.int64),
-                    fp=np.rint(np.asarray(roc["fpr"], dtype=np.float64) * n_neg).astype(np.int64),
-                    threshold=np.array([np.nan if t is None else t for t in roc["threshold"]],
-                                       dtype=np.float64),
-                    n_pos=n_pos, n_neg=n_neg)
 
 
 def _finite(*values: Any) -> bool:
