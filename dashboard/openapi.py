@@ -589,24 +589,12 @@ def _gated(responses: dict[str, Any], what: str) -> dict[str, Any]:
                              "and was stopped (then with Retry-After)."), "headers": retry}}
 
 
-def _busy_as_pages(responses: dict[str, Any]) -> dict[str, Any]:
-    """The report's 429 and 503 also as a small HTML page (with Retry-After), for a client that
-    reads HTML before JSON."""
+def _also_as_pages(responses: dict[str, Any], statuses: tuple[str, ...]) -> dict[str, Any]:
+    """The report's replies of ``statuses`` also as a small HTML page, for a client that reads
+    HTML before JSON (a browser following "Download report"): the same message, and a way back
+    (with Retry-After for 429 and 503)."""
     out = dict(responses)
-    for status in ("429", "503"):
-        reply = out[status]
-        out[status] = {**reply, "description": reply["description"] + " A client whose Accept "
-                       "puts text/html before application/json gets it as an HTML page.",
-                       "content": {**reply["content"],
-                                   "text/html": {"schema": {"type": "string"}}}}
-    return out
-
-
-def _report_errors_as_pages(responses: dict[str, Any]) -> dict[str, Any]:
-    """The report's 400 and 404 also as a small HTML page, for a client that reads HTML before
-    JSON (a browser following "Download report"): the same message, and a way back."""
-    out = dict(responses)
-    for status in ("400", "404"):
+    for status in statuses:
         reply = out[status]
         out[status] = {**reply, "description": reply["description"] + " A client whose Accept "
                        "puts text/html before application/json gets it as an HTML page.",
@@ -662,9 +650,10 @@ PATHS: dict[str, Any] = {
                            "constraints, bands with their settings, every setting, and a link "
                            "back to the view.",
             "parameters": [_DATASET_ID, *_VIEW_QUERY, *_BAND_QUERY],
-            "responses": _busy_as_pages(_gated(_report_errors_as_pages(_export_responses(
+            "responses": _also_as_pages(_gated(_also_as_pages(_export_responses(
                 {"description": "The report, as an attachment.",
-                 "content": {"text/html": {"schema": {"type": "string"}}}})), "report")),
+                 "content": {"text/html": {"schema": {"type": "string"}}}}), ("400", "404")),
+                "report"), ("429", "503")),
         },
     },
     "/api/v1/datasets/{dataset_id}/{name}.csv": {
