@@ -30,8 +30,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from costdash.analysis import Analysis, ClassifierSummary
-from costdash.choice_curves import (ThresholdChoice, gaps_to_dict, threshold_choice,
-                                    threshold_choice_to_dict)
+from costdash.choice_curves import (ThresholdChoice, ThresholdChoiceCurve, gaps_to_dict,
+                                    threshold_choice, threshold_choice_to_dict)
 from costdash.conditions import OperatingCondition
 from costdash.errors import ParameterError
 from costdash.hmeasure import HMeasure, h_measure
@@ -63,6 +63,18 @@ def _best_point(c: ClassifierSummary, condition: OperatingCondition) -> int:
     """The ROC point of ``c``'s own best hull vertex at ``condition``."""
     v = optimal_vertex(c.hull, condition)
     return int(np.flatnonzero((c.roc.fpr == v.fpr) & (c.roc.tpr == v.tpr))[0])
+
+
+def _fixed_curve(c: ClassifierSummary, pins: Mapping[str, float],
+                 condition: OperatingCondition, beta: tuple[float, float]
+                 ) -> tuple[ThresholdChoiceCurve, str]:
+    """The fixed threshold's cost curve of ``c`` and where its threshold comes from: the pin
+    the view sets for it, else the point best at the conditions."""
+    from costdash.choice_curves import fixed_point_curve, fixed_threshold_curve
+
+    if c.name in pins:
+        return fixed_threshold_curve(c.roc, float(pins[c.name]), beta=beta), "pin"
+    return fixed_point_curve(c.roc, _best_point(c, condition), beta=beta), "conditions"
 
 
 def classifier_choices(analysis: Analysis, *, h_severity: float | None = None,
@@ -355,7 +367,7 @@ def _summary_from_curves(analysis: Analysis, curves: dict, *, pins, sens_p, sens
     """:func:`choice_summary` with its condition-free part given (:func:`condition_free`)."""
     import copy
 
-    from costdash.choice_curves import _curve_dict, fixed_point_curve, fixed_threshold_curve
+    from costdash.choice_curves import _curve_dict
 
     loss_beta = (1.0, 1.0) if beta is None else (float(beta[0]), float(beta[1]))
     cond = analysis.operating_point.condition
@@ -366,12 +378,7 @@ def _summary_from_curves(analysis: Analysis, curves: dict, *, pins, sens_p, sens
         if c.name not in given:
             raise ParameterError(f"the reused curves have no classifier {c.name!r}")
         e = given[c.name]
-        if c.name in pins:
-            fixed = fixed_threshold_curve(c.roc, float(pins[c.name]), beta=loss_beta)
-            source = "pin"
-        else:
-            fixed = fixed_point_curve(c.roc, _best_point(c, cond), beta=loss_beta)
-            source = "conditions"
+        fixed, source = _fixed_curve(c, pins, cond, loss_beta)
         tc, gaps = e["threshold_choice"], e["threshold_choice_gaps"]
         optimal = tc["optimal"]["expected_loss"]
         classifiers.append({
@@ -617,7 +624,7 @@ def choice_at(base: ChoiceBase, curves: dict, condition: OperatingCondition, *,
     classifier's fixed curve, the decision curves' ``current``, the robust choices over the
     box), from the base's curves and candidates; ``curves`` is not changed."""
     from costdash.analysis import choose
-    from costdash.choice_curves import _curve_dict, fixed_point_curve, fixed_threshold_curve
+    from costdash.choice_curves import _curve_dict
 
     loss_beta = (1.0, 1.0) if beta is None else (float(beta[0]), float(beta[1]))
     analysis = replace(base.analysis, operating_point=choose(base.analysis.hull, condition))
@@ -626,12 +633,7 @@ def choice_at(base: ChoiceBase, curves: dict, condition: OperatingCondition, *,
     classifiers = []
     for c in analysis.classifiers:
         e = given[c.name]
-        if c.name in pins:
-            fixed = fixed_threshold_curve(c.roc, float(pins[c.name]), beta=loss_beta)
-            source = "pin"
-        else:
-            fixed = fixed_point_curve(c.roc, _best_point(c, condition), beta=loss_beta)
-            source = "conditions"
+        fixed, source = _fixed_curve(c, pins, condition, loss_beta)
         tc, gaps = e["threshold_choice"], e["threshold_choice_gaps"]
         classifiers.append({
             **e, "threshold_choice": {**tc, "fixed": _curve_dict(fixed, max_points)},
