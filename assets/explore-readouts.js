@@ -114,7 +114,7 @@
     /**
      * The saving against the better trivial choice, in money with its share of what that
      * choice costs (both per period with a volume, else per case): the percentage is of the
-     * money named in the same words (dashboard/report_readouts.py writes the same text).
+     * money named in the same words (dashboard/report/readouts.py writes the same text).
      */
     function savingText(math, c, ne, scale, unit, label) {
         const money = (x) => withUnit(friendly(x * scale), unit);

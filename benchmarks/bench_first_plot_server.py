@@ -30,7 +30,7 @@ hit). The stages are timed inside that one request by wrapping the functions it 
 
 ``--what-if-parquet`` adds a column: this tree with storage's Parquet written without
 dictionary encoding (``use_dictionary=False``, still zstd), patched in for the measurement only:
-what that change of ``dashboard/sqlstore.py`` would give (dictionary pages of float columns
+what that change of ``dashboard/storage/sql.py`` would give (dictionary pages of float columns
 with as many distinct values as rows are built, then dropped, and make the file larger).
 
 Trees (and sizes) run alternately, ``--reps`` times each, so they see the same machine load
@@ -137,7 +137,7 @@ def measure(tree: Path, csv: Path, profile: Path | None,
     """One upload of ``csv`` to an app of ``tree``; wall and CPU seconds per stage."""
     import dashboard.api
     import dashboard.services
-    import dashboard.sqlstore
+    import dashboard.storage.sql
     import dashboard.viewmodel
     from costdash import io as cio
     from dashboard.config import Settings
@@ -157,15 +157,15 @@ def measure(tree: Path, csv: Path, profile: Path | None,
         assert client.post("/api/v1/datasets", data=body, content_type=ctype).status_code == 200
 
         if what_if:
-            dashboard.sqlstore._parquet_bytes = _parquet_without_dictionary
+            dashboard.storage.sql._parquet_bytes = _parquet_without_dictionary
         timer = _Timer()
         timer.wrap(cio, "load_predictions", "load")
         timer.wrap(cio, "_read_source", "read bytes")
         timer.wrap(cio, "_read_table", "parse CSV")
         timer.wrap(cio, "_load_scored", "check columns")
-        timer.wrap(dashboard.sqlstore, "dataset_to_tables", "to Parquet")
-        timer.wrap(dashboard.sqlstore, "_parquet_bytes", "to Parquet")
-        timer.wrap(dashboard.sqlstore.SqlStore, "put", "store.put")
+        timer.wrap(dashboard.storage.sql, "dataset_to_tables", "to Parquet")
+        timer.wrap(dashboard.storage.sql, "_parquet_bytes", "to Parquet")
+        timer.wrap(dashboard.storage.sql.SqlStore, "put", "store.put")
         timer.wrap(dashboard.viewmodel, "analyze", "analyze")
         timer.wrap(dashboard.services, "build_view_model", "build_view_model")
         timer.wrap(dashboard.services.ViewModels, "prime", "prime")

@@ -3,12 +3,15 @@
 Layers, imports going one way only (README, "Layout of the code"; tests/test_layers.py)::
 
     costdash (core numpy)  ->  figures
-    config, storage (records, tables, sqlstore), sharedstate, demos, labelfiles, cachebackend,
-    bandcache, jobs, viewmodel
-        ->  sharing, services  ->  pages (explore_layout), shell, page_kit, band_kit (ids)  |  api,
-            manage, responses, report (report_format, report_readouts, report_curves,
-            report_choice), limits, gate
+    config, storage/ (records, tables, sql, sharedstate, labelfiles, production, demos,
+    cachebackend), jobs/ (bandcache), viewmodel, results
+        ->  sharing, services  ->  pages (explore_layout), shell, page_kit, band_kit (ids)  |
+            api/ (openapi_doc, production, manage), responses, report/ (format, readouts,
+            curves, choice), uploads, limits, jobs/gate
         ->  factory.create_app, worker  ->  app.py
+
+A subpackage's ``__init__.py`` is its face, the module it replaced (``dashboard.storage``,
+``dashboard.jobs``, ``dashboard.report``, ``dashboard.api``); its parts never import it.
 
 ``assets/`` (top level) holds the browser side: ``costmath.js`` (client mirror of the core's
 operating-condition arithmetic), the Explore page's ``explore-*.js`` parts (listed in

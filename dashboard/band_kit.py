@@ -24,7 +24,7 @@ from costdash.bands import confidence_ranks
 from costdash.errors import CostdashError
 from costdash.view import View
 from dashboard import ids
-from dashboard.bandcache import BAND_GRID
+from dashboard.jobs.bandcache import BAND_GRID
 from dashboard.jobs import (POLL_INTERVAL_MS, READ_ONLY_JOB, budget_message, busy_message,
                            dataset_job_slot, job_budget_left)
 from dashboard.page_kit import Reply, check_fields, number_box, warn

@@ -7,7 +7,7 @@ Environment variables (all optional):
 ``COSTDASH_CACHE_URL``       ``redis://host:port/db`` to share the result cache between hosts
                              (default: a FileSystemCache under the data dir)
 ``COSTDASH_JOBS_URL``        ``redis://host:port/db`` to run bootstrap jobs in a Celery worker
-                             (default: child processes of the web process, see dashboard/jobs.py)
+                             (default: child processes of the web process, see dashboard/jobs/__init__.py)
 ``COSTDASH_DATABASE_URL``    where data sets and shared analyses are kept: ``postgresql://user@host/db``
                              (several hosts) or ``sqlite:///path``; default: the SQLite file
                              ``costdash.db`` in the data dir
@@ -31,7 +31,7 @@ Environment variables (all optional):
                              a clock hour (default 60): each seed is a new job and a new
                              cache entry, so this bounds both
 ``COSTDASH_MAX_HEAVY_JOBS``  expensive computations (Multiclass runs, and what other code
-                             runs through :mod:`dashboard.gate`) running at once on the whole
+                             runs through :mod:`dashboard.jobs.gate`) running at once on the whole
                              site, every process and host together (default 4); one more is
                              answered 503 with ``Retry-After``
 ``COSTDASH_MAX_HEAVY_JOBS_PER_PROCESS`` of those at once in one web process (default 1), so
@@ -123,7 +123,7 @@ class Settings:
         Seconds between two runs of the housekeeping (:class:`dashboard.factory.Maintenance`);
         0 runs it only when the app is created.
     max_heavy_jobs, max_heavy_jobs_per_process, max_heavy_jobs_per_client : int
-        Expensive computations (:mod:`dashboard.gate`) at once: on the whole site, in one
+        Expensive computations (:mod:`dashboard.jobs.gate`) at once: on the whole site, in one
         process, for one client address.
     heavy_timeout_seconds : float
         Seconds one expensive computation may run before it is stopped (answered 503).

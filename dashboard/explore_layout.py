@@ -411,7 +411,7 @@ HELP = help_panel([
 ])
 
 
-# Served by dashboard/api.py; assets/viewstate.js points each link at the whole view (the
+# Served by dashboard/api/__init__.py; assets/viewstate.js points each link at the whole view (the
 # report and CSVs are the screen) and disables them, with the reason, until data is open.
 EXPORTS = (("report.html", "Download report (HTML)"), ("decision.json", "Export decision"),
            ("hull.csv", "hull.csv"), ("envelope.csv", "envelope.csv"),

@@ -14,15 +14,15 @@ from dash import Dash
 from flask import redirect, request
 
 from dashboard.api import install_api
-from dashboard.labelfiles import LabelFiles
+from dashboard.storage.labelfiles import LabelFiles
 from dashboard.limits import install_limits
 from dashboard.link_preview import install_link_preview
 from dashboard.config import Settings, redact_werkzeug_log
 from dashboard.jobs import background_manager, reap_jobs
-from dashboard.manage import install_manage
+from dashboard.api.manage import install_manage
 from dashboard.pages import PAGES, page_module
-from dashboard.production_api import install_production_api
-from dashboard.production_store import production_forgetting
+from dashboard.api.production import install_production_api
+from dashboard.storage.production import production_forgetting
 from dashboard.responses import install_callback_guard, install_responses
 from dashboard.services import Services, ViewModels, init_cache
 from dashboard.sharing import ShareService
@@ -200,7 +200,7 @@ _warned_redis: set[str] = set()
 def _bound_cache(cache: Any, settings: Settings) -> None:
     """The file cache gets its byte bound; a Redis cache's bound is Redis's own, and an
     unbounded Redis is worth a warning (once per process and URL)."""
-    from dashboard.cachebackend import FileCache, ResilientRedisCache
+    from dashboard.storage.cachebackend import FileCache, ResilientRedisCache
 
     backend = cache.cache
     if isinstance(backend, FileCache):

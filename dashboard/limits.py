@@ -2,8 +2,8 @@
 
 Uploads (``POST /api/v1/datasets``, ``POST /api/v1/analyses``, the Multiclass page's label
 files), shares (the Share button, which saves an analysis) and expensive computations
-(:mod:`dashboard.gate`) are counted per client address in a moving window (flask-limiter). The
-counters live in the SQL store (:class:`dashboard.sharedstate.SqlLimiterStorage`), so all web
+(:mod:`dashboard.jobs.gate`) are counted per client address in a moving window (flask-limiter). The
+counters live in the SQL store (:class:`dashboard.storage.sharedstate.SqlLimiterStorage`), so all web
 processes and hosts sharing the database count together, and no cache pressure can evict them:
 they used to live in the result cache's Redis, where bootstrap bands filling ``maxmemory``
 evicted every counter (issue 22, finding 6). With the database unreachable they count in
@@ -34,9 +34,9 @@ from limits import RateLimitItem, parse_many
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from dashboard.config import Settings
-from dashboard.demos import is_demo_handle
-from dashboard.gate import install_gate
-from dashboard.sharedstate import SqlLimiterStorage
+from dashboard.storage.demos import is_demo_handle
+from dashboard.jobs.gate import install_gate
+from dashboard.storage.sharedstate import SqlLimiterStorage
 
 __all__ = ["ClientLimits", "install_limits", "client_limits"]
 
@@ -150,7 +150,7 @@ def _too_many(limit: RequestLimit) -> Any:
 def install_limits(server: Flask, settings: Settings) -> ClientLimits:
     """Count uploads, shares and expensive work per client on ``server`` (counters in the
     SQL store of ``server.extensions["costdash"]``); require upload keys when set; install
-    the compute gate (:func:`dashboard.gate.install_gate`) and keep the shared demos from
+    the compute gate (:func:`dashboard.jobs.gate.install_gate`) and keep the shared demos from
     being deleted."""
     if settings.trusted_proxies:
         server.wsgi_app = ProxyFix(server.wsgi_app, x_for=settings.trusted_proxies)
@@ -181,7 +181,7 @@ def install_limits(server: Flask, settings: Settings) -> ClientLimits:
 
     @server.before_request
     def _demos_stay() -> Any:
-        # A demo is one data set every visitor shares (dashboard.demos): its handle is no
+        # A demo is one data set every visitor shares (dashboard.storage.demos): its handle is no
         # one's to delete.
         if request.method == "DELETE" and request.path.startswith("/api/v1/datasets/"):
             handle = request.path.removeprefix("/api/v1/datasets/")

@@ -29,7 +29,7 @@ from costdash.analysis import analysis_to_dict, analyze
 from costdash.hull import RocHull
 from costdash.view import CONDITION_FIELDS, View
 from dashboard.config import Settings
-from dashboard.demos import shared_demo
+from dashboard.storage.demos import shared_demo
 from dashboard.results import Results, forget_results
 from dashboard.sharing import ShareService
 from dashboard.storage import DatasetNotFound, DatasetRecord, DatasetStore, Store
@@ -44,9 +44,9 @@ def cache_config(settings: Settings) -> dict[str, Any]:
     ----------
     settings : Settings
         ``cache_url`` picks the backend: ``redis://``, ``rediss://`` or ``unix://`` give a
-        :class:`~dashboard.cachebackend.ResilientRedisCache` (Redis errors are misses, with
+        :class:`~dashboard.storage.cachebackend.ResilientRedisCache` (Redis errors are misses, with
         short socket timeouts); ``simple://`` a per-process SimpleCache (tests only); None a
-        :class:`~dashboard.cachebackend.FileCache` under ``data_dir/cache``. Neither of the
+        :class:`~dashboard.storage.cachebackend.FileCache` under ``data_dir/cache``. Neither of the
         shared ones pickles: values are text or bytes.
 
     Returns
@@ -57,15 +57,15 @@ def cache_config(settings: Settings) -> dict[str, Any]:
     common = {"CACHE_DEFAULT_TIMEOUT": settings.cache_timeout, "CACHE_KEY_PREFIX": "costdash:"}
     url = settings.cache_url
     if url and url.startswith(("redis://", "rediss://", "unix://")):
-        from dashboard.cachebackend import REDIS_OPTIONS
+        from dashboard.storage.cachebackend import REDIS_OPTIONS
 
-        return {**common, "CACHE_TYPE": "dashboard.cachebackend.ResilientRedisCache",
+        return {**common, "CACHE_TYPE": "dashboard.storage.cachebackend.ResilientRedisCache",
                 "CACHE_REDIS_URL": url, "CACHE_OPTIONS": dict(REDIS_OPTIONS)}
     if url and url.startswith("simple://"):  # per-process; for tests only
         return {**common, "CACHE_TYPE": "SimpleCache"}
     if url:
         raise ValueError(f"COSTDASH_CACHE_URL must be redis://..., not {url!r}")
-    return {**common, "CACHE_TYPE": "dashboard.cachebackend.FileCache",
+    return {**common, "CACHE_TYPE": "dashboard.storage.cachebackend.FileCache",
             "CACHE_DIR": str(settings.data_dir / "cache"), "CACHE_THRESHOLD": 2000}
 
 
@@ -267,7 +267,7 @@ class Services:
 
     def put_demo(self, name: str) -> DatasetRecord:
         """Store a bundled demo data set (once, under the one handle every visitor shares:
-        :func:`dashboard.demos.shared_demo`) and cache its view model."""
+        :func:`dashboard.storage.demos.shared_demo`) and cache its view model."""
         record = shared_demo(self.store, name)
         self.views.prime(record)
         return record

@@ -358,11 +358,11 @@ def test_coverage_smoke_fixed_and_selected() -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-# The dashboard's band cache keeps every new field (dashboard/bandcache.py encode/decode)
+# The dashboard's band cache keeps every new field (dashboard/jobs/bandcache.py encode/decode)
 # ------------------------------------------------------------------------------------------------
 
 def test_new_bands_round_trip_through_the_dashboard_cache_format() -> None:
-    jobs = pytest.importorskip("dashboard.bandcache")
+    jobs = pytest.importorskip("dashboard.jobs.bandcache")
     rng = np.random.default_rng(10)
     y, s = binormal(rng, 400)
     s2 = np.round(s + rng.normal(size=400), 1)

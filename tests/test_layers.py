@@ -8,12 +8,20 @@ with :mod:`ast`, so they hold without importing anything:
   ``if TYPE_CHECKING:`` never run and are not counted;
 * the modules of ``dashboard/`` import only modules of their own row of the README's table
   ("Layout of the code") or of the rows above it (:data:`DASHBOARD_LAYERS`);
+* each subpackage of ``dashboard/`` (:data:`DASHBOARD_PACKAGES`: ``storage/``, ``jobs/``,
+  ``report/``, ``api/``) imports, outside itself, only the dashboard modules it names: the store
+  none, the report no page, store or API, the API no page;
 * no page imports another page;
 * the core's modules import each other without a cycle;
 * a core subpackage (:data:`CORE_PACKAGES`: ``costdash/bands/``, ``costdash/io/``,
   ``costdash/multiclass/``) is its ``__init__.py``, the face that holds or re-exports its public
   names, over private parts: no part imports its face, and outside the package only the modules
-  :data:`CORE_PACKAGES` names reach past the face into a part.
+  :data:`CORE_PACKAGES` names reach past the face into a part;
+* a dashboard subpackage's ``__init__.py`` is its face too (the module the package replaced, at
+  the same import path: ``dashboard.storage``, ``dashboard.jobs``, ``dashboard.report``,
+  ``dashboard.api``), and no part imports it (Python runs the face before any part, so a part
+  importing it is a cycle the graph does not show). Its parts are the dashboard's own: any module
+  the layers allow may import them.
 """
 
 from __future__ import annotations
@@ -118,27 +126,21 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 DASHBOARD_LAYERS = (
     ("dashboard.figures",),
-    ("dashboard.config", "dashboard.storage", "dashboard.records", "dashboard.tables",
-     "dashboard.sqlstore", "dashboard.sharedstate", "dashboard.demos", "dashboard.labelfiles",
-     "dashboard.cachebackend",
-     "dashboard.bandcache", "dashboard.jobs", "dashboard.viewmodel", "dashboard.results",
-     "dashboard.production_store"),
+    ("dashboard.config", "dashboard.storage", "dashboard.jobs", "dashboard.viewmodel",
+     "dashboard.results"),
     ("dashboard.sharing", "dashboard.services"),
     ("dashboard.pages", "dashboard.explore_layout", "dashboard.shell", "dashboard.page_kit",
-     "dashboard.band_kit",
-     "dashboard.viewstate", "dashboard.ids", "dashboard.api", "dashboard.uploads", "dashboard.limits",
-     "dashboard.gate",
-     "dashboard.manage",
-     "dashboard.responses", "dashboard.report", "dashboard.report_format",
-     "dashboard.report_readouts", "dashboard.report_curves", "dashboard.report_choice",
-     "dashboard.openapi", "dashboard.commands", "dashboard.link_preview",
-     "dashboard.production_api"),
+     "dashboard.band_kit", "dashboard.viewstate", "dashboard.ids", "dashboard.api",
+     "dashboard.uploads", "dashboard.limits",
+     # the compute gate sits with the jobs it shares slots with, but reads the Services
+     "dashboard.jobs.gate",
+     "dashboard.responses", "dashboard.report", "dashboard.commands", "dashboard.link_preview"),
     # dashboard.notebook (costdash.show) builds an app with create_app, as the worker does.
     ("dashboard.factory", "dashboard.worker", "dashboard.notebook"),
     ("dashboard",),
 )
 """The rows of the README's table, top (imported by all below) to bottom; a module belongs to
-the row naming it or the package holding it."""
+the row naming it or the package holding it (the longest name that holds it)."""
 
 
 def layer_of(module: str) -> int | None:
@@ -155,11 +157,28 @@ CORE_PACKAGES = {
     "costdash.bands": (),
     # the other readers of tables share the predictions file's reading, layouts and messages
     "costdash.io": ("costdash.aggregation", "costdash.one_vs_rest", "costdash.production_io",
-                    "costdash.multiclass.readers", "dashboard.production_store"),
+                    "costdash.multiclass.readers", "dashboard.storage.production"),
     "costdash.multiclass": (),
 }
 """Each core subpackage of the README's ``costdash/`` row -> the modules outside it that may
 import its parts (everything else imports the package itself: ``costdash.bands.cost_band``)."""
+
+
+DASHBOARD_PACKAGES = {
+    "dashboard.storage": (),
+    "dashboard.jobs": ("dashboard.config", "dashboard.storage", "dashboard.services"),
+    "dashboard.report": ("dashboard.figures", "dashboard.viewmodel"),
+    # manage.py reads shell.SHARED_PAGES: the pages a read-only link opens
+    "dashboard.api": ("dashboard.storage", "dashboard.jobs", "dashboard.services",
+                      "dashboard.sharing", "dashboard.report", "dashboard.responses",
+                      "dashboard.uploads", "dashboard.shell"),
+}
+"""Each subpackage of ``dashboard/`` (its layer's row of the README's table) -> the dashboard
+modules and packages outside it that it may import."""
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
 
 
 def test_core_has_no_import_cycle():
@@ -171,9 +190,15 @@ def test_core_subpackages_are_the_ones_listed():
     assert [p for p in packages if p != "costdash.cli"] == sorted(CORE_PACKAGES)
 
 
-def test_no_part_of_a_core_package_imports_its_face():
+def test_dashboard_subpackages_are_the_ones_listed():
+    packages = sorted(_module_name(p.parent) for p in (ROOT / "dashboard").glob("*/__init__.py"))
+    assert [p for p in packages if p not in ("dashboard.figures", "dashboard.pages")] == \
+        sorted(DASHBOARD_PACKAGES)
+
+
+def test_no_part_of_a_package_imports_its_face():
     offenders = sorted(f"{name} -> {package}"
-                       for package in CORE_PACKAGES
+                       for package in (*CORE_PACKAGES, *DASHBOARD_PACKAGES)
                        for name, path in _modules(package.replace(".", "/")).items()
                        if name != package and package in imported_names(path))
     assert offenders == []
@@ -220,3 +245,28 @@ def test_no_page_imports_another_page():
     graph = import_graph("dashboard")
     pages = {m for m in graph if m.startswith("dashboard.pages.")}
     assert {m: sorted(graph[m] & pages) for m in pages if graph[m] & pages} == {}
+
+
+def package_reach(graph: dict[str, set[str]]) -> list[str]:
+    """``module -> import`` for every import of a :data:`DASHBOARD_PACKAGES` module that leaves
+    its package for a dashboard module the package does not name."""
+    return sorted(f"{name} -> {imported}"
+                  for package, allowed in DASHBOARD_PACKAGES.items()
+                  for name, deps in graph.items() if _inside(name, package)
+                  for imported in deps
+                  if not _inside(imported, package)
+                  and not any(_inside(imported, a) for a in allowed))
+
+
+def test_dashboard_packages_import_only_what_they_may():
+    assert package_reach(import_graph("dashboard")) == [], \
+        "name the import in DASHBOARD_PACKAGES (and the README), or move the module"
+
+
+def test_the_package_rules_see_a_forbidden_import():
+    """On a made-up graph the rule objects: the store reaching a page, the report the API."""
+    graph = {"dashboard.storage.sql": {"dashboard.pages.explore", "dashboard.storage.records"},
+             "dashboard.report.format": {"dashboard.api", "dashboard.figures.roc"},
+             "dashboard.shell": {"dashboard.pages"}}
+    assert package_reach(graph) == ["dashboard.report.format -> dashboard.api",
+                                     "dashboard.storage.sql -> dashboard.pages.explore"]

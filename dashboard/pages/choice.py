@@ -48,7 +48,7 @@ from dashboard.figures.choice import MAX_COLS, decision_curve_figure, threshold_
 from dashboard.figures.classifier_list import (classifier_tools, grouped_reasons,
                                                shown_classifiers, swatch_legend)
 from dashboard.figures.common import LEGEND_MAX, graph_config
-from dashboard.gate import ComputeRefused, client_key, heavy_work, run_bounded
+from dashboard.jobs.gate import ComputeRefused, client_key, heavy_work, run_bounded
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound
 from dashboard.viewmodel import hull_from_entry
@@ -295,7 +295,7 @@ def choice_json(services: Services, data_id: str, view: View) -> dict[str, Any]:
 
     A view not cached yet is computed through the compute gate (issue 22, finding 7): one slot
     counted against the request's client and ``data_id``, in a child process with a deadline;
-    raises :class:`dashboard.gate.ComputeRefused` when no slot is free."""
+    raises :class:`dashboard.jobs.gate.ComputeRefused` when no slot is free."""
     client = client_key()
 
     @contextmanager

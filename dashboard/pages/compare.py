@@ -43,7 +43,7 @@ from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
 from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
 from dashboard import ids
-from dashboard.bandcache import BandCache, difference_band_key
+from dashboard.jobs.bandcache import BandCache, difference_band_key
 from dashboard.band_kit import band_settings as job_settings
 from dashboard.band_kit import (GRID, background_options, band_page_head, job_controls, job_gate,
                                 method_controls, method_outputs, method_state, press_run,
@@ -221,7 +221,7 @@ def load(services: Services, query: View | Mapping[str, Any] | None,
 
 def band_request_key(data_id: str, a: str, b: str, replicates: int, seed: int,
                      choice: BandChoice | None = None) -> str:
-    """Cache key of the paired band of ``a - b`` (:func:`dashboard.bandcache.difference_band_key`:
+    """Cache key of the paired band of ``a - b`` (:func:`dashboard.jobs.bandcache.difference_band_key`:
     the method, whole curve or not, the selection, the replicates of a bootstrap)."""
     return difference_band_key(data_id, a, b, replicates, seed,
                                choice if choice is not None else choice_of())

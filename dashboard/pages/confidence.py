@@ -48,7 +48,7 @@ from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
 from costdash.view import DEFAULT_LEVEL, DEFAULT_SEED, View
 from dashboard import ids
-from dashboard.bandcache import BandCache, cost_band_key
+from dashboard.jobs.bandcache import BandCache, cost_band_key
 from dashboard.band_kit import band_settings as job_settings
 from dashboard.band_kit import (CACHE_DOWN, GRID, background_options, band_page_head, job_controls,
                                 job_gate, method_controls, method_outputs, method_state, press_run,

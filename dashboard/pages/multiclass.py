@@ -9,13 +9,13 @@ Every number comes from :mod:`costdash.multiclass`; every validation message is 
 (ParameterError / InputFileError), naming the file as the user knows it (the readers take the
 bytes and a name; nothing is written to a temp file). Label files are small (at most 20 MB), so
 they come through ``dcc.Upload``, are read before they are kept, count against the client's
-upload limit, and are kept in the SQL store by :class:`dashboard.labelfiles.LabelFiles`; the
+upload limit, and are kept in the SQL store by :class:`dashboard.storage.labelfiles.LabelFiles`; the
 browser holds only ``{"sha", "name"}`` (nothing in module globals, so every worker and replica
 runs them). The demo is read from the package, never stored again.
 
 Run is a background job like the band pages' (progress per interval, Cancel; the app's job
 manager, :mod:`dashboard.jobs`), and inside the job goes through the compute gate
-(:mod:`dashboard.gate`): at most a few runs at once on the site, one per client and two per
+(:mod:`dashboard.jobs.gate`): at most a few runs at once on the site, one per client and two per
 file, each in a child process stopped after ``COSTDASH_HEAVY_TIMEOUT_SECONDS``; a run refused
 or stopped says so in the page's alert (issue 22, finding 5: 16 runs at once held every web
 thread and ``/healthz`` for minutes). The client is the one who pressed Run, recorded when
@@ -60,12 +60,12 @@ from costdash.multiclass import (BcostResult, LabelPredictions, bcost, bdeltacos
                                  confusion3d_from_labels, confusion_from_labels,
                                  load_cost_matrix, load_label_predictions, match_labels)
 from dashboard import ids
-from dashboard.gate import ComputeRefused, client_key, gate_for
+from dashboard.jobs.gate import ComputeRefused, client_key, gate_for
 from dashboard.figures.common import graph_config
 from dashboard.figures.multiclass import bcost_figure, level_text
 from dashboard.band_kit import background_options
 from dashboard.page_kit import Reply, each, help_panel, targets
-from dashboard.labelfiles import DEMO_HANDLE, LabelFiles
+from dashboard.storage.labelfiles import DEMO_HANDLE, LabelFiles
 from dashboard.services import Services
 from dashboard.storage import StorageFull, StorageUnavailable
 
@@ -677,7 +677,7 @@ def run_multiclass(services: Services, ref: dict[str, Any] | None,
 
 def gated_runner(services: Services, client: str, ref: dict[str, Any] | None,
                  progress: Callable[[int, int], None] | None = None) -> Runner:
-    """A runner that computes through the compute gate (:meth:`dashboard.gate.ComputeGate.run`):
+    """A runner that computes through the compute gate (:meth:`dashboard.jobs.gate.ComputeGate.run`):
     counted against ``client`` and the file, in a child process with a deadline;
     ``progress(done, total)`` as each interval is done (reported from the child)."""
     handle = (ref or {}).get("sha")
@@ -709,7 +709,7 @@ def reserve_run(services: Services, clicks: Any, ref: dict[str, Any] | None,
                 client: str) -> tuple[dict[str, Any] | Any, str | Any]:
     """What Run does in its request: take the gate's slots for the job (client, file, site;
     the client's rate limit counted) and hand the job its ticket; or refuse at once, with no
-    job process started (:meth:`dashboard.gate.ComputeGate.reserve`). Returns the ticket
+    job process started (:meth:`dashboard.jobs.gate.ComputeGate.reserve`). Returns the ticket
     store's data and the alert's text."""
     if not ref:  # the job says what is missing; nothing to reserve
         return {"slots": [], "n": clicks}, no_update
@@ -738,7 +738,7 @@ def run_job(app: Dash, services: Services, set_progress: Callable[[tuple], None]
 
     The job is a process of its own (a fork of the web process, or a Celery worker), so the
     web threads never wait for it; Cancel kills the job and, with it, the gate's child."""
-    from dashboard.gate import run_bounded
+    from dashboard.jobs.gate import run_bounded
     from dashboard.jobs import job_client
 
     who = client or job_client() or "unknown"

@@ -12,7 +12,7 @@ The conditions are the view's (``p_pos``, ``cost_fn``, ``cost_fp``, ``cost_tp``,
 p(+) absent is the data's prevalence); the deployed choice is the view's ``model`` at its
 ``threshold`` when both are set, else the policy's choice at the conditions.
 
-Batches are kept server-side (:mod:`dashboard.production_store`), under the data set's upload
+Batches are kept server-side (:mod:`dashboard.storage.production`), under the data set's upload
 handle, or under the saved analysis a read-only handle belongs to (then shown without upload:
 the analysis's batches arrive through ``POST /api/v1/analyses/<manage token>/production``).
 A batch leaving a period alerting is posted to ``COSTDASH_ALERT_WEBHOOK``.
@@ -42,9 +42,9 @@ from dashboard.page_kit import (Reply, check_fields, condition_field, follow_imp
                                 record_view, targets, view_fields_store, warn)
 from dashboard.figures.common import graph_config
 from dashboard.figures.production import production_figure
-from dashboard.production_store import (ProductionStore, alert_payloads, period_guess,
-                                        post_alerts, production_columns, read_batch,
-                                        watch_batches)
+from dashboard.storage.production import (ProductionStore, alert_payloads, period_guess,
+                                          post_alerts, production_columns, read_batch,
+                                          watch_batches)
 from dashboard.services import Services
 from dashboard.viewstate import page_view, problems_note
 

@@ -17,7 +17,7 @@ import redis
 import requests
 
 from costdash.demo import DEMOS
-from dashboard import cachebackend
+from dashboard.storage import cachebackend
 from dashboard.factory import create_app
 from dashboard.pages.confidence import CACHE_DOWN, compute_band
 from tests.support.processes import deploy_env, running, start_web
@@ -51,7 +51,7 @@ def load_confidence(app, client, dataset_id: str) -> dict:
 
 def cache_warnings(caplog) -> list[logging.LogRecord]:
     return [r for r in caplog.records
-            if r.name == "dashboard.cachebackend" and r.levelno == logging.WARNING]
+            if r.name == "dashboard.storage.cachebackend" and r.levelno == logging.WARNING]
 
 
 def serves_everything(app, client) -> str:
@@ -72,7 +72,7 @@ def test_no_redis_listening_the_app_serves_from_the_database(tmp_path, caplog):
     app = create_app({"data_dir": tmp_path / "data",
                       "cache_url": f"redis://127.0.0.1:{free_port()}/0"})
     client = app.server.test_client()
-    with caplog.at_level(logging.WARNING, logger="dashboard.cachebackend"):
+    with caplog.at_level(logging.WARNING, logger="dashboard.storage.cachebackend"):
         dataset_id = serves_everything(app, client)
         services = app.server.extensions["costdash"]
         # A band can be computed but not kept for the page: the job says so.
@@ -104,7 +104,7 @@ def test_redis_going_away_mid_run_and_coming_back(tmp_path, caplog, redis_url, m
         assert real.keys(f"costdash:view:*:{first}") and proxy.connections >= 1
 
         proxy.stop()
-        with caplog.at_level(logging.WARNING, logger="dashboard.cachebackend"):
+        with caplog.at_level(logging.WARNING, logger="dashboard.storage.cachebackend"):
             dataset_id = serves_everything(app, client)
             assert load_confidence(app, client, first)["confidence-model"]["value"] == "alpha"
             assert cache.get(f"view:anything:{first}") is None and not cache.set("k", 1)

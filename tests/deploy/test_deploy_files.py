@@ -103,7 +103,7 @@ def test_the_settings_mean_what_the_tests_configure(compose):
                    f"{interpolate(pg['POSTGRES_PASSWORD'], {})}@postgres:5432/"
                    f"{pg['POSTGRES_DB']}")
 
-    assert cache_config(settings)["CACHE_TYPE"] == "dashboard.cachebackend.ResilientRedisCache"
+    assert cache_config(settings)["CACHE_TYPE"] == "dashboard.storage.cachebackend.ResilientRedisCache"
     assert settings.cache_url.startswith("redis://redis:6379/")
     assert settings.jobs_url.startswith("redis://redis:6379/")
     # Different db numbers: flushing the cache must not drop the job queue.

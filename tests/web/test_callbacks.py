@@ -258,7 +258,7 @@ def test_settings_from_env(tmp_path):
     from dashboard.services import cache_config
     assert cache_config(s)["CACHE_TYPE"].endswith("RedisCache")
     assert cache_config(Settings.from_mapping({"data_dir": tmp_path}))["CACHE_TYPE"] == \
-        "dashboard.cachebackend.FileCache"
+        "dashboard.storage.cachebackend.FileCache"
     with pytest.raises(TypeError, match="unknown dashboard setting"):
         Settings.from_mapping({"data_dri": tmp_path})
 

@@ -159,7 +159,7 @@ def test_a_read_link_starts_only_the_bands_of_its_saved_view(web_app, client, se
 def _handles(services) -> list[str]:
     import sqlalchemy as sa
 
-    from dashboard.sqlstore import handles_table
+    from dashboard.storage.sql import handles_table
 
     with services.store.engine.connect() as conn:
         return list(conn.execute(sa.select(handles_table.c.handle)).scalars())
@@ -250,8 +250,8 @@ def test_label_files_are_kept_under_handles_and_swept(services):
 
     import sqlalchemy as sa
 
-    from dashboard.labelfiles import LabelFiles
-    from dashboard.sharedstate import label_files_table
+    from dashboard.storage.labelfiles import LabelFiles
+    from dashboard.storage.sharedstate import label_files_table
 
     files = LabelFiles(services.store)
     raw = b"y_true,y_pred\na,b\nb,a\n"

@@ -26,7 +26,7 @@ from dashboard.config import Settings
 from dashboard.figures.bands import band_figure
 from dashboard.figures.compare import difference_figure, envelopes_figure
 from dashboard.figures.palette import classifier_color
-from dashboard.bandcache import (
+from dashboard.jobs.bandcache import (
     BandCache,
     band_key,
     cost_band_key,
@@ -402,7 +402,7 @@ def test_imported_modules_sees_every_form():
 
 def test_defaults_come_from_the_view():
     from costdash import view
-    from dashboard import bandcache as jobs
+    from dashboard.jobs import bandcache as jobs
 
     assert (jobs.DEFAULT_REPLICATES, jobs.DEFAULT_SEED) == (view.DEFAULT_REPLICATES,
                                                           view.DEFAULT_SEED)

@@ -1,5 +1,5 @@
 """Issue 22, "every expensive path is a bounded job or a cached answer" (findings 5, 6, 8):
-the compute gate (dashboard/gate.py), the limiter's counters in the SQL store, shared demos,
+the compute gate (dashboard/jobs/gate.py), the limiter's counters in the SQL store, shared demos,
 and the Multiclass page's label files in the store. In-process; the gunicorn measurement of
 /healthz under 16 concurrent runs is tests/deploy/test_compute_gate_deploy.py."""
 
@@ -17,11 +17,10 @@ import sqlalchemy as sa
 
 from costdash.errors import ParameterError
 from dashboard.factory import create_app
-from dashboard.gate import (ComputeRefused, ComputeTimedOut, client_key, gate_for,
-                            run_bounded)
-from dashboard.labelfiles import LabelFiles
+from dashboard.jobs.gate import (ComputeRefused, ComputeTimedOut, client_key, gate_for, run_bounded)
+from dashboard.storage.labelfiles import LabelFiles
 from dashboard.pages import multiclass
-from dashboard.sharedstate import compute_slots_table
+from dashboard.storage.sharedstate import compute_slots_table
 from tests.support.services import fresh_redis_url
 
 
@@ -120,7 +119,7 @@ def test_the_slot_of_a_killed_process_is_taken_over(tmp_path):
 
 
 def test_a_held_slot_is_renewed_while_its_work_runs(tmp_path, monkeypatch):
-    from dashboard import gate as gate_module
+    from dashboard.jobs import gate as gate_module
 
     monkeypatch.setattr(gate_module, "LEASE_SECONDS", 1.5)  # renewed every 0.5 s
     app = _app(tmp_path, max_heavy_jobs=1, max_heavy_jobs_per_process=5,

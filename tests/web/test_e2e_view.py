@@ -368,7 +368,7 @@ def test_the_saving_percentage_is_of_the_money_beside_it(live_server, page: Page
     sentence = page.inner_text("#sentence")
     assert sentence.endswith(f", {card}.")
     # The report says the same words for the same view (assets/explore-readouts.js and
-    # dashboard/report_readouts.py each write them).
+    # dashboard/report/readouts.py each write them).
     report_url = page.get_attribute("#export-report", "href")
     with urllib.request.urlopen(live_server.url + report_url, timeout=60) as resp:
         report = resp.read().decode("utf-8")

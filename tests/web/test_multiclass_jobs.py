@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from dashboard.factory import create_app
-from dashboard.gate import ComputeRefused, gate_for
+from dashboard.jobs.gate import ComputeRefused, gate_for
 from dashboard.jobs import CLIENT_KEY, _with_client, dataset_job_slot, job_client
 from dashboard.pages import multiclass
 from tests.support.dashjobs import callback_body, cancel_job, follow_job, multiclass_run
@@ -217,8 +217,8 @@ def test_a_demos_handle_outlives_the_upload_retention(tmp_path):
     keeps its handle (a click renews it, once a day at most); one nobody opened is swept and
     the next click stores it again under the very same handle."""
     from dashboard.page_kit import open_demo
-    from dashboard.demos import REFRESH_AFTER
-    from dashboard.sqlstore import handles_table
+    from dashboard.storage.demos import REFRESH_AFTER
+    from dashboard.storage.sql import handles_table
 
     app = create_app({"data_dir": tmp_path / "data", "upload_retention_days": 30})
     services = app.server.extensions["costdash"]

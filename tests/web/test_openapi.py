@@ -1,4 +1,4 @@
-"""The OpenAPI document (``dashboard.openapi``) against the app it describes.
+"""The OpenAPI document (``dashboard.api.openapi_doc``) against the app it describes.
 
 The document must be valid OpenAPI 3.1, list exactly the app's API routes, and describe what they
 answer: every documented operation is called with the Flask test client on real files, each reply
@@ -29,7 +29,7 @@ from costdash.demo import load_demo
 from costdash.view import VIEW_FIELDS, View
 from dashboard.config import Settings
 from dashboard.factory import create_app
-from dashboard.openapi import openapi_document
+from dashboard.api.openapi_doc import openapi_document
 from dashboard.report import CSV_NAMES
 from dashboard.sharing import VIEW_KEYS
 from tests.test_view import views
@@ -452,8 +452,8 @@ def exercise_gate(api: Api, demo: Path) -> None:
     """Issue 22, finding 7: an uncached report or threshold choice with no compute slot free is
     refused at once, 429 when the client's own slot is held, 503 when the site's are, both with
     Retry-After; a cached one is answered all the same."""
-    from dashboard.gate import LEASE_SECONDS
-    from dashboard.sharedstate import give_back, take_slot
+    from dashboard.jobs.gate import LEASE_SECONDS
+    from dashboard.storage.sharedstate import give_back, take_slot
 
     services = api.client.application.extensions["costdash"]
     data_id = api.call("post", "/api/v1/datasets", 200, **upload(demo)).get_json()["id"]

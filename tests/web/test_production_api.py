@@ -17,7 +17,7 @@ import pytest
 from costdash.monitor import watch, watch_to_dict
 from costdash.production_io import load_production
 from dashboard.factory import create_app
-from dashboard.production_store import ProductionStore, post_alerts
+from dashboard.storage.production import ProductionStore, post_alerts
 from dashboard.config import Settings
 from tests.web.helpers import make_predictions
 

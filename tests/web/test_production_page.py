@@ -18,7 +18,7 @@ from costdash.view import View
 from dashboard.config import Settings
 from dashboard.factory import create_app
 from dashboard.pages import production as page
-from dashboard.production_store import ProductionStore
+from dashboard.storage.production import ProductionStore
 from dashboard.shell import route
 from tests.web.helpers import find, make_predictions
 from tests.web.test_production_api import Hook, production_csv

@@ -220,7 +220,7 @@ def test_a_read_only_handle_gets_no_more_than_the_thinned_curves(client, service
                                                                  monkeypatch, tmp_path):
     """choice.json and the report through a read-only handle: every classifier curve at most
     ``max_roc_points`` points; through the upload's own handle the curves have more."""
-    import dashboard.report_format as report_format
+    import dashboard.report.format as report_format
 
     made = _share(client)
     handle = made["dataset_id"]
@@ -254,7 +254,7 @@ def test_a_read_only_handle_gets_no_more_than_the_thinned_curves(client, service
                     drawn.add(len(t.x))
         return real(fig, *args, **kwargs)
 
-    for module in ("dashboard.report", "dashboard.report_curves", "dashboard.report_choice"):
+    for module in ("dashboard.report", "dashboard.report.curves", "dashboard.report.choice"):
         monkeypatch.setattr(f"{module}._figure_html", record)
     assert client.get(f"/api/v1/datasets/{handle}/report.html{query}").status_code == 200
     assert drawn.values() and max(drawn.values()) <= LIMIT
@@ -299,7 +299,7 @@ def test_uncached_choices_and_reports_go_through_the_gate_and_cached_ones_do_not
     report.html and Threshold choice page are refused at once (503 with Retry-After, the
     page's error line), while the views already cached are still answered."""
     from costdash.view import View
-    from dashboard.gate import gate_for
+    from dashboard.jobs.gate import gate_for
 
     app = create_app(Settings.from_mapping({"data_dir": tmp_path / "data",
                                             "cache_url": "simple://", "max_heavy_jobs": 1}))

@@ -268,7 +268,7 @@ def test_links_survive_a_restart(backend_settings, breast_cancer_csv):
 
 
 def test_a_crash_mid_save_leaves_nothing(services, breast_cancer_csv, monkeypatch):
-    from dashboard import sqlstore as storage
+    from dashboard.storage import sql as storage
 
     real_insert = storage.dataset_parts_table.insert
 

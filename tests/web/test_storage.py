@@ -102,7 +102,7 @@ def test_same_content_stored_once(store, breast_cancer_csv, tmp_path):
 def test_data_is_parquet_not_pickle(store, breast_cancer_csv):
     import sqlalchemy as sa
 
-    from dashboard.sqlstore import dataset_parts_table
+    from dashboard.storage.sql import dataset_parts_table
 
     store.put(breast_cancer_csv, "b.csv")
     with store.engine.connect() as conn:

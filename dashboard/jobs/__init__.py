@@ -24,7 +24,7 @@ Manager (:func:`background_manager`, passed to ``Dash(background_callback_manage
   job started but silent and mark it failed (:class:`JobLost`). Cancel also marks a job revoked
   that no worker runs any more.
 
-The bands the jobs compute are kept in the shared result cache (:mod:`dashboard.bandcache`); the
+The bands the jobs compute are kept in the shared result cache (:mod:`dashboard.jobs.bandcache`); the
 Celery worker's entry module is :mod:`dashboard.worker`.
 """
 
@@ -127,7 +127,7 @@ def job_budget_left(cache: Any, data_id: str, per_hour: int) -> bool:
     With the client choosing the seed, each request could otherwise be a new job and a new
     cache entry; this bounds both per data set, and the upload limits bound data sets per
     client. The count is a moving window of the rate limiter's kind in the app's SQL store
-    (:class:`dashboard.sharedstate.SqlLimiterStorage`): every web and job process counts
+    (:class:`dashboard.storage.sharedstate.SqlLimiterStorage`): every web and job process counts
     together, and no cache pressure evicts it (issue 22, finding 6: a full Redis evicted the
     counters it used to be kept in). With the database unreachable nothing is counted.
     """
@@ -137,7 +137,7 @@ def job_budget_left(cache: Any, data_id: str, per_hour: int) -> bool:
         cache.add(key, 0, timeout=3600)
         spent = cache.cache.inc(key)
         return spent is None or spent <= per_hour
-    from dashboard.sharedstate import SqlLimiterStorage
+    from dashboard.storage.sharedstate import SqlLimiterStorage
     from dashboard.storage import StorageUnavailable
 
     try:
@@ -170,9 +170,9 @@ def dataset_job_slot(cache: Any, data_id: str, limit: int,
     shared with Multiclass runs): new handles are free, so per-data-set caps alone let one
     client start any number of jobs over many handles (issue 22, finding 6).
 
-    A slot is a lease in the app's SQL store (:func:`dashboard.sharedstate.take_slot`, the
+    A slot is a lease in the app's SQL store (:func:`dashboard.storage.sharedstate.take_slot`, the
     compute gate's kind, scope ``jobs:<data set>``) naming its holder (host, process, token),
-    together with one of the site's slots of expensive work (:mod:`dashboard.gate`,
+    together with one of the site's slots of expensive work (:mod:`dashboard.jobs.gate`,
     ``COSTDASH_MAX_HEAVY_JOBS``; none free: no slot, as when the data set's are taken):
     shared by every web and job process, and never evicted by cache pressure (issue 22,
     finding 6). The holder renews it while it runs; a job killed mid-way (kill -9, out of
@@ -181,7 +181,7 @@ def dataset_job_slot(cache: Any, data_id: str, limit: int,
     database down nothing can be counted: the job runs (and fails reading its data, or says
     why).
     """
-    from dashboard.sharedstate import give_back, renew, take_slot
+    from dashboard.storage.sharedstate import give_back, renew, take_slot
     from dashboard.storage import StorageUnavailable
 
     store = _store_of(cache)

@@ -1,5 +1,5 @@
 """Where the Multiclass page keeps uploaded label files: in the SQL store's database (the
-``label_files`` table of :mod:`dashboard.sharedstate`), each upload under a handle of its own
+``label_files`` table of :mod:`dashboard.storage.sharedstate`), each upload under a handle of its own
 (256 random bits), so any web process and any replica runs a file the browser refers to by
 ``{"sha", "name"}`` (``sha`` holds the handle). They used to be files in each replica's own
 data dir, so behind a round-robin proxy a run failed about half the time (issue 22, finding 8).
@@ -26,8 +26,8 @@ import sqlalchemy as sa
 
 from costdash.errors import InputFileError
 from costdash.multiclass import LabelPredictions, load_label_predictions
-from dashboard.sharedstate import label_files_table, transaction
-from dashboard.storage import SqlStore
+from dashboard.storage.sharedstate import label_files_table, transaction
+from dashboard.storage.sql import SqlStore
 
 __all__ = ["DEMO_HANDLE", "LabelFiles"]
 

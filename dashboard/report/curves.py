@@ -20,7 +20,7 @@ from costdash.roc import RocCurve, thin_indices
 from costdash.view import View
 from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_figure,
                                       reliability_figure)
-from dashboard.report_format import (FIGURE_SIZE, REPORT_MAX_POINTS, _e, _figure_html, _table,
+from dashboard.report.format import (FIGURE_SIZE, REPORT_MAX_POINTS, _e, _figure_html, _table,
                                      _threshold, _vertex_name, friendly, percent, readout)
 
 CURVES_HIST_BINS = 40

@@ -9,7 +9,7 @@ named period/date/day/week/month/batch), ``method`` (``em`` or ``acc``). The rep
 :func:`costdash.monitor.watch_to_dict` of every batch kept for the analysis, at its saved view's
 conditions (the deployed choice: the view's ``model`` and ``threshold``, else the policy's
 choice there), plus ``notes`` and the new ``batch`` id. A period the new batch leaves alerting
-is posted to ``COSTDASH_ALERT_WEBHOOK`` (:func:`dashboard.production_store.post_alerts`).
+is posted to ``COSTDASH_ALERT_WEBHOOK`` (:func:`dashboard.storage.production.post_alerts`).
 
 Counted against the client's upload limit (``COSTDASH_RATE_LIMIT_UPLOADS``), with the upload
 routes: 429 with ``Retry-After`` beyond it.
@@ -23,9 +23,9 @@ from flask import Blueprint, Flask, current_app, jsonify, request
 
 from costdash.errors import CostdashError
 from costdash.monitor import watch_to_dict
-from dashboard.production_store import (ProductionStore, alert_payloads, period_guess,
-                                        post_alerts, production_columns, read_batch,
-                                        watch_batches)
+from dashboard.storage.production import (ProductionStore, alert_payloads, period_guess,
+                                          post_alerts, production_columns, read_batch,
+                                          watch_batches)
 from dashboard.services import Services
 from dashboard.sharing import AnalysisNotFound, saved_view
 
@@ -177,4 +177,4 @@ OPENAPI_PATH: dict[str, Any] = {
         },
     },
 }
-"""The route's OpenAPI path item (``dashboard/openapi.py`` lists it)."""
+"""The route's OpenAPI path item (``dashboard/api/openapi_doc.py`` lists it)."""

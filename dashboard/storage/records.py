@@ -1,7 +1,7 @@
 """What storage promises, whatever holds the data: the records of a stored data set and of a
 saved analysis, the loader options an upload is read with, handles and their check, the errors
 of an unavailable or full store, and the interfaces (:class:`DatasetStore`,
-:class:`AnalysisStore`; :class:`Store`, both) that :mod:`dashboard.sqlstore` implements.
+:class:`AnalysisStore`; :class:`Store`, both) that :mod:`dashboard.storage.sql` implements.
 Import them from :mod:`dashboard.storage`."""
 
 from __future__ import annotations

@@ -5,14 +5,14 @@ SQL store's database beside the data sets (SQLite embedded, PostgreSQL scaled):
   ``costdash-sql://`` storage of flask-limiter). They used to live in the result cache's Redis,
   where 70 anonymous band jobs filled Redis to its ``maxmemory`` and evicted every counter
   (issue 22, finding 6): a database does not evict rows.
-* ``compute_slots``: the leases of :mod:`dashboard.gate` (expensive work running now, site-wide,
+* ``compute_slots``: the leases of :mod:`dashboard.jobs.gate` (expensive work running now, site-wide,
   per client and per data set).
-* ``label_files``: the Multiclass page's uploaded label files (:mod:`dashboard.labelfiles`), so
+* ``label_files``: the Multiclass page's uploaded label files (:mod:`dashboard.storage.labelfiles`), so
   any replica can run them.
-* ``demo_handles``: the one upload handle of each bundled demo (:mod:`dashboard.demos`).
+* ``demo_handles``: the one upload handle of each bundled demo (:mod:`dashboard.storage.demos`).
 
 The tables are created next to the store's own (:func:`shared_tables`), once per engine; the
-store's schema (``dashboard.sqlstore``) does not know them.
+store's schema (``dashboard.storage.sql``) does not know them.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ from typing import Any
 import sqlalchemy as sa
 from limits.storage import MovingWindowSupport, Storage
 
-from dashboard.sqlstore import _unavailable  # the store's translation of driver errors
-from dashboard.storage import SqlStore, StorageUnavailable
+from dashboard.storage.sql import _unavailable  # the store's translation of driver errors
+from dashboard.storage.records import StorageUnavailable
+from dashboard.storage.sql import SqlStore
 
 __all__ = ["Lease", "SqlLimiterStorage", "compute_slots_table", "demo_handles_table", "hand_over",
            "give_back", "holder_gone", "label_files_table", "rate_windows_table", "renew",

@@ -19,7 +19,7 @@ from costdash.errors import CostdashError
 from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE
 from costdash.pinned import pin_threshold, point_metrics
 from costdash.view import View
-from dashboard.report_format import (_e, _meta, _num, _table, _threshold, _threshold_html,
+from dashboard.report.format import (_e, _meta, _num, _table, _threshold, _threshold_html,
                                      _vertex_name, _with_unit, friendly, percent,
                                      readable_threshold_text, readout)
 

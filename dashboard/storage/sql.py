@@ -29,10 +29,10 @@ import pyarrow.parquet as pq
 import sqlalchemy as sa
 
 from costdash.dataset import Dataset
-from dashboard.records import (AnalysisRecord, DatasetNotFound, DatasetRecord, LoaderOptions,
-                               StorageFull, StorageUnavailable, Store, dataset_id, new_handle,
-                               valid_id)
-from dashboard.tables import dataset_from_tables, dataset_to_tables
+from dashboard.storage.records import (AnalysisRecord, DatasetNotFound, DatasetRecord,
+                                       LoaderOptions, StorageFull, StorageUnavailable, Store,
+                                       dataset_id, new_handle, valid_id)
+from dashboard.storage.tables import dataset_from_tables, dataset_to_tables
 
 _CHUNK = 1 << 20
 

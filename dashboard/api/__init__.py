@@ -34,8 +34,8 @@ from costdash.band_choice import band_choice
 from costdash.decision import decide, decision_to_dict
 from costdash.errors import CostdashError
 from costdash.view import View
-from dashboard.bandcache import BandCache, cost_band_key
-from dashboard.gate import ComputeRefused, client_key, heavy_work, run_bounded
+from dashboard.jobs.bandcache import BandCache, cost_band_key
+from dashboard.jobs.gate import ComputeRefused, client_key, heavy_work, run_bounded
 from dashboard.responses import link_root
 from dashboard.services import Services
 from dashboard.sharing import (VIEW_KEYS, AnalysisNotFound, NotAuthorized, analysis_summary,
@@ -394,7 +394,7 @@ def delete_dataset(dataset_id: str):
 
 @api.get("/openapi.json")
 def openapi():
-    from dashboard.openapi import openapi_document
+    from dashboard.api.openapi_doc import openapi_document
 
     return jsonify(openapi_document(link_root()))
 
@@ -521,7 +521,7 @@ def _result(dataset_id: str, make: Callable[[Any, View], str]):
 
 
 REPORT_CHOICE_POINTS = 400
-"""Points per threshold-choice curve in a report (:data:`dashboard.report_choice.CHOICE_MAX_POINTS`;
+"""Points per threshold-choice curve in a report (:data:`dashboard.report.choice.CHOICE_MAX_POINTS`;
 not imported: the report's plotly modules load only when a report is built)."""
 
 
@@ -690,9 +690,9 @@ def dataset_choice(dataset_id: str):
 def gated(services: Services, what: str, handle: str
           ) -> Callable[[], AbstractContextManager[Callable[[Callable[[], Any]], Any]]]:
     """The ``run`` of :meth:`dashboard.results.Results.choice_text`'s misses: a slot of the
-    compute gate (:func:`dashboard.gate.heavy_work`), counted against this request's client
+    compute gate (:func:`dashboard.jobs.gate.heavy_work`), counted against this request's client
     and ``handle``, whose ``bounded(fn)`` runs ``fn`` in a child process stopped at the slot's
-    deadline. Raises :class:`dashboard.gate.ComputeRefused` (answered 429/503 with
+    deadline. Raises :class:`dashboard.jobs.gate.ComputeRefused` (answered 429/503 with
     ``Retry-After``)."""
     client = client_key()
 

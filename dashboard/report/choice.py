@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from costdash.dataset import Dataset
 from costdash.view import View, number_text
-from dashboard.report_format import (FIGURE_SIZE, _e, _figure_html, _meta, _num, _table, _threshold,
+from dashboard.report.format import (FIGURE_SIZE, _e, _figure_html, _meta, _num, _table, _threshold,
                                      _vertex_name, _with_unit, friendly)
 
 CHOICE_MAX_POINTS = 400
 """Each threshold-choice curve is thinned to at most this many points (as each ROC curve of the
-report, :data:`dashboard.report_format.REPORT_MAX_POINTS`: a static page of 50 classifiers
+report, :data:`dashboard.report.format.REPORT_MAX_POINTS`: a static page of 50 classifiers
 would otherwise carry 300,000 points of them; the expected losses stay exact)."""
 
 

@@ -44,8 +44,8 @@ from costdash.errors import InputFileError
 from costdash.monitor import Watch, watch
 from costdash.production_io import ProductionScores, load_production
 from costdash.view import View
-from dashboard.sharedstate import transaction
-from dashboard.storage import SqlStore
+from dashboard.storage.sharedstate import transaction
+from dashboard.storage.sql import SqlStore
 
 __all__ = ["MAX_BATCHES", "Batch", "ProductionStore", "alert_payloads", "deployed_of",
            "forget", "period_guess", "post_alerts", "production_columns", "production_forgetting",
@@ -223,7 +223,7 @@ def forget(store: SqlStore, dataset_id: str) -> None:
     """Delete the batches of a data set handle that was deleted, and of analyses that are no
     more (the delete path calls this with each handle that went, an analysis's read-only
     handle among them)."""
-    from dashboard.sqlstore import analyses_table  # the store's own table of analyses
+    from dashboard.storage.sql import analyses_table  # the store's own table of analyses
 
     _tables(store)
     t = production_batches_table

@@ -4,7 +4,7 @@ Each click on a demo button used to store the demo again under a new upload hand
 and no limit, and every per-data-set cap (jobs at once, jobs an hour) counted per handle: 70
 anonymous band jobs over 50 demo handles filled Redis in a minute (issue 22, finding 6). Now a
 demo is stored once, under one handle recorded in the ``demo_handles`` table of the SQL store
-(:mod:`dashboard.sharedstate`), which every process and host reads; so the caps of that handle
+(:mod:`dashboard.storage.sharedstate`), which every process and host reads; so the caps of that handle
 bound what all visitors of a demo start together. Its handle cannot be deleted through the API
 (:func:`dashboard.limits.install_limits` refuses it). The upload retention counts from a handle's
 last upload: a click on a demo whose handle is older than :data:`REFRESH_AFTER` counts as one, so
@@ -20,9 +20,10 @@ import time
 import sqlalchemy as sa
 
 from costdash.demo import DEMOS
-from dashboard.sharedstate import demo_handles_table, transaction, upsert
-from dashboard.sqlstore import handles_table
-from dashboard.storage import DatasetRecord, LoaderOptions, SqlStore, valid_id
+from dashboard.storage.sharedstate import demo_handles_table, transaction, upsert
+from dashboard.storage.sql import handles_table
+from dashboard.storage.records import DatasetRecord, LoaderOptions, valid_id
+from dashboard.storage.sql import SqlStore
 
 __all__ = ["REFRESH_AFTER", "is_demo_handle", "shared_demo"]
 

@@ -24,7 +24,7 @@ from typing import Any
 import costdash
 from costdash.dataset import Layout
 from costdash.view import MAX_NAMES, view_schema
-from dashboard.production_api import OPENAPI_PATH as PRODUCTION_PATH
+from dashboard.api.production import OPENAPI_PATH as PRODUCTION_PATH
 from dashboard.report import CSV_NAMES
 from dashboard.sharing import MAX_EXPIRY_DAYS, MAX_NAME, VIEW_KEYS
 

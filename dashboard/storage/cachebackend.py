@@ -16,7 +16,7 @@ request makes several cache calls, and each would otherwise wait for its own con
 the Redis host is gone without refusing connections (a blackholed address). The short socket
 timeouts in :data:`REDIS_OPTIONS` bound the wait of the first call.
 
-Use it through flask-caching (``CACHE_TYPE="dashboard.cachebackend.ResilientRedisCache"``, see
+Use it through flask-caching (``CACHE_TYPE="dashboard.storage.cachebackend.ResilientRedisCache"``, see
 :func:`dashboard.services.cache_config`); the ``Cache`` object keeps its usual interface.
 """
 

@@ -17,11 +17,11 @@ Text cells starting with ``=``, ``+``, ``-``, ``@`` (or a tab / carriage return)
 ``'`` so spreadsheets do not run them as formulas.
 
 The sections are built in modules of their own, all re-exported here where public:
-:mod:`dashboard.report_format` (numbers written as the page writes them -- ``readout``,
+:mod:`dashboard.report.format` (numbers written as the page writes them -- ``readout``,
 ``friendly``, ``percent`` --, HTML tables, figure size and embedding),
-:mod:`dashboard.report_readouts` (the Explore page's readouts: money, sensitivity, constraints,
-pinned thresholds), :mod:`dashboard.report_curves` (the Curves section) and
-:mod:`dashboard.report_choice` (the Threshold choice section). This module keeps the header, the
+:mod:`dashboard.report.readouts` (the Explore page's readouts: money, sensitivity, constraints,
+pinned thresholds), :mod:`dashboard.report.curves` (the Curves section) and
+:mod:`dashboard.report.choice` (the Threshold choice section). This module keeps the header, the
 view, the figures, the classifiers and hull tables, the bands and the CSV exports.
 
 Imports plotly: the core (``costdash``) imports this module only lazily.
@@ -49,13 +49,13 @@ from dashboard.figures.axes import fpr_floor, log_fpr, log_odds
 from dashboard.figures.cost import cost_figure
 from dashboard.figures.ranges import ranges_figure
 from dashboard.figures.roc import roc_figure
-from dashboard.report_choice import _choice_section
-from dashboard.report_curves import _curves_section
-from dashboard.report_format import (CHOSEN_COLOR, FIGURE_SIZE, REPORT_MAX_POINTS, _e, _exact_title,
+from dashboard.report.choice import _choice_section
+from dashboard.report.curves import _curves_section
+from dashboard.report.format import (CHOSEN_COLOR, FIGURE_SIZE, REPORT_MAX_POINTS, _e, _exact_title,
                                      _figure_html, _meta, _num, _table, _threshold,
                                      _threshold_html, friendly, percent,
                                      readable_threshold_text, readout)
-from dashboard.report_readouts import (_constraints_section, _money_section, _pinned_section,
+from dashboard.report.readouts import (_constraints_section, _money_section, _pinned_section,
                                        _sensitivity_section, constraint_points)
 from dashboard.viewmodel import build_view_model, restrict_view_model
 
@@ -242,7 +242,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         or count at a threshold the viewer chose, and no curve of more points.
     choice : dict, optional
         The view's threshold choice (:func:`costdash.choice_summary.choice_summary_of_view`
-        with ``max_points`` :data:`dashboard.report_choice.CHOICE_MAX_POINTS`, and
+        with ``max_points`` :data:`dashboard.report.choice.CHOICE_MAX_POINTS`, and
         ``max_roc_points`` ``max_points``) when already computed, e.g. by the dashboard's
         results service.
 

@@ -3,8 +3,8 @@
 same text for the same view; escaped HTML tables and definition lists; a figure as an inline
 ``<div>`` and the fixed size of every figure (the report is also printed).
 
-Used by :mod:`dashboard.report` and its section modules (:mod:`dashboard.report_readouts`,
-:mod:`dashboard.report_curves`, :mod:`dashboard.report_choice`); ``readout``, ``friendly`` and
+Used by :mod:`dashboard.report` and its section modules (:mod:`dashboard.report.readouts`,
+:mod:`dashboard.report.curves`, :mod:`dashboard.report.choice`); ``readout``, ``friendly`` and
 ``percent`` are re-exported by :mod:`dashboard.report`.
 """
 

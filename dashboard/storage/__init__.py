@@ -13,8 +13,8 @@ once, at upload; what is kept is the *normalised* data (labels as booleans, scor
 fold codes) as one Parquet file, which reads back in a fraction of the time the original CSV
 would take and never needs the loader options again. Nothing is pickled.
 
-The parts: :mod:`dashboard.records` (the records, the interfaces and their errors),
-:mod:`dashboard.tables` (a data set as Arrow tables) and :mod:`dashboard.sqlstore` (the one
+The parts: :mod:`dashboard.storage.records` (the records, the interfaces and their errors),
+:mod:`dashboard.storage.tables` (a data set as Arrow tables) and :mod:`dashboard.storage.sql` (the one
 implementation, :class:`SqlStore`: SQLite by default, PostgreSQL when several hosts share the
 data, chosen by one URL, :func:`database_url`); everything else imports them from here.
 """
@@ -24,11 +24,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dashboard.records import (AnalysisRecord, AnalysisStore, DatasetNotFound, DatasetRecord,
-                               DatasetStore, LoaderOptions, StorageFull, StorageUnavailable, Store,
-                               dataset_id, new_handle, valid_id)
-from dashboard.sqlstore import SqlStore
-from dashboard.tables import dataset_from_tables, dataset_to_tables
+from dashboard.storage.records import (AnalysisRecord, AnalysisStore, DatasetNotFound,
+                                       DatasetRecord, DatasetStore, LoaderOptions, StorageFull,
+                                       StorageUnavailable, Store, dataset_id, new_handle, valid_id)
+from dashboard.storage.sql import SqlStore
+from dashboard.storage.tables import dataset_from_tables, dataset_to_tables
 
 __all__ = ["AnalysisRecord", "AnalysisStore", "DatasetNotFound", "DatasetRecord", "DatasetStore",
            "LoaderOptions", "SqlStore", "StorageFull", "StorageUnavailable", "Store",

@@ -10,7 +10,7 @@ Through the gate, expensive work
   ``COSTDASH_MAX_HEAVY_JOBS_PER_CLIENT``) and, when it reads one, the data set or file (at most
   ``COSTDASH_MAX_JOBS_PER_DATASET``); plus a per-process semaphore
   (``COSTDASH_MAX_HEAVY_JOBS_PER_PROCESS``), so a process always keeps threads for cheap
-  requests. Slots are rows of the SQL store (:mod:`dashboard.sharedstate`): shared by every
+  requests. Slots are rows of the SQL store (:mod:`dashboard.storage.sharedstate`): shared by every
   process and host, never evicted by cache pressure. A slot is a lease renewed while its work
   runs; the lease of a process killed mid-way is taken over at once on its own host and
   expires within :data:`LEASE_SECONDS` elsewhere;
@@ -24,7 +24,7 @@ Through the gate, expensive work
 
 Use (the small documented API other routes wrap their work in)::
 
-    from dashboard.gate import heavy_work, run_bounded
+    from dashboard.jobs.gate import heavy_work, run_bounded
 
     with heavy_work(services, client_key(), "report", handle=data_id) as deadline:
         html = run_bounded(build_report, record, view, timeout=deadline.seconds_left())
@@ -60,8 +60,8 @@ from flask import (Flask, Response, current_app, has_app_context, has_request_co
 from costdash import errors as core_errors
 from costdash.errors import CostdashError
 from dashboard.services import Services
-from dashboard.sharedstate import (Lease, compute_slots_table, give_back, hand_over, renew,
-                                   take_slot, transaction)
+from dashboard.storage.sharedstate import (Lease, compute_slots_table, give_back, hand_over,
+                                           renew, take_slot, transaction)
 
 __all__ = ["LEASE_SECONDS", "ComputeGate", "ComputeRefused", "ComputeTimedOut", "Deadline",
            "client_key", "gate_for", "heavy_work", "install_gate", "run_bounded"]
