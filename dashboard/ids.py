@@ -261,6 +261,29 @@ CHOICE_WORST = "choice-worst"
 
 VIEW_SCHEMA = "costdash-view-schema"
 """The inert JSON script of the view schema, in every page (:mod:`dashboard.viewstate`)."""
+# Segments page and the upload's one-vs-rest and segment choices (issue 28)
+SEGMENTS_REF = "segments-ref"
+SEGMENTS_DATA_ID = "segments-data-id"
+SEGMENTS_P_IMPLIED = "segments-p-implied"
+SEGMENTS_P_VIEW = "segments-p-view"
+SEGMENTS_URL = "segments-url"
+SEGMENTS_P_POS = "segments-p-pos"
+SEGMENTS_COST_FN = "segments-cost-fn"
+SEGMENTS_COST_FP = "segments-cost-fp"
+SEGMENTS_INFO = "segments-info"
+SEGMENTS_ERROR = "segments-error"
+SEGMENTS_MESSAGE = "segments-message"
+SEGMENTS_SUMMARY = "segments-summary"
+SEGMENTS_GRAPH = "segments-graph"
+SEGMENTS_TABLE = "segments-table"
+UPLOAD_TARGET = "upload-target"
+"""The target-class selector upload.js shows when a multiclass file arrives."""
+UPLOAD_TARGET_CLASS = "upload-target-class"
+UPLOAD_SEGMENT = "upload-segment"
+"""The segment-column choice upload.js shows (a detected column to confirm, or one typed)."""
+UPLOAD_SEGMENT_COLUMN = "upload-segment-column"
+UPLOAD_SEGMENT_READ = "upload-segment-read"
+
 
 
 # --- families -------------------------------------------------------------------------------------

@@ -346,6 +346,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
 
     parts.append(_curves_section(dataset, analysis, view, max_points))
     parts.append(_choice_section(dataset, view, max_points, choice))
+    parts.append(_segments_section(dataset, view))
 
     # Bands of unticked classifiers are not this view's (nor the report's) business.
     band_list = [b for b in _bands_list(bands) if b.name in set(selected)]
@@ -357,6 +358,39 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
                  "(probability × cost); cost area is the expected normalized cost for PC(+) "
                  "uniform on [0, 1].</footer></body></html>")
     return "\n".join(p for p in parts if p)
+
+
+def _segments_section(dataset: Dataset, view: View) -> str:
+    """A threshold per segment against the shared one (issue 28; the Segments page's table:
+    :func:`costdash.segments.segment_policy` at the view's costs, each segment at its
+    prevalence); empty without a segment column."""
+    if dataset.segments is None:
+        return ""
+    from costdash.errors import CostdashError
+    from costdash.segments import segment_policy
+
+    head = (f'<section id="segments"><h2>Segments: a threshold per '
+            f'{_e(dataset.segments.column)}</h2>')
+    try:
+        policy = segment_policy(dataset, dataset.segments.values,
+                                view.condition(dataset.prevalence), models=view.models)
+    except CostdashError as exc:
+        return head + f"<p>{_e(exc)}</p></section>"
+    volume, unit = float(view.volume), _e(view.unit or "")
+    rows = [[_e(s.segment), f"{s.n:,}", _num(s.p_pos), _e(s.classifier),
+             _e("—" if s.threshold is None else f"≥ {s.threshold:.6g}"), _num(s.expected_cost),
+             _num(s.shared_expected_cost), _num(s.regret_vs_shared),
+             f"{_num(s.regret_vs_shared * volume * s.n / dataset.n)} {unit}".strip()]
+            for s in policy.segments]
+    shared = ("—" if policy.shared_threshold is None
+              else f"≥ {policy.shared_threshold:.6g}")
+    return (head + f"<p>Shared choice: {_e(policy.shared_classifier)} at score {_e(shared)}. "
+            f"Each segment decided at its own prevalence and the view's costs; a threshold per "
+            f"segment saves {_num(policy.saving_per_case)} per case "
+            f"({_num(policy.saving_per_case * volume)} {unit} per period).</p>"
+            + _table(["segment", "n", "p(+)", "classifier", "threshold", "expected cost / case",
+                      "shared threshold's cost / case", "regret / case", "saving / period"],
+                     rows, css_class="segments") + "</section>")
 
 
 def _band_threshold_cell(b: CostBand) -> str:

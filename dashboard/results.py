@@ -348,3 +348,56 @@ def _unpack(summary: dict, texts: list[dict[str, str]]) -> str:
     light = json.dumps(summary, allow_nan=False, separators=(",", ":"))
     return re.sub(f'"@@{nonce}-([0-9]+)-([a-z_]+)@@"',
                   lambda m: texts[int(m.group(1))][m.group(2)], light)
+
+
+# --- Segments (issue 28) ---------------------------------------------------------------------------
+
+SEGMENT_FIELDS = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn")
+"""The view fields a policy per segment depends on (its key)."""
+
+
+def segments_result(results: Results, dataset_id: str, view: Any) -> dict[str, Any]:
+    """The choice per segment of a stored data set at the view's conditions (kind
+    ``segments``): :func:`costdash.segments.segment_policy` over the data set's segment column,
+    each segment at its prevalence and the view's costs, beside the shared choice (the one the
+    view's conditions make on every row).
+
+    Returns ``{"segment_column": None}`` for a data set without segments, ``{"segment_column",
+    "error"}`` when the policy cannot be made (a segment with one class), else
+    ``{"segment_column", "shared": {"classifier", "threshold", "expected_cost"},
+    "segments": [...] (:func:`costdash.segments.segment_policy_to_dict`), "saving_per_case"}``.
+    The same in both scopes: a segment's choice is a hull vertex (what Explore shows a read
+    link too), never a threshold the viewer typed.
+
+    Raises
+    ------
+    DatasetNotFound
+        No such data set.
+    """
+    from costdash.errors import CostdashError as _CostdashError
+
+    relevant = {k: v for k, v in view.to_json().items() if k in SEGMENT_FIELDS}
+
+    def compute(_scope: str) -> dict[str, Any]:
+        from costdash.analysis import analyze
+        from costdash.decision import decide
+        from costdash.segments import segment_policy, segment_policy_to_dict
+
+        dataset = results.store.get(dataset_id)
+        if dataset.segments is None:
+            return {"segment_column": None}
+        column = dataset.segments.column
+        condition = view.condition(dataset.prevalence)
+        models = list(view.models) if view.models else None
+        try:
+            policy = segment_policy(dataset, dataset.segments.values, condition, models=models)
+            shared = decide(analyze(dataset, condition, models=models))
+        except _CostdashError as exc:
+            return {"segment_column": column, "error": str(exc)}
+        return {"segment_column": column,
+                "shared": {"classifier": shared.classifier, "threshold": shared.threshold,
+                           "expected_cost": shared.expected_cost},
+                "segments": segment_policy_to_dict(policy),
+                "saving_per_case": policy.saving_per_case}
+
+    return results.json("segments", dataset_id, {"view": relevant}, compute)
