@@ -44,7 +44,7 @@ ENDPOINT = "/api/v1/analyses"
 CHUNK_BYTES = 1 << 16
 MB = 1024 * 1024
 LOADER_TEXT_OPTIONS = ("label_column", "model_column", "score_column", "fold_column", "positive",
-                       "target_class")
+                       "target_class", "segment_column")
 
 
 _positive_float = number_type(float, "a number", "a positive number",
@@ -64,6 +64,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_condition_options(parser)
     add_view_options(parser)
     add_loader_options(parser)
+    parser.add_argument("--segment-column", metavar="COL",
+                        help="column of each row's segment (region, product, site; wide "
+                             "layout): kept with the data for the Segments page and "
+                             "decision.json's segments")
     group = parser.add_argument_group("the saved analysis")
     group.add_argument("--name", help="its name (default: the file's name)")
     group.add_argument("--expires-in-days", type=_positive_float, metavar="DAYS",
