@@ -15,6 +15,8 @@ from __future__ import annotations
 
 BRAND_LINK = "brand-link"
 """The top bar's name: a link home (inside a read link, to the link's own Explore page)."""
+ACCOUNT_LINK = "account-link"
+"""The nav's "My analyses" link (only on an instance with accounts, dashboard/accounts.py)."""
 CURRENT_DATA = "current-data"
 PAGE_CONTENT = "page-content"
 URL = "url"

@@ -113,7 +113,12 @@ class ClientLimits:
 
     def key_accepted(self) -> bool:
         """Whether this request carries an upload key (header) or a key's id (session), when
-        keys are set."""
+        keys are set. With accounts (:mod:`dashboard.accounts`) a person takes the keys'
+        place: someone logged in, or the bearer of a personal token."""
+        if current_app.extensions.get("costdash-accounts") is not None:
+            from dashboard.accounts import current_person
+
+            return current_person() is not None
         if not self.upload_keys:
             return True
         scheme, _, given = (request.headers.get("Authorization") or "").partition(" ")

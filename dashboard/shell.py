@@ -24,9 +24,14 @@ from dashboard.storage import StorageUnavailable
 from dashboard.viewstate import page_view
 
 
-def shell_layout() -> html.Div:
+def shell_layout(accounts: bool = False) -> html.Div:
+    """The shell; with ``accounts`` (:mod:`dashboard.accounts`) the nav ends with "My
+    analyses" (a plain link: its page is served beside Dash; read links' pages hide it)."""
     nav = [dcc.Link(p.title, href=p.path, id=f"nav-{p.slug}", className="nav-link")
            for p in PAGES]
+    if accounts:
+        nav.append(html.A("My analyses", href="/account", id=ids.ACCOUNT_LINK,
+                          className="nav-link account-link"))
     return html.Div(className="app", children=[
         dcc.Location(id=ids.URL, refresh=False),
         dcc.Store(id=ids.CURRENT_DATA, storage_type="session"),

@@ -122,7 +122,7 @@ DASHBOARD_LAYERS = (
      "dashboard.sqlstore", "dashboard.sharedstate", "dashboard.demos", "dashboard.labelfiles",
      "dashboard.cachebackend",
      "dashboard.bandcache", "dashboard.jobs", "dashboard.viewmodel", "dashboard.results",
-     "dashboard.production_store"),
+     "dashboard.production_store", "dashboard.account_store"),
     ("dashboard.sharing", "dashboard.services"),
     ("dashboard.pages", "dashboard.explore_layout", "dashboard.shell", "dashboard.page_kit",
      "dashboard.band_kit",
@@ -132,7 +132,7 @@ DASHBOARD_LAYERS = (
      "dashboard.responses", "dashboard.report", "dashboard.report_format",
      "dashboard.report_readouts", "dashboard.report_curves", "dashboard.report_choice",
      "dashboard.openapi", "dashboard.commands", "dashboard.link_preview",
-     "dashboard.production_api"),
+     "dashboard.production_api", "dashboard.accounts", "dashboard.my_analyses"),
     # dashboard.notebook (costdash.show) builds an app with create_app, as the worker does.
     ("dashboard.factory", "dashboard.worker", "dashboard.notebook"),
     ("dashboard",),

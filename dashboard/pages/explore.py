@@ -583,6 +583,11 @@ def share_view(services: Services, view: dict[str, Any], name: str | None,
         return html.P("Open a data set first.", className="error")
     limits = client_limits()
     if not limits.key_accepted():
+        from flask import current_app
+
+        if current_app.extensions.get("costdash-accounts") is not None:
+            return html.P("Log in to share: this instance logs people in through the "
+                          "organisation (reload the page).", className="error", role="alert")
         return html.P("This instance needs an upload key to share: enter it above the upload "
                       "box.", className="error", role="alert")
     refusal = limits.share_refusal()
