@@ -37,7 +37,7 @@ from costdash.conditions import OperatingCondition
 from costdash.errors import ParameterError
 
 __all__ = ["PairedLimits", "RateLimits", "cost_interval", "paired_limits", "paired_table",
-           "rate_limits", "regret_interval"]
+           "paired_tables", "rate_limits", "regret_interval"]
 
 
 def _level(level: float) -> float:
@@ -145,6 +145,42 @@ def paired_table(y_true: ArrayLike, flag_a: ArrayLike, flag_b: ArrayLike) -> np.
         na = np.count_nonzero(a & cls)
         nb = np.count_nonzero(b & cls)
         out[row] = (ab, na - ab, nb - ab, np.count_nonzero(cls) - na - nb + ab)
+    return out
+
+
+def paired_tables(y_true: ArrayLike, flag_a: ArrayLike, score_b: ArrayLike,
+                  thresholds_b: ArrayLike) -> np.ndarray:
+    """:func:`paired_table` of one decision ``a`` against a scoring classifier ``b`` at each of
+    ``thresholds_b`` (``b`` flags ``score >= threshold``; ``+inf`` flags nothing, ``-inf``
+    everything), in one sort: shape (len(thresholds_b), 2, 4).
+
+    Examples
+    --------
+    >>> paired_tables([1, 1, 0, 0], [1, 0, 1, 0], [0.9, 0.8, 0.3, 0.1], [0.85, 0.5]).tolist()
+    [[[1, 0, 0, 1], [0, 1, 0, 1]], [[1, 0, 1, 0], [0, 1, 0, 1]]]
+    """
+    y = np.asarray(y_true).astype(bool)
+    a = np.asarray(flag_a).astype(bool)
+    s = np.asarray(score_b, dtype=np.float64)
+    t = np.atleast_1d(np.asarray(thresholds_b, dtype=np.float64))
+    if not (y.shape == a.shape == s.shape) or y.ndim != 1:
+        raise ParameterError(f"y_true, flag_a and score_b differ in length: {y.shape}, "
+                             f"{a.shape}, {s.shape}")
+    if np.isnan(t).any():
+        raise ParameterError("a threshold of b is NaN")
+    order = np.argsort(-s, kind="stable")
+    s_desc = s[order]
+    # How many rows b flags at each threshold: those with score >= t, a prefix of the order.
+    k = np.searchsorted(-s_desc, -t, side="right")
+    out = np.empty((t.size, 2, 4), dtype=np.int64)
+    for row, cls in enumerate((y, ~y)):
+        c = cls[order]
+        both = np.concatenate([[0], np.cumsum(a[order] & c)])[k]
+        flagged_b = np.concatenate([[0], np.cumsum(c)])[k]
+        n_cls = int(np.count_nonzero(cls))
+        n_a = int(np.count_nonzero(a & cls))
+        out[:, row] = np.stack([both, n_a - both, flagged_b - both,
+                                n_cls - n_a - flagged_b + both], axis=1)
     return out
 
 

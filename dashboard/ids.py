@@ -105,6 +105,12 @@ SHARED_CHECK = "shared-check"
 SHARED_GONE = "shared-gone"
 SHARED_RESET = "shared-reset"
 SINGLE_THRESHOLD_STORE = "single-threshold-store"
+# Explore's intervals beside the costs (issue 28 item 5)
+INTERVAL_STORE = "interval-store"
+INTERVAL_LEVEL = "interval-level"
+EXPECTED_COST_INTERVAL = "expected-cost-interval"
+PERIOD_COST_INTERVAL = "period-cost-interval"
+COST_INTERVAL_NOTE = "cost-interval-note"
 SLOPE_VALUE = "slope-value"
 UNIT_INPUT = "unit-input"
 UPLOAD = "upload"
@@ -293,7 +299,8 @@ UPLOAD_SEGMENT_READ = "upload-segment-read"
 PIN_FIELDS = ("badge", "title", "remove", "error", "body", "tp", "fn", "fp", "tn", "tp-rate",
               "fn-rate", "fp-rate", "tn-rate", "precision", "recall", "specificity", "npv", "f1",
               "cost", "period-cost", "regret", "regret-share", "verdict", "optimal", "beats",
-              "test")
+              "test", "cost-interval", "period-cost-interval", "regret-interval",
+              "interval-note")
 """The parts of a pinned threshold's card, ``pin-<k>-<field>`` (:func:`pin_field`)."""
 
 

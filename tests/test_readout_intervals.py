@@ -13,8 +13,8 @@ from scipy import stats
 from costdash.bands import cost_band, difference_band
 from costdash.conditions import OperatingCondition
 from costdash.errors import ParameterError
-from costdash.readout_intervals import (cost_interval, paired_limits, paired_table, rate_limits,
-                                        regret_interval)
+from costdash.readout_intervals import (cost_interval, paired_limits, paired_table,
+                                        paired_tables, rate_limits, regret_interval)
 
 
 def cp(k: int, n: int, level: float) -> tuple[float, float]:
@@ -91,6 +91,19 @@ def test_paired_table_counts_rows():
         assert t[row].tolist() == brute
     with pytest.raises(ParameterError, match="differ in length"):
         paired_table(y, a[:-1], b)
+
+
+def test_paired_tables_are_one_table_per_threshold():
+    rng = np.random.default_rng(4)
+    y = rng.random(400) < 0.2
+    a = rng.random(400) < 0.3
+    s = np.round(rng.normal(size=400), 1)          # ties
+    thresholds = [np.inf, 1.0, 0.3, 0.0, -0.05, -np.inf, float(s.max()), float(s.min())]
+    got = paired_tables(y, a, s, thresholds)
+    for t, table in zip(thresholds, got):
+        assert table.tolist() == paired_table(y, a, s >= t).tolist()
+    with pytest.raises(ParameterError, match="NaN"):
+        paired_tables(y, a, s, [np.nan])
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
