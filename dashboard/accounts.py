@@ -117,13 +117,15 @@ def _bearer_person() -> bool:
 
 
 def same_origin() -> bool:
-    """Whether a browser says this request comes from a page of this site: its ``Origin``
-    is this site's, or (no ``Origin``) ``Sec-Fetch-Site`` is ``same-origin``. A request that
-    says neither is refused: every browser this app supports sends one of them with a POST."""
+    """Whether a browser says this request comes from a page of this site: its ``Origin`` is
+    this site's, or, when it sends none or ``null`` (it sends ``null`` for a form posted from a
+    page with ``Referrer-Policy: no-referrer``, which every page here has), its
+    ``Sec-Fetch-Site`` is ``same-origin`` (a header no page can set). A request that says
+    neither is refused."""
     origin = request.headers.get("Origin")
-    if origin is not None:
+    if origin is not None and origin != "null":
         return origin.rstrip("/") == request.host_url.rstrip("/")
-    return request.headers.get("Sec-Fetch-Site") in ("same-origin",)
+    return request.headers.get("Sec-Fetch-Site") == "same-origin"
 
 
 def _safe_next(value: str | None) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import json
+import time
 from typing import Any
 
 from flask import Blueprint, current_app, redirect, request
@@ -29,7 +30,7 @@ from dashboard.accounts import (accounts, create_token_for, current_person, logi
                                 owned_analyses, revoke_token_for, same_origin)
 from dashboard.manage import manage_page
 from dashboard.responses import link_root, not_found_page, page
-from dashboard.sharing import AnalysisNotFound, iso
+from dashboard.sharing import AnalysisNotFound
 from dashboard.storage import valid_id
 
 __all__ = ["my_analyses_pages"]
@@ -49,6 +50,7 @@ li.item p{margin:.25rem 0}
 .actions{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin-top:.4rem}
 .actions form,form.inline{display:inline;margin:0;padding:0;border:0}
 .actions button,form.inline button{margin:0}
+button,a.button{font:inherit;font-size:.9rem;line-height:1.3}
 button.secondary{background:#fff;color:#334e68}
 a.button{display:inline-block;padding:.4rem .9rem;border-radius:4px;border:1px solid #334e68;
 color:#334e68;text-decoration:none}
@@ -67,11 +69,16 @@ _DONE = {"deleted": "Analysis deleted: its link answers 404.",
          "deleted-upload": "Upload deleted."}
 
 
+def _when(t: float | None) -> str:
+    """A time for people to read (UTC, to the minute); the API gives ISO 8601."""
+    return "" if t is None else time.strftime("%Y-%m-%d %H:%M", time.gmtime(t))
+
+
 def _opened(opens: int, last: float | None) -> str:
     if not opens:
         return "Not opened yet"
     times = "once" if opens == 1 else f"{opens:,} times"
-    return f"Opened {times}; last {iso(last)}"
+    return f"Opened {times}; last {_when(last)} UTC"
 
 
 def _analyses_part(person: Person) -> str:
@@ -81,8 +88,8 @@ def _analyses_part(person: Person) -> str:
     for record, organisation in owned_analyses(person):
         link = ("<span class=note>No read link (revoked)</span>" if record.revoked else
                 f"<code class=share-link>{e(root)}/s/{e(record.share_token)}</code>")
-        expiry = iso(record.expires_at)
-        expires = (f"expires {e(expiry)}" if expiry else "does not expire") + (
+        expiry = _when(record.expires_at)
+        expires = (f"expires {e(expiry)} UTC" if expiry else "does not expire") + (
             " <b class=err>(expired)</b>" if record.expired() else "")
         badge = ("<span class=badge>Organisation only</span>" if organisation else
                  "<span class='badge open'>Anyone with the link</span>")
@@ -93,7 +100,7 @@ def _analyses_part(person: Person) -> str:
             f"<a href='/account/analyses/{e(record.id)}'>{e(record.name)}</a>{badge}</div>"
             f"<p>{link}</p>"
             f"<p class=note><span class=opens>{e(_opened(record.opens, record.last_opened_at))}"
-            f"</span> · created {e(iso(record.created_at) or '')} · {expires}</p>"
+            f"</span> · created {e(_when(record.created_at))} · {expires}</p>"
             "<div class=actions>"
             f"<a class=button href='/account/analyses/{e(record.id)}'>Rename, expiry, new link, "
             "delete</a>"
@@ -120,7 +127,7 @@ def _uploads_part(person: Person) -> str:
         items.append(
             f"<li class=item><div class=item-head><b>{e(info.name)}</b>"
             f"<span class=note>{info.n:,} rows · {len(info.classifiers)} classifiers · "
-            f"uploaded {e(iso(row['created_at']) or '')}</span></div><div class=actions>"
+            f"uploaded {e(_when(row['created_at']))}</span></div><div class=actions>"
             f"<a class=button href='/explore?data={e(info.id)}'>Open on Explore</a>"
             "<form method=post><input type=hidden name=action value=delete-upload>"
             f"<input type=hidden name=handle value='{e(info.id)}'>"
@@ -135,14 +142,14 @@ def _tokens_part(person: Person, new_token: str | None) -> str:
     e = html.escape
     rows = []
     for t in accounts().store.tokens(person.subject):
-        state = (f"revoked {e(iso(t.revoked_at) or '')}" if not t.live else
-                 f"last used {e(iso(t.last_used_at))}" if t.last_used_at else "never used")
+        state = (f"revoked {e(_when(t.revoked_at))}" if not t.live else
+                 f"last used {e(_when(t.last_used_at))}" if t.last_used_at else "never used")
         revoke = ("" if not t.live else
                   "<form method=post><input type=hidden name=action value=revoke-token>"
                   f"<input type=hidden name=token value='{e(t.id)}'>"
                   "<button type=submit class=danger>Revoke</button></form>")
         rows.append(f"<li class=item id='token-{e(t.id)}'><div class=item-head><b>{e(t.name)}"
-                    f"</b><span class=note>made {e(iso(t.created_at) or '')} · {state}</span>"
+                    f"</b><span class=note>made {e(_when(t.created_at))} · {state}</span>"
                     f"</div>{'<div class=actions>' + revoke + '</div>' if revoke else ''}</li>")
     shown = ("" if new_token is None else
              "<p class=ok role=status>Your new token (copy it now: it is shown once):<br>"
@@ -172,7 +179,7 @@ def _trail_part(person: Person) -> str:
             extra = f" → {detail.get('to', '')}"
         elif entry.action == "expiry":
             extra = f" → {detail.get('expires_at') or 'never'}"
-        rows.append(f"<tr><td>{e(iso(entry.at) or '')}</td><td>{e(entry.actor)}</td>"
+        rows.append(f"<tr><td>{e(_when(entry.at))}</td><td>{e(entry.actor)}</td>"
                     f"<td>{e(entry.action)}</td><td>{e(entry.target + extra)}</td></tr>")
     if not rows:
         return "<p class=note>Nothing changed yet.</p>"

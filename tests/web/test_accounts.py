@@ -245,9 +245,16 @@ def test_session_changes_refuse_other_origins(app):
         assert alice.post("/api/v1/account/tokens", json={"name": "x"},
                           headers=headers).status_code == 403
     assert alice.get("/api/v1/account/tokens").get_json()["tokens"] == []
-    # Sec-Fetch-Site (a browser that sends no Origin) counts too.
+    # A form posted from a page with Referrer-Policy: no-referrer (every page here) has
+    # "Origin: null": then Sec-Fetch-Site, which no page can set, decides.
+    assert alice.post("/account", data={"action": "create-token", "name": "x"},
+                      headers={"Origin": "null", "Sec-Fetch-Site": "cross-site"}
+                      ).status_code == 403
+    assert alice.post("/account", data={"action": "create-token", "name": "x"},
+                      headers={"Origin": "https://evil.example", "Sec-Fetch-Site": "same-origin"}
+                      ).status_code == 403
     made = alice.post("/account", data={"action": "create-token", "name": "laptop"},
-                      headers={"Sec-Fetch-Site": "same-origin"})
+                      headers={"Origin": "null", "Sec-Fetch-Site": "same-origin"})
     assert made.status_code == 201
     assert re.search(r"<code id=new-token>cdt_[A-Za-z0-9_-]+</code>", made.get_data(as_text=True))
 
