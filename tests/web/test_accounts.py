@@ -394,3 +394,34 @@ def test_account_tables(store):
     store.audit(bob.subject, "b", "upload", "z", now=7.0)
     assert [(e.actor, e.action, e.at) for e in store.trail("a-sub")] == [
         ("manage link", "delete", 6.0), ("Alice", "rename", 5.0)]
+
+
+def test_costdash_push_with_a_personal_token(app, predictions_csv, monkeypatch, capsys):
+    import json
+    import threading
+
+    from werkzeug.serving import make_server
+
+    from costdash.cli import main
+
+    alice = app.server.test_client()
+    login(alice, "alice@example.org")
+    token = alice.post("/api/v1/account/tokens", json={"name": "push"},
+                       headers={"Origin": SITE}).get_json()["token"]
+    server = make_server("127.0.0.1", 0, app.server, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}"
+        monkeypatch.delenv("COSTDASH_TOKEN", raising=False)
+        assert main(["push", str(predictions_csv), "--server", url]) == 2
+        assert "Log in to upload" in capsys.readouterr().err
+        monkeypatch.setenv("COSTDASH_TOKEN", token)
+        assert main(["push", str(predictions_csv), "--server", url, "--name", "Pushed",
+                     "--json"]) == 0
+        reply = json.loads(capsys.readouterr().out)
+    finally:
+        server.shutdown()
+        thread.join(5)
+    mine = alice.get("/api/v1/account/analyses").get_json()["analyses"]
+    assert [(a["id"], a["name"]) for a in mine] == [(reply["id"], "Pushed")]
