@@ -558,16 +558,30 @@ def dataset_report(dataset_id: str):
     """The report of the query's view, through the results service (kind ``report``): built
     once per data set, view and the bands computed by then, then served from the cache; in the
     thinned scope for a read-only handle (:func:`dashboard.report.build_report`'s
-    ``max_points``)."""
+    ``max_points``).
+
+    It loads plotly.js from this server (the file Dash serves dcc.Graph, at a fingerprinted
+    address cached for a year: :func:`dashboard.report_format.plotly_js_url`), 5 MB less to
+    download; ``?standalone=1`` embeds it (a file that opens offline), and so does every report
+    when the server's own address is not known (:func:`dashboard.responses.link_root`: a
+    relative address would not resolve in a downloaded file)."""
     from dashboard.report import build_report
+    from dashboard.report_format import plotly_js_url
 
     services = _services()
     results = services.results
+    standalone_asked = request.args.get("standalone", "").lower() in ("1", "true", "yes")
 
     def report(record, view: View) -> str:
         scope = "thinned" if record.read_only else "full"
         bands, band_keys = computed_bands(dataset_id, record, view)
         url = link_root()
+        standalone = standalone_asked or url is None
+        plotly_src = None if standalone else plotly_js_url(url)
+        search = view.without("data").to_search()
+        standalone_url = None if url is None else (
+            f"{url}/api/v1/datasets/{dataset_id}/report.html{search}"
+            f"{'&' if search else '?'}standalone=1")
 
         def build(scope_: str) -> str:
             # Only a report not cached yet gets here: it takes one slot of the compute gate
@@ -586,11 +600,12 @@ def dataset_report(dataset_id: str):
                 return bounded(lambda: build_report(
                     services.store.get(dataset_id), view=view, name=record.name,
                     bands=bands or None, dashboard_url=url, max_points=max_points,
-                    choice=choice))
+                    choice=choice, plotly_src=plotly_src, standalone_url=standalone_url))
 
         return results.text("report", dataset_id,
                             {"view": view.to_json(), "bands": band_keys, "url": url,
-                             "name": record.name}, build, scope=scope, checked=False)
+                             "name": record.name, "plotly": plotly_src}, build, scope=scope,
+                            checked=False)
 
     try:
         found, error = _result(dataset_id, report)

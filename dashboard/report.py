@@ -6,9 +6,12 @@ money figures under its conditions, volume and unit (written as the page writes 
 sensitivity ranges and constraints, the bands with their settings -- plus a "View" section
 listing every setting and a link that opens the same view in the dashboard.
 
-:func:`build_report` returns ONE HTML file: plotly.js is embedded inline once (with the first
-figure), there is no CDN link and no external CSS or JS, so the file opens offline and can be
-mailed around. Every user-provided string (classifier names, file names, the title) is
+:func:`build_report` returns ONE HTML file: by default plotly.js is embedded inline once (with
+the first figure), there is no CDN link and no external CSS or JS, so the file opens offline and
+can be mailed around. With ``plotly_src`` (the dashboard's report route gives its own plotly.js,
+:func:`dashboard.report_format.plotly_js_url`) the file loads plotly.js from there instead: 5 MB
+smaller, the figures drawn wherever that server is reachable, and a note saying where the
+standalone file is when it is not. Every user-provided string (classifier names, file names, the title) is
 HTML-escaped; the figures' JSON is escaped by plotly (``<``, ``>`` and ``/`` become unicode
 escapes), so a name like ``<script>...</script>`` renders as text.
 
@@ -53,6 +56,7 @@ from dashboard.report_choice import _choice_section
 from dashboard.report_curves import _curves_section
 from dashboard.report_format import (CHOSEN_COLOR, FIGURE_SIZE, REPORT_MAX_POINTS, _e, _exact_title,
                                      _figure_html, _meta, _num, _table, _threshold,
+                                     plotly_missing_note, plotly_script,
                                      _threshold_html, friendly, percent,
                                      readable_threshold_text, readout)
 from dashboard.report_readouts import (_constraints_section, _money_section, _pinned_section,
@@ -209,7 +213,8 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
                  view: View | None = None, title: str | None = None, bands: Any = None,
                  name: str | None = None, generated: _dt.datetime | None = None,
                  dashboard_url: str | None = None, max_points: int | None = None,
-                 choice: dict | None = None) -> str:
+                 choice: dict | None = None, plotly_src: str | None = None,
+                 standalone_url: str | None = None) -> str:
     """One self-contained HTML file reporting ``dataset`` as the Explore page shows it.
 
     Parameters
@@ -245,6 +250,13 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         with ``max_points`` :data:`dashboard.report_choice.CHOICE_MAX_POINTS`, and
         ``max_roc_points`` ``max_points``) when already computed, e.g. by the dashboard's
         results service.
+    plotly_src : str, optional
+        An absolute address of plotly.js (the dashboard's own,
+        :func:`dashboard.report_format.plotly_js_url`) to load instead of embedding it; None
+        (the default) embeds it: a standalone file.
+    standalone_url : str, optional
+        With ``plotly_src``: where the standalone form of this report is (named in the note
+        shown when plotly.js does not load).
 
     Raises
     ------
@@ -278,9 +290,12 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
     parts: list[str] = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
+        f"<title>{_e(title)}</title><style>{_CSS}</style>{plotly_script(plotly_src)}"
+        "</head><body>",
         f"<h1>{_e(title)}</h1>",
     ]
+    missing_note, missing_check = plotly_missing_note(plotly_src, standalone_url)
+    parts.append(missing_note)
 
     meta = [
         ("Data set", _e(name)),
@@ -318,7 +333,8 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
 
     roc, cost, ranges = _report_figures(dataset, analysis, name, view, max_points)
     parts.append('<section id="figures"><h2>ROC space and cost space</h2><div class="figs">'
-                 f'<div class="fig">{_figure_html(roc, True, "roc-figure")}</div>'
+                 f'<div class="fig">{_figure_html(roc, plotly_src is None, "roc-figure")}'
+                 "</div>"
                  f'<div class="fig">{_figure_html(cost, False, "cost-figure")}</div>'
                  f'</div><div class="fig">{_figure_html(ranges, False, "ranges-figure")}</div>'
                  "<p>Operating ranges: where each classifier on the lower envelope is the best "
@@ -354,6 +370,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         parts.append(_bands_section(band_list, analysis, dataset.names,
                                     view if band_settings_known else None))
 
+    parts.append(missing_check)
     parts.append("<footer>Made with costdash. Operating ranges and cost areas are in PC(+) "
                  "(probability × cost); cost area is the expected normalized cost for PC(+) "
                  "uniform on [0, 1].</footer></body></html>")
