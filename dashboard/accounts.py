@@ -31,6 +31,7 @@ Without the three settings nothing here runs: the app is exactly what it was.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -128,9 +129,15 @@ def same_origin() -> bool:
     return request.headers.get("Sec-Fetch-Site") == "same-origin"
 
 
+_LOCAL_PATH = re.compile(r"/(?![/\\])[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*")
+"""A path of this site: no scheme, no host, no ``//`` or ``/\\`` start, and none of the
+characters (spaces, tabs, newlines, backslashes) a browser drops or reads as ``/`` on the way
+to another site."""
+
+
 def _safe_next(value: str | None) -> str:
     """Where to go after logging in: a path of this site, never another site's address."""
-    if not value or not value.startswith("/") or value.startswith("//") or "\\" in value:
+    if not value or len(value) > 2000 or not _LOCAL_PATH.fullmatch(value):
         return "/account"
     return value
 
@@ -264,8 +271,13 @@ def _error(message: str, status: int):
 @auth_pages.get("/auth/login")
 def login():
     session[_SESSION_NEXT] = _safe_next(request.args.get("next"))
-    return accounts().client.authorize_redirect(url_for("costdash_accounts.callback",
-                                                        _external=True))
+    try:
+        return accounts().client.authorize_redirect(url_for("costdash_accounts.callback",
+                                                            _external=True))
+    except OSError as exc:  # the provider's metadata could not be fetched (requests' errors)
+        log.warning("OpenID Connect provider unreachable: %s", type(exc).__name__)
+        return page("Login unavailable", "<h1>The organisation's login is not reachable</h1>"
+                    "<p>Try again in a minute; if it lasts, tell the operator.</p>", 503)
 
 
 @auth_pages.get("/auth/callback")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import warnings
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 import requests
@@ -123,8 +123,20 @@ def test_login_returns_to_the_page_and_refuses_foreign_next(app):
     assert login(client, "alice@example.org", "/folds") == "/folds"
     assert client.get("/folds").status_code == 200
     assert client.get("/api/v1/account").get_json()["subject"] == "alice@example.org"
-    other = app.server.test_client()
-    assert login(other, "bob@example.org", "//evil.example/x") == "/account"
+    for foreign in ("//evil.example/x", "/\\evil.example", "/\t/evil.example",
+                    "https://evil.example/", "/%0a/x y"):
+        other = app.server.test_client()
+        assert login(other, "bob@example.org", quote(foreign, safe="")) == "/account"
+
+
+def test_an_unreachable_provider_is_a_503_page(tmp_path):
+    from tests.support.services import free_port
+
+    app = accounts_app(tmp_path, f"http://127.0.0.1:{free_port()}")
+    client = app.server.test_client()
+    assert client.get("/explore").status_code == 302
+    reply = client.get("/auth/login")
+    assert reply.status_code == 503 and "not reachable" in reply.get_data(as_text=True)
 
 
 def test_a_forged_callback_is_refused(app):

@@ -127,6 +127,7 @@ def test_login_upload_share_my_analyses_and_rotate(accounts_server, page: Page, 
     expect(page.locator("#audit")).to_contain_text("new link")
     expect(page.locator("#audit")).to_contain_text("token created")
     expect(page.locator("#tokens")).to_contain_text("CI pipeline")
+    page.set_viewport_size({"width": 1440, "height": 1000})
     screenshot(page, screenshot_dir / "my-analyses-1440.png")
     page.set_viewport_size({"width": 390, "height": 844})
     screenshot(page, screenshot_dir / "my-analyses-390.png")
