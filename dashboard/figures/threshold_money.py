@@ -112,7 +112,7 @@ def money_by_threshold_figure(curve: CostByThreshold | None, *, volume: float = 
     per = f"expected cost of {number_text(float(volume))} cases" if volume != 1 \
         else "expected cost per case"
     fig.update_layout(**base_layout(
-        xaxis=axis("threshold (flag a case when its score ≥ it)"),
+        xaxis=axis("threshold (flag score ≥ it)"),
         yaxis=axis(per + unit_text, rangemode="tozero"), uirevision=uirevision,
         **({"height": height} if height else {})))
     return fig

@@ -665,9 +665,11 @@ def _pct(x: float | None) -> str:
 def decile_table(table: dict[str, Any], volume: float, unit: str) -> html.Table:
     """Per top fraction of scores: the cutoff, cases flagged, positives captured, cumulative
     precision, lift and the expected cost per period; the capacity's row marked."""
+    # The columns a narrow screen shows first come first (the table scrolls sideways).
     head = html.Thead(html.Tr([html.Th(h) for h in (
-        "top of scores", "flag score ≥", "flagged", "positives captured", "share of positives",
-        "cumulative precision", "lift", f"expected cost per {'period' if volume else 'case'}")]))
+        "top of scores", "flag score ≥", f"expected cost per {'period' if volume else 'case'}",
+        "cumulative precision", "lift", "positives captured", "share of positives",
+        "flagged")]))
     rows = []
     cap = table.get("capacity")
     for k, f in enumerate(table["fraction"]):
@@ -681,13 +683,13 @@ def decile_table(table: dict[str, Any], volume: float, unit: str) -> html.Table:
             children=[
                 html.Th(f"{f * 100:.4g}% (capacity)" if capacity else f"{f * 100:.4g}%"),
                 html.Td("flag nothing" if t is None else number_text(float(f"{t:.6g}"))),
-                html.Td(f"{table['flagged'][k]:,}", className="num"),
-                html.Td(f"{table['positives'][k]:,}", className="num"),
-                html.Td(_pct(table["recall"][k]), className="num"),
+                html.Td("–" if cost is None else _money(cost * (volume or 1), unit),
+                        className="num", style={"whiteSpace": "nowrap"}),
                 html.Td(_pct(table["precision"][k]), className="num"),
                 html.Td(_num(table["lift"][k], 3), className="num"),
-                html.Td("–" if cost is None else _money(cost * (volume or 1), unit),
-                        className="num"),
+                html.Td(f"{table['positives'][k]:,}", className="num"),
+                html.Td(_pct(table["recall"][k]), className="num"),
+                html.Td(f"{table['flagged'][k]:,}", className="num"),
             ]))
     return html.Table(className="folds-table choice-deciles", children=[head, html.Tbody(rows)])
 
@@ -783,9 +785,13 @@ def pin_click(click: Any, pins: Any, model: Any, shared: bool = False) -> tuple[
     points = (click or {}).get("points") or []
     if not points or not model:
         return no_update, ""
+    # The x of every point of the plot is its threshold (customdata says so too, but a click
+    # on a trace whose arrays the figure sent base64-encoded carries no customdata).
     t = points[0].get("customdata")
     if isinstance(t, list):
         t = t[0] if t else None
+    if t is None:
+        t = points[0].get("x")
     if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t):
         return no_update, "Flagging nothing has no threshold to pin."
     current = list(_pins_of(pins))
@@ -815,7 +821,7 @@ def money_section(view: View) -> html.Section:
                              value=view.model, clearable=False, searchable=True,
                              placeholder="type to find a classifier"),
             ]),
-            html.Div(className="folds-field", children=[
+            html.Div(className="folds-field", style={"minWidth": "14rem"}, children=[
                 html.Label(["Capacity: cases flagged per period ",
                             html.Span(f"(volume {view.volume:,.0f})", className="hint")],
                            htmlFor=MONEY_CAPACITY),

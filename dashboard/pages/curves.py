@@ -623,8 +623,9 @@ def calibrate_preview(services: Services, ref: dict[str, Any] | None, model: Any
     def money(x: float | None) -> str:
         return "–" if x is None else f"{x * scale:,.2f} {unit}".strip()
 
+    # The money first: a narrow screen shows the first columns (the table scrolls sideways).
     head = html.Thead(html.Tr([html.Th(h) for h in (
-        "", "flag", "flagged", f"expected cost {per}", "more than the best", "why not")]))
+        "", f"expected cost {per}", "more than the best", "flag", "flagged", "why not")]))
     body = []
     for r in result["rows"]:
         t = r["threshold"]
@@ -634,10 +635,10 @@ def calibrate_preview(services: Services, ref: dict[str, Any] | None, model: Any
                 f"{number_text(float(f'{t:.6g}'))}")
         body.append(html.Tr(id=f"{CALIBRATE}-{r['method']}", children=[
             html.Th(CALIBRATE_LABELS.get(r["method"], r["method"])),
+            html.Td(money(r["expected_cost"]), className="num", style={"whiteSpace": "nowrap"}),
+            html.Td(money(r["regret"]), className="num", style={"whiteSpace": "nowrap"}),
             html.Td(flag),
             html.Td("–" if r["flagged"] is None else f"{r['flagged']:.2%}", className="num"),
-            html.Td(money(r["expected_cost"]), className="num"),
-            html.Td(money(r["regret"]), className="num"),
             html.Td(r["refused"] or "", className="note"),
         ]))
     rows = {r["method"]: r for r in result["rows"]}

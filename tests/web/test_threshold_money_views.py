@@ -123,6 +123,9 @@ def test_a_click_pins_and_a_second_click_unpins():
     full = [{"model": f"m{k}", "threshold": 0.1} for k in range(4)]
     assert choice.pin_click(click, full, "gbm")[0] is no_update
     assert choice.pin_click({"points": [{"customdata": None}]}, [], "gbm")[0] is no_update
+    # A click in the browser carries the threshold as x (customdata of base64 arrays is lost).
+    pins, _ = choice.pin_click({"points": [{"x": 0.75, "y": 3.0}]}, [], "gbm")
+    assert pins == [{"model": "gbm", "threshold": 0.75}]
     _, message = choice.pin_click(click, [], "gbm", shared=True)
     assert "nothing is saved" in message
 
@@ -161,15 +164,15 @@ def test_decile_table_against_precision_recall_curve_and_counting(services, demo
         t = min(ts) if ts else None
         flagged = 0 if t is None else int((s >= t).sum())
         caught = 0 if t is None else int((y & (s >= t)).sum())
-        assert cells[2] == f"{flagged:,}" and cells[3] == f"{caught:,}", (f, cells)
+        assert cells[7] == f"{flagged:,}" and cells[5] == f"{caught:,}", (f, cells)
         if t is not None:
             j = int(np.searchsorted(thresholds, t))     # scikit-learn's point at score >= t
             assert thresholds[j] == t
-            assert cells[5] == f"{precision[j]:.1%}" and cells[4] == f"{recall[j]:.1%}"
-            assert cells[6] == f"{precision[j] / y.mean():.3g}"
+            assert cells[3] == f"{precision[j]:.1%}" and cells[6] == f"{recall[j]:.1%}"
+            assert cells[4] == f"{precision[j] / y.mean():.3g}"
             fpr = (flagged - caught) / (~y).sum()
             cost = 0.1 * (recall[j] * -2 + (1 - recall[j]) * 20) + 0.9 * fpr
-            assert cells[7] == f"{cost * 1000:,.2f} €"
+            assert cells[2] == f"{cost * 1000:,.2f} €"
         del order
     assert "(capacity)" in rows["choice-deciles-capacity"][0]
     assert "Within the capacity (12.50% of cases)" in _text(out.note)
@@ -258,7 +261,7 @@ def test_calibrate_then_choose_preview_against_independent_cross_fitting(service
     expected["best"] = money.min() * 1000
     for method, value in expected.items():
         cells = rows[f"curves-calibrate-{method}"]
-        assert cells[3] == f"{value:,.2f} €", (method, cells)
+        assert cells[1] == f"{value:,.2f} €", (method, cells)
     assert f"{tau:.4g}" in _text(table)
 
 
@@ -273,4 +276,4 @@ def test_preview_refuses_scores_that_are_not_probabilities(services, tmp_path):
     table = curves.calibrate_preview(services, _ref(record.id, ""), "margin", 0.3, 1, 1)
     rows = _rows(table, "curves-calibrate-")
     assert "not within [0, 1]" in rows["curves-calibrate-scores"][-1]
-    assert rows["curves-calibrate-isotonic"][3].endswith("€")      # calibration still works
+    assert rows["curves-calibrate-isotonic"][1].endswith("€")      # calibration still works
