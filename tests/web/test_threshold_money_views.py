@@ -277,3 +277,58 @@ def test_preview_refuses_scores_that_are_not_probabilities(services, tmp_path):
     rows = _rows(table, "curves-calibrate-")
     assert "not within [0, 1]" in rows["curves-calibrate-scores"][-1]
     assert rows["curves-calibrate-isotonic"][1].endswith("€")      # calibration still works
+
+
+# --- on a read-only link -------------------------------------------------------------------------
+
+def test_read_link_shows_the_views_from_its_thinned_curves(tmp_path, breast_cancer_csv):
+    """Through a read link (at most 40 points per curve here) the money curve, the table and the
+    calibrate table are read off the thinned curves the link shows: no count at a threshold
+    between them, and the owner's handle appears nowhere."""
+    import json
+
+    from dashboard.config import Settings
+    from dashboard.factory import create_app
+    from dashboard.shell import route
+    from dashboard.viewmodel import thinned_roc
+
+    app = create_app(Settings.from_mapping({"data_dir": tmp_path / "data",
+                                            "max_roc_points": 40}))
+    services = app.server.extensions["costdash"]
+    record = services.store.put(breast_cancer_csv, "b.csv")
+    new = services.sharing.create(record.id, name="Shared", view={
+        "p_pos": 0.2, "cost_fn": 10, "cost_fp": 1, "models": ["gbm", "logreg"],
+        "model": "gbm", "capacity": 100})
+    token = new.record.share_token
+    content, _ = route(f"/s/{token}/choice", "?p_pos=0.3&quantile_bins=1", services)
+    ref = find(content, "choice-ref").data
+    assert ref["shared"] is True and record.id not in json.dumps(ref)
+    assert find(content, choice.MONEY_MODEL).value == "gbm"
+    assert find(content, choice.MONEY_CAPACITY).value == 100
+    out = choice.money_view(services, ref, "gbm", 100, [])
+    assert out.error == ""
+    entry = next(c for c in services.views.full(record.id)["classifiers"] if c["name"] == "gbm")
+    thin = thinned_roc(entry)
+    shown = set(thin.threshold[1:].tolist())
+    cost = next(t for t in out.figure.data if t.uid == "cost")
+    assert set(cost.x) <= shown and len(cost.x) <= 40
+    flagged = set((thin.tp + thin.fp).tolist())
+    for cells in _rows(out.table, "choice-deciles").values():
+        assert int(cells[7].replace(",", "")) in flagged
+    assert "thinned" in _text(out.note)
+    text = json.dumps([out.figure.to_plotly_json(), _text(out.note), _text(out.table)],
+                      default=str)
+    assert record.id not in text and new.manage_token not in text
+    # Curves: the calibrate table's "scores" and "best" rows are points of the thinned curve.
+    content, _ = route(f"/s/{token}/curves", "?p_pos=0.3&quantile_bins=1", services)
+    assert find(content, curves.QUANTILE_BINS).value == ["on"]
+    cref = find(content, "curves-ref").data
+    table = curves.calibrate_preview(services, cref, "gbm", 0.3, 10, 1)
+    rows = _rows(table, "curves-calibrate-")
+    for method in ("scores", "best"):
+        t = float(rows[f"curves-calibrate-{method}"][3].split("≥")[1])
+        assert t in shown, method
+    assert "thinned" in _text(table)
+    _, message = choice.pin_click({"points": [{"x": float(cost.x[3])}]}, [], "gbm",
+                                  shared=bool(ref.get("shared")))
+    assert "nothing is saved" in message
