@@ -482,7 +482,19 @@ def _gate() -> Any:
 
 
 def _note_upload(response: Any) -> Any:
-    """After an upload by someone: the upload handle is theirs, and the trail says so."""
+    """After an upload by someone: the upload handle is theirs, and the trail says so; after
+    an owned upload's deletion through the API (its handle is the right to it): the trail
+    says who."""
+    if request.endpoint == "costdash_api.delete_dataset" and response.status_code == 204:
+        handle = (request.view_args or {}).get("dataset_id", "")
+        found = accounts()
+        owner = found.store.upload_owner(handle)
+        if owner is not None:
+            person = current_person()
+            found.store.forget_uploads([handle])
+            found.store.audit(owner, person.label if person else "upload handle",
+                              "delete upload", handle[:6] + "…")
+        return response
     if request.endpoint != "costdash_api.create_dataset" or response.status_code != 200:
         return response
     person = current_person()

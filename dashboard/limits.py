@@ -77,8 +77,11 @@ class ClientLimits:
 
     def upload_refusal(self) -> str | None:
         """Count one upload that does not go through the upload routes (a Multiclass label
-        file) against the client's upload limit; the message when it is over (None: go
-        ahead)."""
+        file, a production batch) against the client's upload limit; the message when it is
+        over (None: go ahead). With accounts, nobody logged in may upload at all."""
+        if current_app.extensions.get("costdash-accounts") is not None \
+                and not self.key_accepted():
+            return "Log in to upload: this instance logs people in through the organisation."
         return self._hit(self.uploads, "uploads", "uploads")
 
     def heavy_refusal(self, client: str) -> tuple[str, int] | None:

@@ -362,6 +362,29 @@ def test_deleting_an_upload_from_my_analyses(app, predictions_csv):
     assert done.status_code == 303
     assert alice.get(f"/api/v1/datasets/{handle}").status_code == 404
     assert "No uploads kept" in alice.get("/account").get_data(as_text=True)
+    # Deleted through the API by whoever holds the handle: the trail says so too.
+    other = upload(alice, predictions_csv).get_json()["id"]
+    assert app.server.test_client().delete(f"/api/v1/datasets/{other}").status_code == 204
+    trail = [(e["actor"], e["action"]) for e in
+             alice.get("/api/v1/account/audit").get_json()["entries"][:2]]
+    assert trail == [("upload handle", "delete upload"), ("alice@example.org", "upload")]
+    assert "No uploads kept" in alice.get("/account").get_data(as_text=True)
+
+
+def test_uploads_through_callbacks_need_a_person(app):
+    from dashboard.limits import client_limits
+
+    with app.server.test_request_context("/_dash-update-component", method="POST"):
+        assert "Log in to upload" in client_limits().upload_refusal()
+    alice = app.server.test_client()
+    login(alice, "alice@example.org")
+    with alice.session_transaction() as kept:
+        person = dict(kept)
+    with app.server.test_request_context("/_dash-update-component", method="POST"):
+        from flask import session
+
+        session.update(person)
+        assert client_limits().upload_refusal() is None
 
 
 # --- the tables, on both databases ----------------------------------------------------------------
