@@ -123,6 +123,11 @@ def test_login_returns_to_the_page_and_refuses_foreign_next(app):
     assert login(client, "alice@example.org", "/folds") == "/folds"
     assert client.get("/folds").status_code == 200
     assert client.get("/api/v1/account").get_json()["subject"] == "alice@example.org"
+    # The session (signed, not encrypted) holds who logged in, nothing of the provider's
+    # tokens, and nothing of the login's state once it is done.
+    with client.session_transaction() as kept:
+        assert dict(kept) == {"costdash-person": {"sub": "alice@example.org", "name": "",
+                                                  "email": "alice@example.org"}}
     for foreign in ("//evil.example/x", "/\\evil.example", "/\t/evil.example",
                     "https://evil.example/", "/%0a/x y"):
         other = app.server.test_client()
