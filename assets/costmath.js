@@ -24,7 +24,11 @@
  *   pointMetrics           costdash.pinned.point_metrics: a pinned threshold's expected counts,
  *                          precision and NPV at the conditions' p(+), recall, specificity, F1,
  *                          expected cost and regret against the best choice
- *
+ *   costInterval           costdash.readout_intervals.cost_interval: a threshold's expected cost
+ *                          with its Clopper-Pearson-MOVER interval at PC(+) (gammaPInv mirrors
+ *                          scipy.special.gammaincinv for the gamma lower limit)
+ *   regretInterval         costdash.readout_intervals.regret_interval: a pin's regret with its
+ *                          discordant-pair MOVER interval at PC(+)
  *
  * Rare-event axes (dashboard/figures/axes.py; drawing coordinates, not cost arithmetic, but
  * arithmetic all the same, so it lives here and is tested against the Python in Node):
@@ -233,10 +237,132 @@
         return [a, b];
     }
 
+    // --- intervals beside the headline numbers (costdash/readout_intervals.py) ----------------
+    //
+    // The server sends each threshold's condition-free limits (Clopper-Pearson limits of its
+    // error rates, or the discordant-pair limits of a pin against a hull vertex); these combine
+    // them at the current PC(+) exactly as the core does, so the interval moves with a slider.
+
+    /** ln Gamma(x), x > 0 (Lanczos, Numerical Recipes 3rd ed. gammln: ~1e-15 relative). */
+    const LANCZOS = [57.1562356658629235, -59.5979603554754912, 14.1360979747417471,
+        -0.491913816097620199, 0.339946499848118887e-4, 0.465236289270485756e-4,
+        -0.983744753048795646e-4, 0.158088703224912494e-3, -0.210264441724104883e-3,
+        0.217439618115212643e-3, -0.164318106536763890e-3, 0.844182239838527433e-4,
+        -0.261908384015814087e-4, 0.368991826595316234e-5];
+
+    function lnGamma(x) {
+        let y = x;
+        const tmp0 = x + 5.24218750000000000;
+        const tmp = (x + 0.5) * Math.log(tmp0) - tmp0;
+        let ser = 0.999999999999997092;
+        for (let j = 0; j < 14; j++) ser += LANCZOS[j] / ++y;
+        return tmp + Math.log(2.5066282746310005 * ser / x);
+    }
+
+    /** The regularized lower incomplete gamma P(a, x): series below a + 1, else the continued
+     * fraction of Q (Lentz); both converge in O(sqrt(a)) terms. */
+    function gammaP(a, x) {
+        if (x <= 0) return 0;
+        const front = -x + a * Math.log(x) - lnGamma(a);
+        if (x < a + 1) {
+            let ap = a, del = 1 / a, sum = del;
+            for (let n = 0; n < 1e6; n++) {
+                ap += 1;
+                del *= x / ap;
+                sum += del;
+                if (Math.abs(del) < Math.abs(sum) * 1e-16) break;
+            }
+            return sum * Math.exp(front);
+        }
+        const tiny = 1e-300;
+        let b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
+        for (let i = 1; i < 1e6; i++) {
+            const an = -i * (i - a);
+            b += 2;
+            d = an * d + b;
+            if (Math.abs(d) < tiny) d = tiny;
+            c = b + an / c;
+            if (Math.abs(c) < tiny) c = tiny;
+            d = 1 / d;
+            const del = d * c;
+            h *= del;
+            if (Math.abs(del - 1) < 1e-16) break;
+        }
+        return 1 - Math.exp(front) * h;
+    }
+
+    /** x with P(a, x) = p (scipy.special.gammaincinv): Halley steps from Numerical Recipes'
+     * starting point (invgammp), to a relative 1e-12. */
+    function gammaPInv(a, p) {
+        if (p <= 0) return 0;
+        const a1 = a - 1, gln = lnGamma(a);
+        let x, lna1 = 0, afac = 0;
+        if (a > 1) {
+            lna1 = Math.log(a1);
+            afac = Math.exp(a1 * (lna1 - 1) - gln);
+            const pp = p < 0.5 ? p : 1 - p;
+            const t = Math.sqrt(-2 * Math.log(pp));
+            let z = (2.30753 + t * 0.27061) / (1 + t * (0.99229 + t * 0.04481)) - t;
+            if (p < 0.5) z = -z;
+            x = Math.max(1e-3, a * Math.pow(1 - 1 / (9 * a) - z / (3 * Math.sqrt(a)), 3));
+        } else {
+            const t = 1 - a * (0.253 + a * 0.12);
+            x = p < t ? Math.pow(p / t, 1 / a) : 1 - Math.log(1 - (p - t) / (1 - t));
+        }
+        for (let j = 0; j < 100; j++) {
+            if (x <= 0) return 0;
+            const err = gammaP(a, x) - p;
+            const dens = a > 1 ? afac * Math.exp(-(x - a1) + a1 * (Math.log(x) - lna1))
+                : Math.exp(-x + a1 * Math.log(x) - gln);
+            const u = err / dens;
+            const step = u / (1 - 0.5 * Math.min(1, u * ((a - 1) / x - 1)));
+            x -= step;
+            if (x <= 0) x = 0.5 * (x + step);
+            if (Math.abs(step) < 1e-12 * x) break;
+        }
+        return x;
+    }
+
+    /** Fay & Feuer's gamma lower limit of a weighted count (_intervals.gamma_lower). */
+    function gammaLower(y, v, level) {
+        if (!(y > 0)) return 0;
+        if (!(v > 0)) return y;
+        return gammaPInv(y * y / v, (1 - level) / 2) * (v / y);
+    }
+
+    /**
+     * A threshold's expected cost per case at conditions `c` with its interval
+     * (readout_intervals.cost_interval: the Clopper-Pearson-MOVER band of its cost line at PC(+),
+     * the lower limit no higher than the gamma limit). `lim`: the server's rate limits
+     * ({fn, n_pos, fp, n_neg, level, exact, fnr_low, fnr_high, fpr_low, fpr_high}).
+     */
+    function costInterval(c, lim) {
+        const x = c.pc, w = 1 - x;
+        const p1 = lim.fn / lim.n_pos, p2 = lim.fp / lim.n_neg;
+        const ne = p1 * x + p2 * w;
+        let low = ne - Math.hypot(x * (p1 - lim.fnr_low), w * (p2 - lim.fpr_low));
+        const high = ne + Math.hypot(x * (lim.fnr_high - p1), w * (lim.fpr_high - p2));
+        const v = lim.exact ? 0 : x * x * p1 * (1 - p1) / lim.n_pos +
+            w * w * p2 * (1 - p2) / lim.n_neg;
+        low = Math.min(low, gammaLower(ne, v, lim.level));
+        return {cost: expectedCost(c, ne), low: expectedCost(c, low), high: expectedCost(c, high)};
+    }
+
+    /** A pin's regret per case against the best choice with its interval
+     * (readout_intervals.regret_interval): `lim` the paired limits {d_fnr, fnr_low, fnr_high,
+     * d_fpr, fpr_low, fpr_high} of the pin against the chosen hull vertex. */
+    function regretInterval(c, lim) {
+        const x = c.pc, w = 1 - x;
+        const d = x * lim.d_fnr + w * lim.d_fpr;
+        const low = d - Math.hypot(x * (lim.d_fnr - lim.fnr_low), w * (lim.d_fpr - lim.fpr_low));
+        const high = d + Math.hypot(x * (lim.fnr_high - lim.d_fnr), w * (lim.fpr_high - lim.d_fpr));
+        return {regret: d * c.costScale, low: low * c.costScale, high: high * c.costScale};
+    }
+
     window.costdashMath = {
         expitNeg, logSlope, valid, conditions, normalizedCost, expectedCost, optimalIndex,
         trivialCost, trivialMoney, savingMoney, saving, expectedCounts, extraCost, pointMetrics,
         LOG_ODDS_LIMIT, logOdds, logOddsOf, pcOfLogOdds, fprFloor, logFpr, pcSamples, fprSamples,
-        zoomRange,
+        zoomRange, lnGamma, gammaP, gammaPInv, gammaLower, costInterval, regretInterval,
     };
 })();

@@ -215,11 +215,98 @@
             colorOf, savingWords};
     }
 
+    // --- intervals under the costs (issue 28 item 5) ------------------------------------------
+    //
+    // The server sends condition-free limits (`interval-store`, costdash.readout_intervals) once
+    // per classifiers, pins and level; costmath.js combines them at this step's PC(+). The
+    // chosen threshold was picked on these cases: its range carries no level. A pin is a
+    // threshold fixed beforehand: its cost interval carries the level (closed form, calibrated);
+    // its regret is against the picked best choice: a range without a level.
+
+    const INTERVAL_IDS = ["expected-cost-interval", "period-cost-interval", "cost-interval-note"];
+    const PIN_INTERVALS = ["cost-interval", "period-cost-interval", "regret-interval",
+        "interval-note"];
+
+    const pct = (level) => String(Number((100 * level).toFixed(3))) + "%";
+    const sameRates = (lim, fpr, tpr) => Boolean(lim) &&
+        Math.abs(lim.fp / lim.n_neg - fpr) <= 1e-12 &&
+        Math.abs(1 - lim.fn / lim.n_pos - tpr) <= 1e-12;
+
+    function rangeText(lo, hi, scale, unit) {
+        return withUnit(fmtNum(lo * scale, 3) + " to " + fmtNum(hi * scale, 3), unit);
+    }
+
+    /** The intervals' text for the chosen vertex `d` and the pins (by element id). */
+    function intervalTexts(k, d, pins, math, texts, titles) {
+        for (const id of INTERVAL_IDS) texts[id] = "";
+        for (let s = 0; s < E.PIN_SLOTS; s++) {
+            for (const n of PIN_INTERVALS) texts["pin-" + s + "-" + n] = "";
+        }
+        const iv = k.intervals;
+        if (!iv || iv.error || !Array.isArray(iv.hull)) {
+            if (iv && iv.error) texts["cost-interval-note"] = "No interval: " + iv.error;
+            return;
+        }
+        const {c, vol, unit, i} = d;
+        const scale = vol === null ? 1 : vol;
+        const lim = iv.hull[i];
+        const level = pct(iv.level);
+        if (sameRates(lim, d.f, d.tp)) {
+            if (lim.exact) {
+                texts["expected-cost-interval"] = "exact";
+                texts["cost-interval-note"] = "A trivial choice's cost is known exactly (no " +
+                    "rates to estimate): no interval.";
+            } else {
+                const r = math.costInterval(c, lim);
+                texts["expected-cost-interval"] = "range " + rangeText(r.low, r.high, 1, unit);
+                if (vol !== null) {
+                    texts["period-cost-interval"] = "range " + rangeText(r.low, r.high, vol, unit);
+                }
+                texts["cost-interval-note"] = "Range: what this threshold may cost on new cases " +
+                    "like these (the " + level + " Clopper–Pearson–MOVER interval of its test-set " +
+                    "error rates), without a confidence level: it was picked as the best on these " +
+                    "same cases, which flatters its cost here. A pinned threshold fixed " +
+                    "beforehand gets its level.";
+            }
+        } else {
+            texts["cost-interval-note"] = "Interval: computing…";
+        }
+        pins.forEach((p, s) => {
+            if (p.error) return;
+            const id = (n) => "pin-" + s + "-" + n;
+            const e = (iv.pins || []).find((q) => q.model === p.model &&
+                q.threshold === p.threshold);
+            if (!e || !sameRates(e.cost, p.fpr, p.tpr)) {
+                texts[id("interval-note")] = "Interval: computing…";
+                return;
+            }
+            const r = math.costInterval(c, e.cost);
+            texts[id("cost-interval")] = level + " CI " + rangeText(r.low, r.high, 1, unit);
+            if (vol !== null) {
+                texts[id("period-cost-interval")] = level + " CI " +
+                    rangeText(r.low, r.high, vol, unit);
+            }
+            let regretNote = e.regret_note || "";
+            const pair = e.regret && e.regret[i];
+            if (pair) {
+                const g = math.regretInterval(c, pair);
+                texts[id("regret-interval")] = "range " + rangeText(g.low, g.high, scale, unit);
+                regretNote = "Regret range: against the best choice on the same cases " +
+                    "(discordant-pair MOVER), without a level: the best choice was picked on " +
+                    "these cases.";
+            }
+            texts[id("interval-note")] = level + " intervals (CI): what this threshold would " +
+                "cost on new cases like these, if it was fixed before these cases were scored " +
+                "(Clopper–Pearson–MOVER on its test-set error rates). " + regretNote;
+        });
+    }
+
     /** Readouts and the moving parts of both figures, for the current conditions. */
     function render(k, viewChanged) {
         const view = k.view, sens = k.sens, cons = k.cons;
         const texts = {}, htmls = {}, shown = {}, titles = {"chosen-threshold": ""};
         for (const id of READOUT_IDS) texts[id] = "–";
+        for (const id of INTERVAL_IDS) texts[id] = "";
         texts["conditions-error"] = "";
         htmls.sentence = "";
         texts["roc-caption"] = "ROC space";
@@ -372,6 +459,7 @@
             .join("");
         fillPins(pins, c, {fpr: f, tpr: tp, name: name, threshold: thr, thresholdText: th.text},
                  vol, unit, colorOf, texts, R, C, g, pcX);
+        intervalTexts(k, d, pins, math, texts, titles);
         paint(texts, htmls, shown, titles);
 
         drawOverlay("roc-graph", view, rocS, viewChanged);
@@ -380,5 +468,5 @@
         if (viewChanged) whenPlotted(view);
     }
 
-    Object.assign(E, {render, decision, invalidConditions});
+    Object.assign(E, {render, decision, invalidConditions, intervalTexts});
 })();

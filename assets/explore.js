@@ -142,13 +142,13 @@
      * Slider steps are drawn before they get here (see "slider steps").
      */
     function explore(view, pB, fnB, fpB, tpB, tnB, volume, unit, _clicks, sens, cons, pins,
-                     single, request, maxFpr, capacity, key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi,
+                     single, intervals, request, maxFpr, capacity, key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi,
                      fpLo, fpHi) {
         const t = triggered();
         const r = resolveConditions(t, view, pB, fnB, fpB);
         S.last = {view: view, p: r.p, costFn: r.costFn, costFp: r.costFp, costTp: tpB,
             costTn: tnB, volume: volume, unit: unit, sens: sens, cons: cons, pins: pins,
-            single: single};
+            single: single, intervals: intervals};
         E.render(S.last, t.has("view-store.data"));
         if (t.has("view-store.data")) E.restyleModels(view);
         const req = constraintRequestOf(maxFpr, capacity, r.p, volume);

@@ -257,7 +257,7 @@
     /** The top nav's pages a read link grants and their sub-page (dashboard/shell.py's
      * SHARED_NAV); the others stay at the link's Explore page, hidden by the server. */
     const SHARED_NAV = {explore: "", curves: "/curves", choice: "/choice",
-                        production: "/production"};
+                        production: "/production", segments: "/segments"};
 
     /** The page's view as the server parsed it (the routing callback's `view-state`). */
     function load(state) {

@@ -3,11 +3,14 @@ scores (bar: 2 s), and ``costdash.watch`` on the score counts of 10⁸ productio
 
 Workloads, each timed in the same run as its baselines on the same scores:
 
-* ``estimate 10^6``: :func:`costdash.estimate_prevalence` (``em``, Platt, 200 bootstrap
-  replicates over the 5,000-row reference and the production sample), against
+* ``estimate 10^6``: :func:`costdash.estimate_prevalence` (``em`` at its default calibration,
+  bcts, which on these margin scores is Platt; 200 bootstrap replicates over the 5,000-row
+  reference and the production sample), against
   (a) ``numpy.histogram`` of the same scores into 1,024 bins (one pass over the data: what any
   summary of it costs), and (b) QuaPy's ``EMQ.EM`` on the same posteriors at its default
-  tolerance (the point estimate alone, no interval);
+  tolerance (the point estimate alone, no interval); the same on the scores as probabilities
+  (their logistic transform: bcts then fits Platt on their log-odds), and with
+  ``calibration="none"`` (the probabilities read as posteriors);
 * ``watch 10^8 as counts``: :func:`costdash.watch` (``em``) on the score counts of 10⁸ rows
   (scores rounded to 4 decimals, three periods), after aggregation.
 
@@ -80,6 +83,16 @@ def main(argv: list[str] | None = None) -> None:
           f"numpy.histogram {hist:.3f} s | {ours / hist:.1f}x |")
     print(f"| same | {ours:.3f} s | QuaPy EMQ.EM, point only {quapy:.3f} s | "
           f"{ours / quapy:.2f}x |")
+    # The same scores as probabilities: bcts reads their log-odds; "none" reads them as they are.
+    as_prob = Dataset("reference", "wide", "1",
+                      scored=(ScoredClassifier("m", y, 1.0 / (1.0 + np.exp(-ref.score))),))
+    prod_prob = 1.0 / (1.0 + np.exp(-prod))
+    for calibration in ("bcts", "none"):
+        t = median_time(lambda: costdash.estimate_prevalence(as_prob, prod_prob,
+                                                             calibration=calibration),
+                        args.repeats, f"estimate 10^6 probabilities, {calibration}")
+        print(f"| same, scores as probabilities, calibration {calibration!r} | {t:.3f} s | "
+              f"numpy.histogram {hist:.3f} s | {t / hist:.1f}x |")
 
     # 10^8 production rows as score counts: three periods of a multinomial over rounded scores.
     grid = np.round(np.arange(-6.0, 8.0, 1e-4), 4)

@@ -382,10 +382,12 @@ def rate_driven_curve(roc: RocCurve, *, beta: tuple[float, float] = (1.0, 1.0),
     PC(+) it is not linear (r is a Möbius function of x), so it is returned at its breakpoints
     (where r meets an ROC point's rate) and on a ``grid``-point grid.
 
-    ``cost_proportion_loss`` is exact (Simpson's rule on pieces where Q is quadratic in c);
-    ``expected_loss`` is integrated in PC(+) by 8-point Gauss-Legendre on every interval
-    between those points (endpoint singularities of a Beta with a < 1 or b < 1 by QUADPACK's
-    algebraic weights), to about 1e-12.
+    ``cost_proportion_loss`` is exact (Simpson's rule on pieces where Q is quadratic in c).
+    ``expected_loss`` with PC(+) uniform (the default) is exact too: the closed form of each
+    rate piece's integral (:func:`_uniform_rate_loss`); with another Beta it is integrated in
+    PC(+) by 8-point Gauss-Legendre on every interval between those points (endpoint
+    singularities of a Beta with a < 1 or b < 1 by QUADPACK's algebraic weights), to about
+    1e-12.
     """
     beta = _check_beta(beta)
     if grid < 2:
@@ -406,10 +408,16 @@ def rate_driven_curve(roc: RocCurve, *, beta: tuple[float, float] = (1.0, 1.0),
     # returns fp[j] where x == xp[j]): no search for them.
     cp_loss = float(np.sum((r1 - r0) / 6.0 * (q(r0, roc.fpr[:-1], roc.tpr[:-1]) + 4.0 * q(rm)
                                               + q(r1, roc.fpr[1:], roc.tpr[1:]))))
-    breaks = pi * rates / (pi * rates + (1.0 - pi) * (1.0 - rates))
-    pc = np.union1d(np.clip(breaks, 0.0, 1.0), np.linspace(0.0, 1.0, grid))
+    breaks = np.clip(pi * rates / (pi * rates + (1.0 - pi) * (1.0 - rates)), 0.0, 1.0)
+    pc = _sorted_union(breaks, np.linspace(0.0, 1.0, grid))
     cost = _rate_cost(roc, pc, rates)
     a, b = beta
+    if a == 1.0 and b == 1.0 and np.all(rates[1:] > rates[:-1]):
+        return ThresholdChoiceCurve(method="rate_driven", pc=pc, cost=cost,
+                                    expected_loss=_uniform_rate_loss(roc, rates, pi),
+                                    cost_proportion_loss=cp_loss, beta=beta)
+    # Another Beta, or rates out of order (confusion matrices that are not one ranking's):
+    # Gauss-Legendre on the intervals.
     lo, hi = pc[:-1], pc[1:]
     pieces = np.empty(lo.size)
     # In chunks of intervals whose 8 nodes' temporaries stay in cache (a curve of 150,000
@@ -432,6 +440,82 @@ def rate_driven_curve(roc: RocCurve, *, beta: tuple[float, float] = (1.0, 1.0),
     return ThresholdChoiceCurve(method="rate_driven", pc=pc, cost=cost,
                                 expected_loss=float(np.sum(pieces)),
                                 cost_proportion_loss=cp_loss, beta=beta)
+
+
+def _sorted_union(breaks: NDArray[np.float64], grid: NDArray[np.float64]
+                  ) -> NDArray[np.float64]:
+    """``np.union1d(breaks, grid)`` (the sorted distinct values of both) for an increasing
+    ``grid``, by merging when ``breaks`` is already in order (it is, but for rounding): no sort
+    of the ~150,000 breakpoints (issue 23)."""
+    if breaks.size and not np.all(breaks[1:] >= breaks[:-1]):
+        return np.union1d(breaks, grid)
+    merged = np.insert(breaks, np.searchsorted(breaks, grid), grid)
+    keep = np.empty(merged.size, dtype=bool)
+    keep[:1] = True
+    np.not_equal(merged[1:], merged[:-1], out=keep[1:])
+    return merged[keep]
+
+
+_K2_SERIES_BELOW = 0.75
+"""|eta| under which K2(eta) is summed as its power series (above, its closed form has lost
+at most two digits to cancellation)."""
+
+
+def _k2(eta: NDArray[np.float64]) -> NDArray[np.float64]:
+    """K2(eta) = ∫₀¹ s² / (1 + eta s)³ ds for eta > -1.
+
+    Closed form (log(1 + eta) + 2/(1 + eta) - 1/(2(1 + eta)²) - 3/2) / eta³, whose terms cancel
+    as eta -> 0; there the series sum_k (k + 1)(k + 2) / (2(k + 3)) (-eta)^k, to 1e-18 of its
+    first term (a few terms for the ~1e-4 of a curve of 150,000 points)."""
+    out = np.empty_like(eta)
+    small = np.abs(eta) < _K2_SERIES_BELOW
+    if small.any():
+        e = eta[small]
+        top = float(np.max(np.abs(e)))
+        terms = 0
+        while top > 0.0 and (terms + 1) * (terms + 2) / (2.0 * (terms + 3)) * top ** terms > 1e-18:
+            terms += 1
+        acc = np.zeros_like(e)
+        for k in range(terms, -1, -1):  # Horner
+            acc *= -e
+            acc += (k + 1) * (k + 2) / (2.0 * (k + 3))
+        out[small] = acc
+    big = ~small
+    if big.any():
+        e = eta[big]
+        w = 1.0 + e
+        out[big] = (np.log1p(e) + 2.0 / w - 0.5 / (w * w) - 1.5) / (e * e * e)
+    return out
+
+
+def _uniform_rate_loss(roc: RocCurve, rates: NDArray[np.float64], pi: float) -> float:
+    """∫₀¹ NE(x) dx of the rate-driven curve, exactly (to rounding), for increasing ``rates``.
+
+    In the rate r the PC(+) is x(r) = πr / D(r), D(r) = πr + (1 - π)(1 - r), with
+    dx/dr = π(1 - π) / D², and NE(x(r)) = N(r) / D(r), N(r) = πr(1 - T) + (1 - π)(1 - r)F. On
+    the rate piece [r_j, r_j + Δ] F and T are linear, so with r = r_j + ρ, N = n0 + n1ρ + n2ρ²
+    and D = D_j(1 + ηρ/Δ), η = (2π - 1)Δ / D_j, and the piece's integral is
+
+        π(1 - π) Δ / D_j³ · (n0 K0(η) + n1Δ K1(η) + n2Δ² K2(η)),  K_m(η) = ∫₀¹ sᵐ/(1 + ηs)³ ds,
+
+    with K0 = (η + 2) / (2(1 + η)²), K1 = 1 / (2(1 + η)²) and :func:`_k2`. (1 + η = D_(j+1)/D_j
+    lies within [π/(1 - π), (1 - π)/π].) Agrees with an 80-digit evaluation to a few units in
+    the last place (tests/test_rate_driven_closed_form.py), and with the Gauss-Legendre
+    quadrature it replaces to 3e-16 relative on 20 curves of 150,000 points, at a sixth of its
+    time (issue 23).
+    """
+    fpr, tpr = roc.fpr, roc.tpr
+    r, f, t = rates[:-1], fpr[:-1], tpr[:-1]
+    dr, df, dt = np.diff(rates), np.diff(fpr), np.diff(tpr)
+    d0 = pi * r + (1.0 - pi) * (1.0 - r)
+    eta = (2.0 * pi - 1.0) * dr / d0
+    n0 = pi * r * (1.0 - t) + (1.0 - pi) * (1.0 - r) * f
+    n1 = pi * ((1.0 - t) * dr - r * dt) + (1.0 - pi) * ((1.0 - r) * df - f * dr)  # n1·Δ
+    n2 = -(pi * dt + (1.0 - pi) * df) * dr                                          # n2·Δ²
+    w = 1.0 + eta
+    k1 = 0.5 / (w * w)
+    pieces = dr / (d0 * d0 * d0) * (n0 * ((eta + 2.0) * k1) + n1 * k1 + n2 * _k2(eta))
+    return pi * (1.0 - pi) * float(np.sum(pieces))
 
 
 def _singular_end_piece(roc: RocCurve, lo: float, hi: float, a: float, b: float) -> float:

@@ -60,9 +60,37 @@ class ClassifierChoice:
 
 
 def _best_point(c: ClassifierSummary, condition: OperatingCondition) -> int:
-    """The ROC point of ``c``'s own best hull vertex at ``condition``."""
+    """The ROC point of ``c``'s own best hull vertex at ``condition``: the first point with
+    the vertex's FPR and TPR."""
     v = optimal_vertex(c.hull, condition)
-    return int(np.flatnonzero((c.roc.fpr == v.fpr) & (c.roc.tpr == v.tpr))[0])
+    fpr, tpr = c.roc.fpr, c.roc.tpr
+    # FPR never decreases along the curve: the points at the vertex's FPR are one run, found
+    # by bisection (a new condition then reads a few points, not every one of each curve).
+    lo = int(np.searchsorted(fpr, v.fpr, side="left"))
+    hi = int(np.searchsorted(fpr, v.fpr, side="right"))
+    hits = np.flatnonzero(tpr[lo:hi] == v.tpr)
+    if hits.size:
+        return lo + int(hits[0])
+    return int(np.flatnonzero((fpr == v.fpr) & (tpr == v.tpr))[0])
+
+
+def _net_benefit_at(roc: RocCurve, pt: float) -> float:
+    """``net_benefit_of_roc(roc, [pt])[0]`` for a ROC curve whose decision curve was drawn
+    (its thresholds are probabilities, decreasing after the first point), by bisection: the
+    same point (the last whose threshold is at least ``pt``) and the same arithmetic, without
+    reading every threshold."""
+    import bisect
+    import operator
+
+    from costdash.dca import net_benefit_of_roc
+
+    if not 0.0 <= pt < 1.0:
+        return float(net_benefit_of_roc(roc, [pt])[0])  # its own message
+    # roc.point_at_threshold: searchsorted(-threshold[1:], -pt, side="right").
+    i = bisect.bisect_right(roc.threshold, -pt, lo=1, key=operator.neg) - 1
+    n = roc.n_pos + roc.n_neg
+    ratio = np.float64(pt) / (np.float64(1.0) - np.float64(pt))
+    return float(roc.tp[i] / n - roc.fp[i] / n * ratio)
 
 
 def _fixed_curve(c: ClassifierSummary, pins: Mapping[str, float],
@@ -247,7 +275,6 @@ def _finish(analysis: Analysis, classifiers: list[dict], dca: dict, rocs: list[R
     ``candidates``: ``analysis`` with each ROC cut to the candidates no other one dominates
     (:func:`_undominated`), used for the robust choices when every corner weighs both errors;
     ``robust_pc``: the condition-free robust choices under the Beta when already computed."""
-    from costdash.dca import net_benefit_of_roc
     from costdash.decision import decide
     from costdash.robust import ConditionBox, robust_choice, robust_to_dict
 
@@ -260,7 +287,7 @@ def _finish(analysis: Analysis, classifiers: list[dict], dca: dict, rocs: list[R
         if drawn.get(roc.name) is None or pt >= 1.0:
             at_pt[roc.name] = None
         else:
-            at_pt[roc.name] = float(net_benefit_of_roc(roc, [pt])[0])
+            at_pt[roc.name] = _net_benefit_at(roc, pt)
     # The decision curves' own prevalence (as decision_curves_of_rocs computes it).
     pi = rocs[0].n_pos / (rocs[0].n_pos + rocs[0].n_neg)
     dca["current"] = {

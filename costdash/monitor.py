@@ -234,7 +234,7 @@ def watch(reference: Dataset, production: Any, *, period: str | Sequence[Any] | 
           p_pos: float | None = None, cost_fn: float = 1.0, cost_fp: float = 1.0,
           cost_tp: float = 0.0, cost_tn: float = 0.0,
           deployed: tuple[str, float | None] | None = None, classifier: str | None = None,
-          method: Method = "em", level: float = 0.9, calibration: Calibration = "platt",
+          method: Method = "em", level: float = 0.9, calibration: Calibration = "bcts",
           resamples: int = 200, rng: int | np.random.Generator | None = 0) -> Watch:
     """Estimate p(+) per production period and read the policy there.
 

@@ -14,9 +14,10 @@ import pandas as pd
 
 from costdash.io.layouts import LABEL_COLUMNS, _factorize, _find_column
 from costdash.io.messages import _q, _quoted
+from costdash.io.reading import _read_source, _read_table, _sniff_format
 from costdash.errors import InputFileError, ParameterError
 
-__all__ = ["CLASS_SEPARATOR", "class_score_columns", "one_vs_rest_frame"]
+__all__ = ["CLASS_SEPARATOR", "class_score_columns", "one_vs_rest_frame", "target_classes_of"]
 
 CLASS_SEPARATOR = ":"
 """Between a classifier's name and a class in a score column's name (the last one counts, so
@@ -116,3 +117,35 @@ def _resolve(wanted: str, names: list[str]) -> str | None:
         return wanted
     hits = [n for n in names if n.casefold() == wanted.casefold()]
     return hits[0] if len(hits) == 1 else None
+
+
+def target_classes_of(path, *, name: str | None = None, label_column: str | None = None,
+                      max_bytes: int = 200 * 1024 * 1024) -> tuple[str, ...]:
+    """The target classes a file offers: its labels (sorted) when it is a one-vs-rest file,
+    k >= 3 labels and a ``<classifier>:<class>`` score column of each class for every
+    classifier; else empty (a binary file, or one without per-class scores).
+
+    What an upload form offers in its target-class selector when a file arrives (the loader
+    refuses such a file without a target class). Reads the file as
+    :func:`costdash.load_predictions` does (``path``, ``name`` and ``max_bytes`` as there).
+
+    Examples
+    --------
+    >>> import io
+    >>> f = io.BytesIO(b"y_true,m:a,m:b,m:c\\na,.7,.2,.1\\nb,.1,.8,.1\\nc,.2,.2,.6\\n")
+    >>> target_classes_of(f, name="p.csv")
+    ('a', 'b', 'c')
+    """
+    source, data = _read_source(path, name, max_bytes)
+    frame = _read_table(data, source, _sniff_format(data, source), None)
+    try:
+        label = _find_column(frame.columns, label_column, LABEL_COLUMNS, "label", source)
+    except (InputFileError, ParameterError):
+        return ()
+    assert label is not None
+    _, classes = _factorize(frame[label], sort=True)
+    by_classifier = class_score_columns([c for c in frame.columns if c != label])
+    if len(classes) < 3 or not by_classifier:
+        return ()
+    return tuple(c for c in classes
+                 if all(_resolve(c, list(cols)) is not None for cols in by_classifier.values()))

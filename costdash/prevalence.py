@@ -13,12 +13,16 @@ scores are a mixture ``q f₊(s) + (1 - q) f₋(s)`` whose weight ``q`` can be e
   derivative ``Σ n_i (a_i - b_i)/(b_i + q (a_i - b_i))`` (decreasing in ``q``) by safeguarded
   Newton steps, to float precision, in a few passes over the distinct scores instead of the
   hundreds of EM iterations; 0 or 1 when the maximum is at the edge. The calibration map applied to
-  the production scores is fitted on the whole reference (Platt by default, isotonic, or
-  ``"none"`` for scores that are already probabilities); ``π`` is the mean of the reference's
-  *cross-fitted* calibrated posteriors (:func:`costdash.calibration.cross_fit`, the folds behind
-  :func:`costdash.calibrate_classifier`), the prior the map's outputs really carry, as in
-  Alexandari et al. (2020) and QuaPy's ``EMQ(exact_train_prev=False)``; with ``"none"`` it is the
-  reference prevalence.
+  the production scores is fitted on the whole reference: ``"bcts"`` by default (Platt scaling
+  on the scores' log-odds when every reference score is a probability in [0, 1], on the scores
+  themselves otherwise: for two classes the bias-corrected temperature scaling that Alexandari
+  et al. 2020 recommend for EM, and QuaPy's ``EMQ(calib="bcts")``), ``"platt"`` (on the raw
+  score), ``"isotonic"``, or ``"none"`` for scores that already are calibrated posteriors. ``π`` is
+  the mean of the reference's *cross-fitted* calibrated posteriors
+  (:func:`costdash.calibration.cross_fit`, the folds behind :func:`costdash.calibrate_classifier`),
+  the prior the map's outputs really carry, as in Alexandari et al. (2020) and QuaPy's
+  ``EMQ(exact_train_prev=False)``; with ``"none"`` it is the mean of the scores on the reference
+  (the same rule with nothing fitted).
 * ``acc`` (adjusted classify-and-count; Forman 2008, two-class BBSE of Lipton et al. 2018): at the
   deployed threshold ``t`` the production rate flagged ``r`` is ``q TPR + (1 - q) FPR``, so
   ``q = (r - FPR)/(TPR - FPR)``, clipped to [0, 1], with TPR and FPR read on the reference.
@@ -26,7 +30,9 @@ scores are a mixture ``q f₊(s) + (1 - q) f₋(s)`` whose weight ``q`` can be e
 **The interval** accounts for both samples by a bootstrap of both (``resamples`` replicates,
 percentile interval): the reference is resampled within each class (class totals fixed, as
 everywhere in costdash), the calibration refitted and cross-fitted again, and the production
-sample is resampled as a multinomial over its distinct scores. For ``acc`` the resampled counts
+sample is resampled as a multinomial over its distinct scores. With ``"none"`` nothing is
+fitted and the reference is resampled whole: the only thing it gives is ``π``, the mean
+posterior, whose sampling error includes that of the reference's class mix. For ``acc`` the resampled counts
 are exactly binomial (flagged positives, flagged negatives, flagged production cases), so they
 are drawn as such. For ``em`` a production sample with more than :data:`BOOTSTRAP_BINS` distinct
 scores is resampled over that many equal-count bins of its scores (each at its mean score) and
@@ -41,6 +47,7 @@ sorted distinct cells with their counts before any arithmetic (weights, never ex
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -59,10 +66,13 @@ __all__ = ["BOOTSTRAP_BINS", "METHODS", "PrevalenceEstimate", "ReferenceModel", 
            "em_prevalence", "estimate_prevalence", "production_counts", "reference_model"]
 
 Method = Literal["em", "acc"]
-Calibration = Literal["platt", "isotonic", "none"]
+Calibration = Literal["bcts", "platt", "isotonic", "none"]
 METHODS = ("em", "acc")
-CALIBRATIONS = ("platt", "isotonic", "none")
-BOOTSTRAP_BINS = 1024
+CALIBRATIONS = ("bcts", "platt", "isotonic", "none")
+LOGIT_CLIP = 1e-12
+"""``bcts`` on probability scores: scores are clipped to [LOGIT_CLIP, 1 - LOGIT_CLIP] before
+their log-odds are taken (0 and 1 become log-odds of -27.6 and +27.6)."""
+BOOTSTRAP_BINS = 512
 """Distinct production scores above which the ``em`` bootstrap resamples equal-count bins."""
 
 # Where studies/prevalence_shift.py measured 90 % intervals covering 0.86-0.94 in every design
@@ -106,7 +116,7 @@ class PrevalenceEstimate:
         ``em``: the prior the calibrated posteriors carry (mean cross-fitted posterior on the
         reference); ``acc``: the reference prevalence.
     calibration : str or None
-        ``em``: ``"platt"``, ``"isotonic"`` or ``"none"``; None for ``acc``.
+        ``em``: ``"bcts"``, ``"platt"``, ``"isotonic"`` or ``"none"``; None for ``acc``.
     threshold : float or None
         ``acc``: the threshold (score >= threshold is flagged); None for ``em``.
     resamples : int
@@ -444,8 +454,11 @@ def _fit_reference(cells: _Cells, w: NDArray[np.float64], calibration: str,
     weighted mean of the cross-fitted posteriors."""
     bsz = w.shape[0]
     if calibration == "none":
-        prior = (w[:, cells.y].sum(axis=1)) / w.sum(axis=1)
-        return _Fit(prior, None, None)
+        # The scores are the posteriors: the prior they carry is their mean on the reference
+        # (QuaPy's EMQ(exact_train_prev=False)); the replicates resample the reference whole.
+        return _Fit(w @ cells.score / w.sum(axis=1), None, None)
+    # bcts is Platt on the scores' log-odds (the cells already hold them).
+    calibration = "platt" if calibration == "bcts" else calibration
     if start is None:
         # The point estimate's fit: the map on the whole reference, and the prior of its
         # outputs from the cross-fitted posteriors (each example calibrated by the other folds).
@@ -485,12 +498,14 @@ def _posteriors(fit: _Fit, score: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.broadcast_to(score, (fit.prior.size, score.size))
 
 
-def _resample_reference(cells: _Cells, rng: np.random.Generator, b: int) -> NDArray[np.float64]:
-    """(b, m) counts of the reference resampled within each class (class totals fixed)."""
+def _resample_reference(cells: _Cells, rng: np.random.Generator, b: int,
+                        stratified: bool = True) -> NDArray[np.float64]:
+    """(b, m) counts of the reference resampled within each class (class totals fixed), or as
+    a whole when not ``stratified``."""
     m = cells.count.size
     flat = np.zeros(b * m, np.int64)
-    for cls in (True, False):
-        idx = np.flatnonzero(cells.y == cls)
+    for cls in ((True, False) if stratified else (None,)):
+        idx = np.flatnonzero(cells.y == cls) if cls is not None else np.arange(m)
         examples = np.repeat(idx, cells.count[idx])        # one entry per reference example
         draws = examples[rng.integers(0, examples.size, size=(b, examples.size))]
         flat += np.bincount((draws + (np.arange(b) * m)[:, None]).ravel(), minlength=b * m)
@@ -531,7 +546,7 @@ def _earned(method: str, calibration: str | None, n: int) -> tuple[bool, str]:
 def estimate_prevalence(reference: Dataset | ScoredClassifier, production: Any, *,
                         classifier: str | None = None, method: Method = "em",
                         level: float = 0.9, threshold: float | None = None,
-                        calibration: Calibration = "platt", folds: int = 5,
+                        calibration: Calibration = "bcts", folds: int = 5,
                         resamples: int = 200, rng: RngLike = 0) -> PrevalenceEstimate:
     """Estimate p(+) of a production sample from its unlabelled scores.
 
@@ -553,9 +568,11 @@ def estimate_prevalence(reference: Dataset | ScoredClassifier, production: Any, 
         Level of the bootstrap percentile interval (whether it earns it: ``calibrated``).
     threshold : float, optional
         ``acc`` only, required there: the deployed threshold (score >= threshold is flagged).
-    calibration : {"platt", "isotonic", "none"}
-        ``em`` only: the map from scores to posteriors fitted on the reference; ``"none"`` when
-        the scores are already probabilities calibrated at the reference prevalence.
+    calibration : {"bcts", "platt", "isotonic", "none"}
+        ``em`` only: the map from scores to posteriors fitted on the reference (module
+        docstring): ``"bcts"``, Platt on the log-odds of probability scores (on margins, on the
+        scores themselves); ``"platt"`` on the raw scores; ``"isotonic"``; ``"none"`` when the
+        scores already are calibrated posteriors (of the population the reference samples).
     folds : int
         Folds of the cross-fitting when the reference has no fold column.
     resamples : int
@@ -611,6 +628,7 @@ class ReferenceModel:
     fits: _Fit | None = None           # em: the replicates' fits
     rates: tuple[float, float] = (0.0, 0.0)                 # acc: (TPR, FPR)
     rate_reps: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
+    on_log_odds: bool = False          # em with bcts on probability scores: maps read log-odds
 
     def estimate(self, production: Any, *, level: float = 0.9) -> PrevalenceEstimate:
         """The estimate and interval of one production sample (see
@@ -647,6 +665,14 @@ class ReferenceModel:
             if self.calibration == "none" and (np.any(p_score < 0) or np.any(p_score > 1)):
                 raise ParameterError("calibration 'none' needs probabilities in [0, 1] as "
                                      "scores")
+            if self.on_log_odds:
+                if np.any(p_score < 0) or np.any(p_score > 1):
+                    raise ParameterError(
+                        "calibration 'bcts' was fitted on the log-odds of the reference's "
+                        "scores, which are probabilities in [0, 1]; the production scores must "
+                        "be too")
+                # Increasing, so the cells stay sorted; clipped ends may tie, which is harmless.
+                p_score = _log_odds(p_score)
             d, bb = _ab(_posteriors(fit, p_score)[0], fit.prior[0])
             w = p_count.astype(np.float64)
             estimate = float(_em_roots(d[None, :], bb[None, :], w[None, :], fit.prior)[0])
@@ -659,7 +685,8 @@ class ReferenceModel:
                                                fit.prior)[0])
             pw = gen.multinomial(n_prod, r_count / n_prod, size=b).astype(np.float64)
             db, bbb = _ab(_posteriors(fits, r_score), fits.prior)
-            reps = _em_roots(db, bbb, pw, fits.prior) + shift
+            # Newton from the binned point estimate: the replicates' roots lie around it.
+            reps = _em_roots(db, bbb, pw, np.full(b, estimate - shift)) + shift
             low, high = np.quantile(reps, [alpha, 1.0 - alpha])
             ok, note = _earned("em", self.calibration, n_prod)
         return PrevalenceEstimate(
@@ -670,7 +697,7 @@ class ReferenceModel:
 
 def reference_model(reference: Dataset | ScoredClassifier, *, classifier: str | None = None,
                     method: Method = "em", threshold: float | None = None,
-                    calibration: Calibration = "platt", folds: int = 5, resamples: int = 200,
+                    calibration: Calibration = "bcts", folds: int = 5, resamples: int = 200,
                     rng: RngLike = 0) -> ReferenceModel:
     """Fit what :func:`estimate_prevalence` needs from the reference, once (its parameters).
 
@@ -707,10 +734,22 @@ def reference_model(reference: Dataset | ScoredClassifier, *, classifier: str | 
         raise ParameterError(f"unknown calibration {calibration!r}; one of "
                              f"{', '.join(CALIBRATIONS)}")
     cells = reference_cells(clf, folds)
-    if calibration == "none" and (np.any(cells.score < 0) or np.any(cells.score > 1)):
+    probabilities = bool(np.all((cells.score >= 0) & (cells.score <= 1)))
+    if calibration == "none" and not probabilities:
         raise ParameterError("calibration 'none' needs probabilities in [0, 1] as scores")
+    on_log_odds = calibration == "bcts" and probabilities
+    if on_log_odds:
+        cells = dataclasses.replace(cells, score=_log_odds(cells.score))
     fit = _fit_reference(cells, cells.count[None, :].astype(np.float64), calibration, None)
-    fits = _fit_reference(cells, _resample_reference(cells, gen, b), calibration, fit)
+    reps = _resample_reference(cells, gen, b, stratified=calibration != "none")
+    fits = _fit_reference(cells, reps, calibration, fit)
     return ReferenceModel(classifier=clf.name, method="em", calibration=calibration,
                           threshold=None, n_reference=n_ref, resamples=b,
-                          reference_prior=float(fit.prior[0]), rng=gen, fit=fit, fits=fits)
+                          reference_prior=float(fit.prior[0]), rng=gen, fit=fit, fits=fits,
+                          on_log_odds=on_log_odds)
+
+
+def _log_odds(score: NDArray[np.float64]) -> NDArray[np.float64]:
+    """log(s/(1 - s)) of probability scores clipped to [LOGIT_CLIP, 1 - LOGIT_CLIP]."""
+    s = np.clip(score, LOGIT_CLIP, 1.0 - LOGIT_CLIP)
+    return np.log(s) - np.log1p(-s)

@@ -393,6 +393,9 @@ VIEW_FIELDS: tuple[ViewField, ...] = (
                   "beta_b): 1, so both absent is PC(+) uniform."),
     ViewField("beta_b", "float", "Beta b of PC(+)", None, **_POSITIVE,
               doc="Threshold choice: the b of the Beta over PC(+); absent: 1."),
+    ViewField("quantile_bins", "flag", "Quantile bins", False,
+              doc="Curves: reliability bins holding about as many examples each (scikit-learn's "
+                  "strategy='quantile'); absent or 0: equal-width bins on [0, 1]."),
 )
 """Every field of the view, in the order the query string lists them."""
 
@@ -543,6 +546,7 @@ class View:
     calibration: str | None = None
     beta_a: float | None = None
     beta_b: float | None = None
+    quantile_bins: bool = False
 
     # --- reading ------------------------------------------------------------------------------
 

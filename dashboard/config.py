@@ -56,6 +56,11 @@ Environment variables (all optional):
                              default: true when ``COSTDASH_PUBLIC_URL`` is ``https://``
 ``COSTDASH_ALERT_WEBHOOK``   a URL that receives a JSON POST when a production batch leaves a
                              period alerting (docs/production.md; default: unset, none sent)
+``COSTDASH_OIDC_ISSUER``, ``COSTDASH_OIDC_CLIENT_ID``, ``COSTDASH_OIDC_CLIENT_SECRET``
+                             the organisation's OpenID Connect provider and this app's client at
+                             it: with all three, uploading and sharing need a login, and each
+                             person has "My analyses" and API tokens (:mod:`dashboard.accounts`;
+                             default: unset, no accounts)
 """
 
 from __future__ import annotations
@@ -132,6 +137,10 @@ class Settings:
     secure_cookies : bool or None
         Whether the session cookie carries ``Secure`` (sent over HTTPS only); None: when
         ``public_url`` is ``https://`` (:meth:`cookies_secure`).
+    oidc_issuer, oidc_client_id, oidc_client_secret : str or None
+        The OpenID Connect provider (its issuer URL, ``<issuer>/.well-known/openid-configuration``
+        describes it) and this app's client id and secret there; all three set: accounts
+        (:func:`dashboard.accounts.accounts_enabled`).
     """
 
     data_dir: Path = field(default_factory=lambda: Path(".costdash-data"))
@@ -162,6 +171,9 @@ class Settings:
     upload_keys: tuple[str, ...] = ()
     secure_cookies: bool | None = None
     alert_webhook: str | None = None
+    oidc_issuer: str | None = None
+    oidc_client_id: str | None = None
+    oidc_client_secret: str | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
@@ -203,6 +215,9 @@ class Settings:
             values["secure_cookies"] = env["COSTDASH_SECURE_COOKIES"]
         if env.get("COSTDASH_ALERT_WEBHOOK"):
             values["alert_webhook"] = env["COSTDASH_ALERT_WEBHOOK"]
+        for key in ("oidc_issuer", "oidc_client_id", "oidc_client_secret"):
+            if env.get(f"COSTDASH_{key.upper()}"):
+                values[key] = env[f"COSTDASH_{key.upper()}"]
         return cls.from_mapping({**values, **overrides})
 
     @classmethod

@@ -22,6 +22,10 @@ from dashboard.page_kit import condition_field, help_panel, number_box
 from dashboard.services import Services
 from dashboard.storage import AnalysisRecord
 
+INTERVAL_LEVELS = (0.8, 0.9, 0.95, 0.99)
+"""The levels of the intervals beside the costs that the selector offers (the view's ``level``;
+another value from a link is offered too)."""
+
 P_SLIDER = (-6.0, 6.0)
 COST_SLIDER = (-3.0, 6.0)
 P_MARKS = {-6: "10⁻⁶", -4: "10⁻⁴", -2: "0.01", 0: "0.5", 2: "0.99", 4: "0.9999",
@@ -60,10 +64,13 @@ def _number(id_: str, value: Any, **kwargs: Any) -> dcc.Input:
 
 
 def _readout(label: str, id_: str, *, title: str | None = None,
-             wide: bool = False, value_class: str = "") -> html.Div:
+             wide: bool = False, value_class: str = "", interval: str | None = None) -> html.Div:
+    # ``interval``: the id of the interval written under the value (assets/explore-readouts.js
+    # and explore-pins.js; empty until the server's limits arrive).
     return html.Div(className="readout" + (" wide" if wide else ""), title=title, children=[
         html.Span(label, className="readout-label"),
         html.Span("–", id=id_, className=f"readout-value {value_class}".strip()),
+        *([html.Span("", id=interval, className="readout-interval")] if interval else []),
     ])
 
 
@@ -273,13 +280,16 @@ def _pin_slot(k: int) -> html.Div:
                 _readout("specificity (TNR)", i("specificity")),
                 _readout("NPV", i("npv"), title="p(−)TNR / (p(−)TNR + p(+)FNR)"),
                 _readout("F1", i("f1")),
-                _readout("cost per case", i("cost")),
-                _readout("cost per period", i(ids.PERIOD_COST)),
+                _readout("cost per case", i("cost"), interval=i("cost-interval")),
+                _readout("cost per period", i(ids.PERIOD_COST),
+                         interval=i("period-cost-interval")),
                 _readout("regret per period", i("regret"),
-                         title="what it costs more than the best choice"),
+                         title="what it costs more than the best choice",
+                         interval=i("regret-interval")),
                 _readout("regret share", i("regret-share"),
                          title="the regret as a share of the best choice's cost"),
             ]),
+            html.P(id=i("interval-note"), className="interval-note"),
             html.P(id=i("verdict"), className="pin-verdict"),
             html.P(className="pin-ranges", children=[
                 "Optimal for its classifier: ", html.Span("–", id=i("optimal")),
@@ -339,7 +349,23 @@ def _analysis_panel(s: View) -> html.Section:
     ])
 
 
-def _readouts() -> html.Section:
+def _interval_line(s: View) -> html.Div:
+    """What the intervals under the costs answer (written by assets/explore-readouts.js) and
+    their level (the view's ``level``, shared with the Confidence page)."""
+    levels = sorted({*INTERVAL_LEVELS, s.level})
+    return html.Div(className="interval-line", children=[
+        html.P("", id=ids.COST_INTERVAL_NOTE, className="interval-note",
+               **{"aria-live": "polite"}),
+        html.Label(className="interval-level", children=[
+            "Interval level ",
+            dcc.Dropdown(id=ids.INTERVAL_LEVEL, value=s.level, clearable=False,
+                         searchable=False, className="level-select",
+                         options=[{"label": f"{100 * v:g}%", "value": v} for v in levels]),
+        ]),
+    ])
+
+
+def _readouts(s: View) -> html.Section:
     return html.Section(className="readouts", children=[
         html.Div(className="card", children=[
             html.H3("Best choice"),
@@ -359,10 +385,12 @@ def _readouts() -> html.Section:
             html.H3("Cost"),
             html.Div(className="readout-grid", children=[
                 _readout("normalized expected cost", ids.NORMALIZED_COST),
-                _readout("expected cost per case", ids.EXPECTED_COST),
-                _readout("cost per period", ids.PERIOD_COST),
+                _readout("expected cost per case", ids.EXPECTED_COST,
+                         interval=ids.EXPECTED_COST_INTERVAL),
+                _readout("cost per period", ids.PERIOD_COST, interval=ids.PERIOD_COST_INTERVAL),
                 _readout("saving vs the best trivial choice", ids.SAVING_TRIVIAL, wide=True),
             ]),
+            _interval_line(s),
         ]),
         html.Div(className="card", children=[
             html.H3(["Expected counts per period"]),

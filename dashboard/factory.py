@@ -13,6 +13,7 @@ from typing import Any
 from dash import Dash
 from flask import redirect, request
 
+from dashboard.accounts import install_accounts, sharing_service
 from dashboard.api import install_api
 from dashboard.storage.labelfiles import LabelFiles
 from dashboard.limits import install_limits
@@ -20,12 +21,12 @@ from dashboard.link_preview import install_link_preview
 from dashboard.config import Settings, redact_werkzeug_log
 from dashboard.jobs import background_manager, reap_jobs
 from dashboard.api.manage import install_manage
+from dashboard.my_analyses import my_analyses_pages
 from dashboard.pages import PAGES, page_module
 from dashboard.api.production import install_production_api
 from dashboard.storage.production import production_forgetting
 from dashboard.responses import install_callback_guard, install_responses
 from dashboard.services import Services, ViewModels, init_cache
-from dashboard.sharing import ShareService
 from dashboard.shell import register_routing, shell_layout
 from dashboard.storage import make_store
 from dashboard.uploads import sweep_upload_files
@@ -245,7 +246,7 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
     _bound_cache(cache, settings)
     views = ViewModels(store, cache, settings)
     views.forget = production_forgetting(views.forget, store)  # type: ignore[method-assign]
-    services = Services(settings, store, views, ShareService(store, views.forget))
+    services = Services(settings, store, views, sharing_service(settings, store, views.forget))
     server.extensions["costdash"] = services
     install_api(server, services)
     install_limits(server, settings)
@@ -253,6 +254,8 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
     install_responses(server)
     install_callback_guard(app)
     install_manage(server)
+    # None without COSTDASH_OIDC_* (no accounts: nothing changes)
+    accounts = install_accounts(app, services, pages=(my_analyses_pages,))
     maintenance = Maintenance(services)
     maintenance.run_once()  # what a previous run left (a crash, a kill -9)
     maintenance.start()
@@ -268,7 +271,7 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Dash:
     # The view schema rides in every page as inert JSON for assets/viewstate.js.
     app.index_string = app.index_string.replace("{%app_entry%}",
                                                 "{%app_entry%}\n" + schema_script(), 1)
-    app.layout = shell_layout()
+    app.layout = shell_layout(accounts=accounts is not None)
     register_routing(app, services)
     install_link_preview(app, services)
     for page in PAGES:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 BRAND_LINK = "brand-link"
 """The top bar's name: a link home (inside a read link, to the link's own Explore page)."""
+ACCOUNT_LINK = "account-link"
+"""The nav's "My analyses" link (only on an instance with accounts, dashboard/accounts.py)."""
 CURRENT_DATA = "current-data"
 PAGE_CONTENT = "page-content"
 URL = "url"
@@ -103,6 +105,12 @@ SHARED_CHECK = "shared-check"
 SHARED_GONE = "shared-gone"
 SHARED_RESET = "shared-reset"
 SINGLE_THRESHOLD_STORE = "single-threshold-store"
+# Explore's intervals beside the costs (issue 28 item 5)
+INTERVAL_STORE = "interval-store"
+INTERVAL_LEVEL = "interval-level"
+EXPECTED_COST_INTERVAL = "expected-cost-interval"
+PERIOD_COST_INTERVAL = "period-cost-interval"
+COST_INTERVAL_NOTE = "cost-interval-note"
 SLOPE_VALUE = "slope-value"
 UNIT_INPUT = "unit-input"
 UPLOAD = "upload"
@@ -261,6 +269,29 @@ CHOICE_WORST = "choice-worst"
 
 VIEW_SCHEMA = "costdash-view-schema"
 """The inert JSON script of the view schema, in every page (:mod:`dashboard.viewstate`)."""
+# Segments page and the upload's one-vs-rest and segment choices (issue 28)
+SEGMENTS_REF = "segments-ref"
+SEGMENTS_DATA_ID = "segments-data-id"
+SEGMENTS_P_IMPLIED = "segments-p-implied"
+SEGMENTS_P_VIEW = "segments-p-view"
+SEGMENTS_URL = "segments-url"
+SEGMENTS_P_POS = "segments-p-pos"
+SEGMENTS_COST_FN = "segments-cost-fn"
+SEGMENTS_COST_FP = "segments-cost-fp"
+SEGMENTS_INFO = "segments-info"
+SEGMENTS_ERROR = "segments-error"
+SEGMENTS_MESSAGE = "segments-message"
+SEGMENTS_SUMMARY = "segments-summary"
+SEGMENTS_GRAPH = "segments-graph"
+SEGMENTS_TABLE = "segments-table"
+UPLOAD_TARGET = "upload-target"
+"""The target-class selector upload.js shows when a multiclass file arrives."""
+UPLOAD_TARGET_CLASS = "upload-target-class"
+UPLOAD_SEGMENT = "upload-segment"
+"""The segment-column choice upload.js shows (a detected column to confirm, or one typed)."""
+UPLOAD_SEGMENT_COLUMN = "upload-segment-column"
+UPLOAD_SEGMENT_READ = "upload-segment-read"
+
 
 
 # --- families -------------------------------------------------------------------------------------
@@ -268,7 +299,8 @@ VIEW_SCHEMA = "costdash-view-schema"
 PIN_FIELDS = ("badge", "title", "remove", "error", "body", "tp", "fn", "fp", "tn", "tp-rate",
               "fn-rate", "fp-rate", "tn-rate", "precision", "recall", "specificity", "npv", "f1",
               "cost", "period-cost", "regret", "regret-share", "verdict", "optimal", "beats",
-              "test")
+              "test", "cost-interval", "period-cost-interval", "regret-interval",
+              "interval-note")
 """The parts of a pinned threshold's card, ``pin-<k>-<field>`` (:func:`pin_field`)."""
 
 

@@ -77,8 +77,11 @@ class ClientLimits:
 
     def upload_refusal(self) -> str | None:
         """Count one upload that does not go through the upload routes (a Multiclass label
-        file) against the client's upload limit; the message when it is over (None: go
-        ahead)."""
+        file, a production batch) against the client's upload limit; the message when it is
+        over (None: go ahead). With accounts, nobody logged in may upload at all."""
+        if current_app.extensions.get("costdash-accounts") is not None \
+                and not self.key_accepted():
+            return "Log in to upload: this instance logs people in through the organisation."
         return self._hit(self.uploads, "uploads", "uploads")
 
     def heavy_refusal(self, client: str) -> tuple[str, int] | None:
@@ -113,7 +116,12 @@ class ClientLimits:
 
     def key_accepted(self) -> bool:
         """Whether this request carries an upload key (header) or a key's id (session), when
-        keys are set."""
+        keys are set. With accounts (:mod:`dashboard.accounts`) a person takes the keys'
+        place: someone logged in, or the bearer of a personal token."""
+        if current_app.extensions.get("costdash-accounts") is not None:
+            from dashboard.accounts import current_person
+
+            return current_person() is not None
         if not self.upload_keys:
             return True
         scheme, _, given = (request.headers.get("Authorization") or "").partition(" ")

@@ -27,7 +27,9 @@ results are never sent, even when the cache could not be told).
 
 The cache holds text (JSON, HTML, CSV), never pickled objects. Condition-free objects that are
 costly to rebuild and too large to cache as text (the loaded ROC curves of a Threshold choice
-base) are memoised in the process (:meth:`Results.memo`, at most :attr:`Results.memo_entries`).
+base) are memoised in the process (:meth:`Results.memo`, at most :attr:`Results.memo_entries`
+of each kind), and so are the decoded condition-free curves of a threshold choice (the newest
+:attr:`Results.curves_entries`): a new condition then reads nothing from the cache.
 """
 
 from __future__ import annotations
@@ -85,7 +87,13 @@ class Results:
     conditions on every request would otherwise turn each into a new entry of up to a few MB."""
 
     memo_entries = 1
-    """Condition-free objects kept in this process (:meth:`memo`); 0 keeps none."""
+    """Condition-free objects of one kind (a memo key's first element) kept in this process
+    (:meth:`memo`); 0 keeps none."""
+
+    curves_entries = 4
+    """Decoded condition-free curves of threshold choices kept in this process (kind
+    ``choice-curves``: one per data set, classifiers, calibration, Beta and thinning; the
+    page's, ``choice.json``'s and the report's differ in their thinning)."""
 
     def __init__(self, store: Any, cache: Any, settings: Any, version: str):
         self.store, self.cache, self.settings, self.version = store, cache, settings, version
@@ -201,21 +209,35 @@ class Results:
             lambda s: json.dumps(compute(s), allow_nan=False, separators=(",", ":")),
             scope=scope, checked=checked))
 
-    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
-        """A condition-free object kept in this process (the newest :attr:`memo_entries`):
-        what the per-condition part of a result is computed from. ``key`` must hold the data
-        set id (as an element of a tuple) so that :meth:`forget` drops it."""
+    def memo(self, key: Hashable, compute: Callable[[], Any], *,
+             entries: int | None = None) -> Any:
+        """A condition-free object kept in this process (the newest ``entries``, default
+        :attr:`memo_entries`, of its kind: the key's first element): what the per-condition
+        part of a result is computed from. ``key`` must hold the data set id (as an element of
+        a tuple) so that :meth:`forget` drops it."""
+        found = self.memoised(key)
+        if found is not None:
+            return found
+        value = compute()
+        bound = self.memo_entries if entries is None else entries
+        if bound > 0:
+            kind = key[0] if isinstance(key, tuple) else None
+            with self._memo_lock:
+                self._memo[key] = value
+                self._memo.move_to_end(key)
+                same = [k for k in self._memo
+                        if (k[0] if isinstance(k, tuple) else None) == kind]
+                for old in same[:-bound]:
+                    del self._memo[old]
+        return value
+
+    def memoised(self, key: Hashable) -> Any:
+        """The object :meth:`memo` keeps under ``key`` (now the newest), or None."""
         with self._memo_lock:
             if key in self._memo:
                 self._memo.move_to_end(key)
                 return self._memo[key]
-        value = compute()
-        if self.memo_entries > 0:
-            with self._memo_lock:
-                self._memo[key] = value
-                while len(self._memo) > self.memo_entries:
-                    self._memo.popitem(last=False)
-        return value
+        return None
 
     # --- Threshold choice ----------------------------------------------------------------------
 
@@ -228,7 +250,7 @@ class Results:
 
         models_key = None if not models else tuple(models)
         return self.memo(
-            ("choice-base", dataset_id, scope, models_key, calibration),
+            _base_key(dataset_id, scope, models, calibration),
             lambda: choice_base(self.store.get(dataset_id), models=models_key,
                                 calibrate=calibration, max_roc_points=self.max_points(scope)))
 
@@ -278,39 +300,64 @@ class Results:
         beta = view_beta(view)
         free_parts = {"models": models, "calibration": view.calibration,
                       "beta": None if beta is None else list(beta), "max_points": points}
+        curves_key = ("choice-curves", dataset_id, scope,
+                      json.dumps(free_parts, sort_keys=True))
         relevant = {k: v for k, v in view.to_json().items() if k in CHOICE_FIELDS}
         parts = {"view": relevant, "max_points": points}
-        cached = self.peek("choice", dataset_id, parts, scope=scope, checked=False)
-        if cached is not None:
-            return cached
 
-        def compute(base: Any, pack_text: str | None) -> dict[str, str | None]:
-            made = None
-            if pack_text is None:
-                made = pack_text = json.dumps(
-                    _pack(choice_curves(base, beta=beta, max_points=points)),
-                    allow_nan=False, separators=(",", ":"))
-            pack = json.loads(pack_text)
+        def pack_of(text: str) -> dict:
+            return self.memo(curves_key, lambda: json.loads(text), entries=self.curves_entries)
+
+        def known_pack() -> dict | None:
+            """The decoded curves: kept in this process, else from the cache (then kept)."""
+            pack = self.memoised(curves_key)
+            if pack is None:
+                text = self.peek("choice-curves", dataset_id, free_parts, scope=scope,
+                                 checked=False)
+                pack = None if text is None else pack_of(text)
+            return pack
+
+        # The cache keeps a view's summary without its curves (``_marked``: a few 100 kB
+        # at 50 classifiers, not the 16 MB of their points), spliced back from the curves.
+        marked = self.peek("choice", dataset_id, parts, scope=scope, checked=False)
+        pack = known_pack() if marked is not None else None
+        if marked is not None and pack is not None:
+            return _splice(marked, pack["texts"])
+
+        def at(base: Any, pack: dict) -> str:
             ticked = {c.name for c in base.analysis.classifiers}
             pins = {k: v for k, v in view_pins(view).items() if k in ticked}
             out = choice_at(base, pack["light"], view.condition(record.prevalence), pins=pins,
                             max_points=points, **view_options(view))
-            return {"summary": _unpack(out, pack["texts"]), "curves": made}
+            return _marked(out, pack["texts"])
 
-        with (nullcontext(lambda fn: fn()) if run is None else run()) as bounded:
-            # The base in this process (memoised: a new condition reuses it), then the
-            # condition-free curves (when not cached) and the condition's part: in ``bounded``
-            # (a child process that inherits the base) when the curves are to be computed,
-            # here when only the condition's part is (a fraction of a second).
-            base = self.choice_base(dataset_id, scope, models, view.calibration)
-            pack_text = self.peek("choice-curves", dataset_id, free_parts, scope=scope,
-                                  checked=False)
-            done = (bounded(lambda: compute(base, None)) if pack_text is None
-                    else compute(base, pack_text))
-        if done["curves"] is not None:
-            self.put("choice-curves", dataset_id, free_parts, done["curves"], scope=scope)
-        self.put("choice", dataset_id, parts, done["summary"], scope=scope)
-        return done["summary"]
+        def compute(base: Any) -> dict[str, str]:
+            pack_text = json.dumps(_pack(choice_curves(base, beta=beta, max_points=points)),
+                                   allow_nan=False, separators=(",", ":"))
+            return {"marked": at(base, json.loads(pack_text)), "curves": pack_text}
+
+        base = self.memoised(_base_key(dataset_id, scope, models, view.calibration))
+        pack = pack or known_pack()
+        if base is not None and pack is not None:
+            # Every condition-free part is in this process: only the condition's own part is
+            # computed (tens of ms at 50 classifiers x 200,000 scores), without a slot.
+            marked = at(base, pack)
+        else:
+            with (nullcontext(lambda fn: fn()) if run is None else run()) as bounded:
+                # The base in this process (memoised: a new condition reuses it), then the
+                # condition-free curves (when not cached) and the condition's part: in
+                # ``bounded`` (a child process that inherits the base) when the curves are to
+                # be computed, here when only the condition's part is.
+                base = self.choice_base(dataset_id, scope, models, view.calibration)
+                if pack is None:
+                    done = bounded(lambda: compute(base))
+                    self.put("choice-curves", dataset_id, free_parts, done["curves"],
+                             scope=scope)
+                    pack, marked = pack_of(done["curves"]), done["marked"]
+                else:
+                    marked = at(base, pack)
+        self.put("choice", dataset_id, parts, marked, scope=scope)
+        return _splice(marked, pack["texts"])
 
 
 CHOICE_FIELDS = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn", "volume", "unit",
@@ -321,7 +368,7 @@ CHOICE_FIELDS = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn", 
 def _pack(curves: dict) -> dict:
     """The condition-free curves as the cache keeps them: ``light``, the curves with each
     threshold-choice curve cut to its expected loss (all :func:`choice_at` reads of them), and
-    ``texts``, each classifier's curves as JSON text, spliced back by :func:`_unpack`: a new
+    ``texts``, each classifier's curves as JSON text, spliced back by :func:`_splice`: a new
     condition then encodes only its own small part, not 100,000s of curve points again."""
     light = {**curves, "classifiers": []}
     texts = []
@@ -335,16 +382,86 @@ def _pack(curves: dict) -> dict:
     return {"light": light, "texts": texts}
 
 
-def _unpack(summary: dict, texts: list[dict[str, str]]) -> str:
-    """The JSON text of ``summary`` (made from :func:`_pack`'s ``light`` curves) with each
-    classifier's curves spliced back from ``texts``: the same text as encoding the whole."""
-    import re
+def _base_key(dataset_id: str, scope: str, models: Any, calibration: str | None) -> tuple:
+    """The memo key of a threshold choice's base (:meth:`Results.choice_base`)."""
+    return ("choice-base", dataset_id, scope, None if not models else tuple(models), calibration)
+
+
+def _marked(summary: dict, texts: list[dict[str, str]]) -> str:
+    """The JSON text of ``summary`` (made from :func:`_pack`'s ``light`` curves) with a marker
+    where each classifier's curves go, after a first line with the markers' nonce (it marks
+    nothing a user could have written): what the cache keeps of a view's summary."""
     import secrets
 
-    nonce = secrets.token_hex(8)  # marks nothing a user could have written
+    nonce = secrets.token_hex(8)
     for i, entry in enumerate(summary["classifiers"]):
         entry["threshold_choice"] = {**entry["threshold_choice"],
                                      **{m: f"@@{nonce}-{i}-{m}@@" for m in texts[i]}}
-    light = json.dumps(summary, allow_nan=False, separators=(",", ":"))
-    return re.sub(f'"@@{nonce}-([0-9]+)-([a-z_]+)@@"',
-                  lambda m: texts[int(m.group(1))][m.group(2)], light)
+    return nonce + "\n" + json.dumps(summary, allow_nan=False, separators=(",", ":"))
+
+
+def _splice(marked: str, texts: list[dict[str, str]]) -> str:
+    """The JSON text of a :func:`_marked` summary with each classifier's curves spliced back
+    from ``texts``: the same text as encoding the whole summary."""
+    import re
+
+    nonce, light = marked.split("\n", 1)
+    pieces = re.split(f'"@@{nonce}-([0-9]+)-([a-z_]+)@@"', light)
+    out = []
+    for k in range(0, len(pieces) - 1, 3):  # text, classifier, method, ..., text
+        out += [pieces[k], texts[int(pieces[k + 1])][pieces[k + 2]]]
+    out.append(pieces[-1])
+    return "".join(out)
+
+
+# --- Segments (issue 28) ---------------------------------------------------------------------------
+
+SEGMENT_FIELDS = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn")
+"""The view fields a policy per segment depends on (its key)."""
+
+
+def segments_result(results: Results, dataset_id: str, view: Any) -> dict[str, Any]:
+    """The choice per segment of a stored data set at the view's conditions (kind
+    ``segments``): :func:`costdash.segments.segment_policy` over the data set's segment column,
+    each segment at its prevalence and the view's costs, beside the shared choice (the one the
+    view's conditions make on every row).
+
+    Returns ``{"segment_column": None}`` for a data set without segments, ``{"segment_column",
+    "error"}`` when the policy cannot be made (a segment with one class), else
+    ``{"segment_column", "shared": {"classifier", "threshold", "expected_cost"},
+    "segments": [...] (:func:`costdash.segments.segment_policy_to_dict`), "saving_per_case"}``.
+    The same in both scopes: a segment's choice is a hull vertex (what Explore shows a read
+    link too), never a threshold the viewer typed.
+
+    Raises
+    ------
+    DatasetNotFound
+        No such data set.
+    """
+    from costdash.errors import CostdashError as _CostdashError
+
+    relevant = {k: v for k, v in view.to_json().items() if k in SEGMENT_FIELDS}
+
+    def compute(_scope: str) -> dict[str, Any]:
+        from costdash.analysis import analyze
+        from costdash.decision import decide
+        from costdash.segments import segment_policy, segment_policy_to_dict
+
+        dataset = results.store.get(dataset_id)
+        if dataset.segments is None:
+            return {"segment_column": None}
+        column = dataset.segments.column
+        condition = view.condition(dataset.prevalence)
+        models = list(view.models) if view.models else None
+        try:
+            policy = segment_policy(dataset, dataset.segments.values, condition, models=models)
+            shared = decide(analyze(dataset, condition, models=models))
+        except _CostdashError as exc:
+            return {"segment_column": column, "error": str(exc)}
+        return {"segment_column": column,
+                "shared": {"classifier": shared.classifier, "threshold": shared.threshold,
+                           "expected_cost": shared.expected_cost},
+                "segments": segment_policy_to_dict(policy),
+                "saving_per_case": policy.saving_per_case}
+
+    return results.json("segments", dataset_id, {"view": relevant}, compute)

@@ -24,9 +24,14 @@ from dashboard.storage import StorageUnavailable
 from dashboard.viewstate import page_view
 
 
-def shell_layout() -> html.Div:
+def shell_layout(accounts: bool = False) -> html.Div:
+    """The shell; with ``accounts`` (:mod:`dashboard.accounts`) the nav ends with "My
+    analyses" (a plain link: its page is served beside Dash; read links' pages hide it)."""
     nav = [dcc.Link(p.title, href=p.path, id=f"nav-{p.slug}", className="nav-link")
            for p in PAGES]
+    if accounts:
+        nav.append(html.A("My analyses", href="/account", id=ids.ACCOUNT_LINK,
+                          className="nav-link account-link"))
     return html.Div(className="app", children=[
         dcc.Location(id=ids.URL, refresh=False),
         dcc.Store(id=ids.CURRENT_DATA, storage_type="session"),
@@ -54,15 +59,15 @@ def not_found(pathname: str) -> html.Div:
     ])
 
 
-SHARED_PAGES = ("", "curves", "choice", "production")
+SHARED_PAGES = ("", "curves", "choice", "production", "segments")
 """The pages a read-only link shows: ``/s/<token>`` (Explore), ``/s/<token>/curves``,
 ``/s/<token>/choice`` (Threshold choice) and ``/s/<token>/production`` (its production periods,
 read-only)."""
 
-SHARED_TITLES = ("Explore", "Curves", "Threshold choice", "Production")
+SHARED_TITLES = ("Explore", "Curves", "Threshold choice", "Production", "Segments")
 
 SHARED_NAV = {"explore": "", "curves": "curves", "choice": "choice",
-              "production": "production"}
+              "production": "production", "segments": "segments"}
 """The top nav's pages a read link grants, by page slug, and their sub-page of ``/s/<token>``;
 the others are not offered inside a read link (assets/viewstate.js keeps the same table)."""
 
@@ -122,7 +127,7 @@ def shared_content(token: str, query: dict[str, list[str]], services: Services,
     """The read-only view of a saved analysis on Explore (or, ``sub`` = "curves", on Curves;
     "choice", on Threshold choice), and the query it shows: the saved view, with what the link's own query sets on top (a
     viewer's what-if)."""
-    from dashboard.pages import choice, curves, explore, production
+    from dashboard.pages import choice, curves, explore, production, segments
 
     if sub not in SHARED_PAGES:
         return not_found(f"/s/{token}/{sub}"), {}
@@ -139,7 +144,8 @@ def shared_content(token: str, query: dict[str, list[str]], services: Services,
     # The viewer's own query may not name a data set: the link's analysis is the data.
     merged = {**view_to_query(record.view),
               **{k: v for k, v in query.items() if k != "data"}}
-    page = {"curves": curves, "choice": choice, "production": production}.get(sub, explore)
+    page = {"curves": curves, "choice": choice, "production": production,
+            "segments": segments}.get(sub, explore)
     # The pages see the record with the link's data reference in place of its read-only
     # handle: that reference (the share token the viewer holds anyway) is all the browser
     # gets, and every callback resolves it on the server (ShareService.scope).

@@ -60,31 +60,90 @@ def scores(family: str, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.where(y, rng.beta(5, 2, y.size), rng.beta(2, 5, y.size))
 
 
-def run(sets: int, seed: int, report=None) -> tuple[list[dict], list[dict]]:
-    """Simulate ``sets`` reference sets per family (alternating families, so that a partial
-    run covers both); ``report(rows, alert_rows, done)`` is called every 20 sets."""
-    data_rng = np.random.default_rng(seed)
-    boot_seeds = np.random.SeedSequence(seed + 1)
-    acc = defaultdict(list)          # (family, n, p, method) -> [(estimate, low, high)]
+def posteriors(family: str, s: np.ndarray) -> np.ndarray:
+    """The true p(+ | s) at the reference prior: the scores of a well-calibrated classifier with
+    the same ROC curve (an increasing map of ``s``)."""
+    prior_log_odds = np.log(REFERENCE_PREVALENCE / (1.0 - REFERENCE_PREVALENCE))
+    if family == "binormal":
+        log_ratio = 1.5 * s - 1.125                       # log N(s; 1.5, 1)/N(s; 0, 1)
+    else:
+        log_ratio = 3.0 * (np.log(s) - np.log1p(-s))      # log Beta(5, 2)/Beta(2, 5)
+    return 1.0 / (1.0 + np.exp(-(log_ratio + prior_log_odds)))
+
+
+# (scores read, method, calibration): ``em`` at its default (bcts: Platt on the log-odds of
+# probability scores, on the score itself otherwise), ``acc``, and ``em`` reading the posteriors
+# of the well-calibrated classifier directly. (``em`` with Platt on the raw beta scores, the
+# previous default, is in the run published before bcts: docs/production.md.)
+READINGS = (("scores", "em", "bcts"), ("scores", "acc", None), ("posteriors", "em", "none"))
+
+
+CHUNK = 10
+"""Sets per task: task ``i`` draws its data and bootstraps from its own streams (seed, i), so the
+results do not depend on how many worker processes run the tasks."""
+
+
+def run(sets: int, seed: int, report=None, workers: int = 1) -> tuple[list[dict], list[dict]]:
+    """Simulate ``sets`` reference sets per family in tasks of :data:`CHUNK` sets, merged in task
+    order; ``report(rows, alert_rows, done)`` is called after every other task."""
+    acc: dict = defaultdict(list)
+    alerts: dict = defaultdict(list)
+    tasks = [(seed, i, min(CHUNK, sets - i * CHUNK)) for i in range(-(-sets // CHUNK))]
+    if workers > 1:
+        import multiprocessing
+        pool = multiprocessing.get_context("fork").Pool(workers)
+        results = pool.imap(_task, tasks)
+    else:
+        pool, results = None, map(_task, tasks)
+    done = 0
+    for (_, _, size), (acc_i, alerts_i) in zip(tasks, results):
+        for key, v in acc_i.items():
+            acc[key].extend(v)
+        for key, v in alerts_i.items():
+            alerts[key].extend(v)
+        done += size
+        if report is not None and (done % (2 * CHUNK) == 0 or done == sets):
+            report(*_tables(acc, alerts), done)
+    if pool is not None:
+        pool.close()
+        pool.join()
+    return _tables(acc, alerts)
+
+
+def _task(task: tuple[int, int, int]) -> tuple[dict, dict]:
+    seed, index, sets = task
+    data_rng = np.random.default_rng([seed, index])
+    boot_seeds = np.random.SeedSequence([seed, index, 1])
+    acc = defaultdict(list)  # (family, scores, n, p, method, calibration) -> [(est, low, high)]
     alerts = defaultdict(list)       # (family, p, deployed, where) -> [alert]
-    for done in range(1, sets + 1):
+    for _ in range(sets):
         for family in FAMILIES:
             y = data_rng.random(REFERENCE_N) < REFERENCE_PREVALENCE
             ref = ScoredClassifier("m", y, scores(family, y, data_rng))
             data = Dataset("reference", "wide", "1", scored=(ref,))
             analysis = analyze(data, OperatingCondition(REFERENCE_PREVALENCE))
             planned = analysis.operating_point.vertex
-            em = reference_model(ref, method="em", rng=np.random.default_rng(boot_seeds.spawn(1)[0]))
-            ac = reference_model(ref, method="acc", threshold=float(planned.threshold),
-                                 rng=np.random.default_rng(boot_seeds.spawn(1)[0]))
+            calibrated = ScoredClassifier("m", y, posteriors(family, ref.score))
+            models = {}
+            for kind, method, calibration in READINGS:
+                rng = np.random.default_rng(boot_seeds.spawn(1)[0])
+                if method == "acc":
+                    models[kind, method, calibration] = reference_model(
+                        ref, method="acc", threshold=float(planned.threshold), rng=rng)
+                else:
+                    models[kind, method, calibration] = reference_model(
+                        calibrated if kind == "posteriors" else ref, method="em",
+                        calibration=calibration, rng=rng)
             for n in SIZES:
                 for p in PREVALENCES:
                     yp = data_rng.random(n) < p
                     prod = scores(family, yp, data_rng)
-                    for name, model in (("em", em), ("acc", ac)):
-                        est = model.estimate(prod, level=LEVEL)
-                        acc[(family, n, p, name)].append((est.p_pos, est.low, est.high))
-                        if name != "em" or n != 10_000:
+                    for (kind, name, calibration), model in models.items():
+                        est = model.estimate(posteriors(family, prod) if kind == "posteriors"
+                                             else prod, level=LEVEL)
+                        acc[(family, kind, n, p, name, calibration)].append(
+                            (est.p_pos, est.low, est.high))
+                        if (kind, name, calibration) != ("scores", "em", "bcts") or n != 10_000:
                             continue
                         # Unit costs: PC(+) = p(+), so the estimate's interval is the PC one.
                         at_truth = analysis.envelope.vertex_at(p)
@@ -104,16 +163,15 @@ def run(sets: int, seed: int, report=None) -> tuple[list[dict], list[dict]]:
                                 continue
                             alert = dep.valid_pc is None or est.high < lo_v or est.low > hi_v
                             alerts[(family, p, label, where)].append(alert)
-        if report is not None and (done % 20 == 0 or done == sets):
-            report(*_tables(acc, alerts), done)
-    return _tables(acc, alerts)
+    return dict(acc), dict(alerts)
 
 
 def _tables(acc: dict, alerts: dict) -> tuple[list[dict], list[dict]]:
     rows = []
-    for (family, n, p, method), v in acc.items():
+    for (family, kind, n, p, method, calibration), v in acc.items():
         a = np.array(v)
-        rows.append({"family": family, "n_production": n, "prevalence": p, "method": method,
+        rows.append({"family": family, "scores": kind, "n_production": n, "prevalence": p,
+                     "method": method, "calibration": calibration or "",
                      "sets": len(v), "mae": float(np.mean(np.abs(a[:, 0] - p))),
                      "bias": float(np.mean(a[:, 0] - p)),
                      "coverage": float(np.mean((a[:, 1] <= p) & (p <= a[:, 2]))),
@@ -124,12 +182,13 @@ def _tables(acc: dict, alerts: dict) -> tuple[list[dict], list[dict]]:
 
 
 def markdown(rows: list[dict], alert_rows: list[dict]) -> str:
-    out = ["| scores | production rows | p(+) | method | sets | MAE | bias | coverage (90 %) "
-           "| mean width |", "|---|---:|---:|---|---:|---:|---:|---:|---:|"]
-    for r in sorted(rows, key=lambda r: (r["family"], r["method"], r["n_production"],
-                                         r["prevalence"])):
-        out.append(f"| {r['family']} | {r['n_production']:,} | {r['prevalence']} | "
-                   f"{r['method']} | {r['sets']} | {r['mae']:.4f} | {r['bias']:+.4f} | "
+    out = ["| family | read | production rows | p(+) | method | sets | MAE | bias "
+           "| coverage (90 %) | mean width |", "|---|---|---:|---:|---|---:|---:|---:|---:|---:|"]
+    for r in sorted(rows, key=lambda r: (r["family"], r["scores"], r["method"],
+                                         r["calibration"], r["n_production"], r["prevalence"])):
+        name = r["method"] + (f" ({r['calibration']})" if r["calibration"] else "")
+        out.append(f"| {r['family']} | {r['scores']} | {r['n_production']:,} | "
+                   f"{r['prevalence']} | {name} | {r['sets']} | {r['mae']:.4f} | {r['bias']:+.4f} | "
                    f"{r['coverage']:.3f} | {r['mean_width']:.4f} |")
     out += ["", "| scores | p(+) | deployed | true PC(+) | periods | alert rate |",
             "|---|---:|---|---|---:|---:|"]
@@ -151,16 +210,25 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", type=int, default=300, help="reference sets per family")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes (the results do not depend on it)")
     parser.add_argument("--csv", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                       "prevalence_shift.csv"))
     args = parser.parse_args(argv)
-    start = time.process_time()
+    start, wall = time.process_time(), time.perf_counter()
+
+    def cpu() -> str:
+        # Worker processes' CPU counts once they have ended (os.times of reaped children).
+        times = os.times()
+        return (f"{time.process_time() - start + times.children_user + times.children_system:.0f}"
+                f" s of CPU (with ended workers), {time.perf_counter() - wall:.0f} s elapsed")
 
     def write(rows: list[dict], alert_rows: list[dict], done: int) -> None:
         # Written after every 20 sets, so that an interrupted run leaves its partial tables.
         with open(args.csv, "w", newline="", encoding="utf-8") as fh:
             writer = csv.DictWriter(fh, fieldnames=[
-                "table", "family", "n_production", "prevalence", "method", "deployed", "truth",
+                "table", "family", "scores", "n_production", "prevalence", "method",
+                "calibration", "deployed", "truth",
                 "sets", "mae", "bias", "coverage", "mean_width", "periods", "alert_rate"])
             writer.writeheader()
             for r in rows:
@@ -170,12 +238,12 @@ def main(argv: list[str] | None = None) -> None:
         with open(os.path.splitext(args.csv)[0] + ".md", "w", encoding="utf-8") as fh:
             fh.write(markdown(rows, alert_rows)
                      + f"\n\n{done} of {args.sets} sets per family done, seed {args.seed}, "
-                     f"{time.process_time() - start:.0f} s of CPU\n")
+                     f"{cpu()}\n")
 
-    rows, alert_rows = run(args.sets, args.seed, write)
+    rows, alert_rows = run(args.sets, args.seed, write, args.workers)
     print(markdown(rows, alert_rows))
     print(f"\n{args.sets} sets per family, seed {args.seed}, "
-          f"{time.process_time() - start:.0f} s of CPU")
+          f"{cpu()}")
 
 
 if __name__ == "__main__":

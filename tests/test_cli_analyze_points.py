@@ -1,6 +1,7 @@
 """``costdash analyze --json`` after issue 23: thinned point lists by default (``--all-points``
 for every point), the threshold-choice section computed in forked processes on large inputs,
-and the rate-driven quadrature in chunks -- each with the same numbers as before."""
+and the rate-driven quadrature in chunks -- each with the same numbers as before (the uniform
+rate-driven loss, now a closed form, to rounding)."""
 
 from __future__ import annotations
 
@@ -147,19 +148,34 @@ def _unchunked_rate_driven(roc, beta):
     return pc, float(np.sum(pieces)), cp_loss
 
 
-@pytest.mark.parametrize("beta", [(1.0, 1.0), (2.0, 5.0), (0.5, 0.7)])
-def test_chunked_rate_driven_quadrature_is_bit_for_bit_the_same(beta):
+def _twelve_thousand_points():
     rng = np.random.default_rng(3)
     n = 12_000  # about 12,000 breakpoints: three chunks of 4,096 intervals
     y = rng.random(n) < 0.1
-    roc = roc_curve(y, np.round(rng.random(n) * 0.6 + 0.4 * y, 7))
+    return roc_curve(y, np.round(rng.random(n) * 0.6 + 0.4 * y, 7))
+
+
+@pytest.mark.parametrize("beta", [(2.0, 5.0), (0.5, 0.7)])
+def test_chunked_rate_driven_quadrature_is_bit_for_bit_the_same(beta):
+    roc = _twelve_thousand_points()
     pc, expected, cp_loss = _unchunked_rate_driven(roc, beta)
     curve = cc.rate_driven_curve(roc, beta=beta)
     assert pc.size - 1 > 2 * cc._RATE_CHUNK
-    np.testing.assert_array_equal(curve.pc, pc)
+    np.testing.assert_array_equal(curve.pc, pc)  # (merged, not sorted, since: the same points)
     assert curve.expected_loss == expected  # exactly: the same operations on the same numbers
     assert curve.cost_proportion_loss == cp_loss
     assert math.isfinite(expected)
+
+
+def test_uniform_rate_driven_closed_form_against_the_quadrature_it_replaced():
+    """PC(+) uniform: the closed form (tests/test_rate_driven_closed_form.py checks it against
+    80 digits) and the Gauss-Legendre quadrature of before agree to rounding."""
+    roc = _twelve_thousand_points()
+    pc, expected, cp_loss = _unchunked_rate_driven(roc, (1.0, 1.0))
+    curve = cc.rate_driven_curve(roc)
+    np.testing.assert_array_equal(curve.pc, pc)
+    assert curve.expected_loss == pytest.approx(expected, rel=2e-15, abs=0)
+    assert curve.cost_proportion_loss == cp_loss
 
 
 def test_the_readable_output_still_has_the_losses(capsys, big_csv):

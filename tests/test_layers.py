@@ -127,14 +127,15 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 DASHBOARD_LAYERS = (
     ("dashboard.figures",),
     ("dashboard.config", "dashboard.storage", "dashboard.jobs", "dashboard.viewmodel",
-     "dashboard.results"),
+     "dashboard.results", "dashboard.account_store"),
     ("dashboard.sharing", "dashboard.services"),
     ("dashboard.pages", "dashboard.explore_layout", "dashboard.shell", "dashboard.page_kit",
      "dashboard.band_kit", "dashboard.viewstate", "dashboard.ids", "dashboard.api",
      "dashboard.uploads", "dashboard.limits",
      # the compute gate sits with the jobs it shares slots with, but reads the Services
      "dashboard.jobs.gate",
-     "dashboard.responses", "dashboard.report", "dashboard.commands", "dashboard.link_preview"),
+     "dashboard.responses", "dashboard.report", "dashboard.commands", "dashboard.link_preview",
+     "dashboard.accounts", "dashboard.my_analyses"),
     # dashboard.notebook (costdash.show) builds an app with create_app, as the worker does.
     ("dashboard.factory", "dashboard.worker", "dashboard.notebook"),
     ("dashboard",),
@@ -168,10 +169,12 @@ DASHBOARD_PACKAGES = {
     "dashboard.storage": (),
     "dashboard.jobs": ("dashboard.config", "dashboard.storage", "dashboard.services"),
     "dashboard.report": ("dashboard.figures", "dashboard.viewmodel"),
+    # every row above but no page-side module (pages, their kits, ids, the view's web side);
     # manage.py reads shell.SHARED_PAGES: the pages a read-only link opens
-    "dashboard.api": ("dashboard.storage", "dashboard.jobs", "dashboard.services",
+    "dashboard.api": ("dashboard.config", "dashboard.storage", "dashboard.jobs",
+                      "dashboard.viewmodel", "dashboard.results", "dashboard.services",
                       "dashboard.sharing", "dashboard.report", "dashboard.responses",
-                      "dashboard.uploads", "dashboard.shell"),
+                      "dashboard.uploads", "dashboard.limits", "dashboard.shell"),
 }
 """Each subpackage of ``dashboard/`` (its layer's row of the README's table) -> the dashboard
 modules and packages outside it that it may import."""

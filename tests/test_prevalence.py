@@ -65,17 +65,60 @@ def test_em_matches_quapy_on_the_same_posteriors(seed, prior, a, b):
                                                             abs=1e-6)
 
 
-def test_estimate_with_probability_scores_matches_quapy_em_at_the_reference_prevalence():
-    # calibration="none": the scores are the posteriors, calibrated at the reference's
-    # prevalence (QuaPy's EMQ with exact_train_prev=True).
+def test_estimate_with_probability_scores_matches_quapy_emq_on_the_mean_reference_posterior():
+    # calibration="none": the scores are the posteriors; the prior they carry is their mean on
+    # the reference, as QuaPy's EMQ(exact_train_prev=False) sets it in aggregation_fit.
+    from sklearn.linear_model import LogisticRegression
+
     rng = np.random.default_rng(5)
     y = rng.random(4000) < 0.3
     ref = ScoredClassifier("p", y, np.where(y, rng.beta(4, 2, y.size), rng.beta(2, 4, y.size)))
     yp = rng.random(20000) < 0.12
     prod = np.where(yp, rng.beta(4, 2, yp.size), rng.beta(2, 4, yp.size))
     est = estimate_prevalence(ref, prod, calibration="none", resamples=20)
-    assert est.reference_prior == pytest.approx(y.mean(), abs=1e-15)
-    assert est.p_pos == pytest.approx(quapy_em(prod, y.mean()), abs=1e-6)
+    emq = EMQ(LogisticRegression(), exact_train_prev=False)
+    emq.aggregation_fit(np.c_[1.0 - ref.score, ref.score], y.astype(int))
+    assert est.reference_prior == pytest.approx(emq.train_prevalence[1], abs=1e-12)
+    assert est.reference_prior != pytest.approx(y.mean(), abs=1e-4)     # not the prevalence
+    assert est.p_pos == pytest.approx(quapy_em(prod, emq.train_prevalence[1]), abs=1e-6)
+
+
+def test_bcts_is_platt_on_the_log_odds_of_probability_scores_and_platt_otherwise():
+    # Scores in [0, 1]: Platt fitted on their log-odds (QuaPy's EM on those posteriors at the
+    # cross-fitted prior); scores outside: exactly Platt on the scores.
+    from scipy.special import expit, logit
+
+    rng = np.random.default_rng(9)
+    y = rng.random(3000) < 0.3
+    s = np.where(y, rng.beta(5, 2, y.size), rng.beta(2, 5, y.size))
+    yp = rng.random(10000) < 0.05
+    prod = np.where(yp, rng.beta(5, 2, yp.size), rng.beta(2, 5, yp.size))
+    est = estimate_prevalence(ScoredClassifier("b", y, s), prod, resamples=20)
+    assert est.calibration == "bcts"
+    as_log_odds = ScoredClassifier("b", y, logit(s))
+    cells = reference_cells(as_log_odds)
+    fit = fit_platt(cells.score, cells.y, cells.count)
+    held = cross_fit(cells.score, cells.y, cells.fold, "platt", cells.count)
+    prior = float(np.dot(cells.count, held) / cells.count.sum())
+    assert est.reference_prior == pytest.approx(prior, abs=1e-12)
+    assert est.p_pos == pytest.approx(quapy_em(fit(logit(prod)), prior), abs=1e-6)
+    # The true log-odds are 3 logit(s) + logit(0.3): the fitted slope finds the 3.
+    assert fit.params[0] == pytest.approx(3.0, abs=0.3)
+    assert expit(fit.params[1]) == pytest.approx(0.3, abs=0.03)
+    # Margins (scores outside [0, 1]): bcts is Platt on the scores, to the last bit.
+    y2, s2 = _binormal(rng, 2000, 0.3)
+    _, prod2 = _binormal(rng, 5000, 0.1)
+    ref2 = ScoredClassifier("m", y2, s2)
+    a = estimate_prevalence(ref2, prod2, resamples=20, rng=4)
+    b = estimate_prevalence(ref2, prod2, calibration="platt", resamples=20, rng=4)
+    assert dataclasses.replace(a, calibration="platt", note=b.note, calibrated=b.calibrated) == b
+    # A reference of probabilities and production scores that are not: refused.
+    with pytest.raises(ParameterError, match="production scores must be too"):
+        estimate_prevalence(ScoredClassifier("b", y, s), prod * 2.0, resamples=5)
+    # Scores of exactly 0 and 1 are clipped, not infinite.
+    edge = estimate_prevalence(ScoredClassifier("b", y, np.round(s, 1)), np.r_[0.0, 1.0, prod],
+                               resamples=5)
+    assert 0.0 <= edge.low <= edge.p_pos <= edge.high <= 1.0
 
 
 def test_estimate_with_platt_is_quapy_em_on_the_platt_posteriors_at_the_cross_fitted_prior():
@@ -154,19 +197,23 @@ def _as_counts(clf: ScoredClassifier) -> ScoredClassifier:
                             count=g["n"].to_numpy(np.int64))
 
 
-@pytest.mark.parametrize("method,calibration", [("em", "platt"), ("em", "isotonic"),
+@pytest.mark.parametrize("method,calibration", [("em", "bcts"), ("em", "platt"),
+                                                ("em", "isotonic"), ("em", "none"),
                                                 ("acc", None)])
 @pytest.mark.parametrize("folds", [False, True])
 def test_score_counts_give_exactly_what_rows_give(method, folds, calibration):
     rng = np.random.default_rng(11)
     y = rng.random(3000) < 0.3
     s = np.round(rng.normal(1.5 * y, 1.0), 2)                   # ties, as real scores have
+    prod = np.round(rng.normal(1.5 * (rng.random(20000) < 0.1), 1.0), 2)
+    if calibration in ("bcts", "none"):                          # probabilities, with 0 and 1
+        s, prod = (np.round(1.0 / (1.0 + np.exp(-2.0 * v)), 3) for v in (s, prod))
+        assert s.min() == 0.0 or prod.max() == 1.0
     fold = rng.integers(0, 4, y.size) if folds else None
     rows = ScoredClassifier("m", y, s, fold=fold)
     counts = _as_counts(rows)
     ref_rows = Dataset("rows", "wide", "1", scored=(rows,))
     ref_counts = Dataset("counts", "score_counts", "1", scored=(counts,))
-    prod = np.round(rng.normal(1.5 * (rng.random(20000) < 0.1), 1.0), 2)
     distinct, n = np.unique(prod, return_counts=True)
     kw = dict(method=method, resamples=30, rng=7)
     if method == "acc":
@@ -273,8 +320,9 @@ def test_public_name():
 
 def test_the_level_is_shown_only_where_the_published_study_earned_it():
     # The table in costdash.prevalence is the published run's verdict (studies/
-    # prevalence_shift.csv): a size band is listed only if every design of that size, in both
-    # score families, covered within 0.86-0.94 at nominal 0.9.
+    # prevalence_shift.csv): a size band is listed for a reading (method, calibration) only if
+    # every design of that size, in both score families at the four prevalences, covered within
+    # 0.86-0.94 at nominal 0.9.
     import csv
     import os
 
@@ -284,19 +332,24 @@ def test_the_level_is_shown_only_where_the_published_study_earned_it():
     with open(path, encoding="utf-8") as fh:
         rows = [r for r in csv.DictReader(fh) if r["table"] == "estimate"]
     assert {int(r["sets"]) for r in rows} == {300}
-    for method, calibration in (("em", "platt"), ("acc", None)):
+    readings = {(r["method"], r["calibration"] or None) for r in rows}
+    assert readings == {("em", "bcts"), ("em", "none"), ("acc", None)}
+    assert set(module._EARNED) <= readings
+    for method, calibration in readings:
         for size in (1_000, 10_000, 100_000):
             covered = [0.86 <= float(r["coverage"]) <= 0.94 for r in rows
-                       if r["method"] == method and int(r["n_production"]) == size]
+                       if (r["method"], r["calibration"] or None) == (method, calibration)
+                       and int(r["n_production"]) == size]
             assert len(covered) == 8
             earned = size in module._EARNED.get((method, calibration), ())
             assert earned == all(covered)
             ok, note = module._earned(method, calibration, size)
             assert ok == earned and (("no level" in note) != ok)
-    # Outside the sizes studied there is no level at all.
-    assert not module._earned("em", "platt", 100)[0]
-    assert not module._earned("em", "platt", 10_000_000)[0]
-    assert not module._earned("em", "isotonic", 10_000)[0]
+    # Outside the sizes studied, and for calibrations the study did not run, there is no level.
+    for method, calibration, n in (("em", "bcts", 100), ("em", "bcts", 10_000_000),
+                                   ("acc", None, 100), ("em", "isotonic", 10_000),
+                                   ("em", "platt", 10_000)):
+        assert not module._earned(method, calibration, n)[0]
 
 
 def test_calibrated_follows_method_and_production_size_end_to_end():

@@ -177,9 +177,11 @@ def number_type(parse: Callable[[str], float], noun: str, rule: str,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    as_program = argv is None  # `costdash ...` or `python -m costdash ...`, not a call from code
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args.as_program = as_program
     try:
         return int(args.func(args) or 0)
     except CostdashError as exc:

@@ -16,6 +16,7 @@ from costdash.cli import print_json
 from costdash.cli.common import (
     add_condition_options,
     add_loader_options,
+    keep_freed_memory,
     load_from_args,
     view_from_args,
 )
@@ -189,8 +190,13 @@ def _extras_of(result: Analysis, kwargs: dict, max_points: int | None) -> list[d
     # `costdash --help`'s start-up (issue 23).
     from costdash.choice_summary import classifier_choice_to_dict, classifier_choices
 
-    items = classifier_choices(result, **kwargs)
-    return [classifier_choice_to_dict(item, max_points=max_points) for item in items]
+    # One classifier at a time (each one's curves depend on it alone), each turned into its
+    # (thinned) dictionary before the next: the full curves of all of them (7 MB a classifier
+    # of 200,000 scores) are never held at once, and their memory is reused instead of faulted
+    # in afresh (issue 23: 60,000 fewer page faults on 20 x 200,000).
+    return [classifier_choice_to_dict(item, max_points=max_points)
+            for c in result.classifiers
+            for item in classifier_choices(replace(result, classifiers=(c,)), **kwargs)]
 
 
 def _groups(dataset: Dataset, jobs: int) -> list[list[str]]:
@@ -279,6 +285,7 @@ def run(args: argparse.Namespace) -> int:
     max_points = (None if args.all_points
                   else args.max_points if args.max_points is not None
                   else DEFAULT_MAX_POINTS if args.json else None)
+    keep_freed_memory(args)
     dataset = load_from_args(args)
     condition = view.condition(dataset.prevalence)
     job = None

@@ -7,6 +7,9 @@ is refused before the upload, in the words the server would use. The ``multipart
 with the standard library's :mod:`urllib`, so the ``costdash`` package needs neither an HTTP
 library nor the dashboard.
 
+With ``COSTDASH_TOKEN`` set, it is sent as ``Authorization: Bearer <token>``: a personal API
+token of an instance with accounts, or an upload key.
+
 Exit status: 0 saved; 2 the input was refused (here, or by the server with a 4xx reply); 1 the
 server failed or could not be reached. Every failure is one line on stderr.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import secrets
 import sys
 from collections.abc import Iterator, Sequence
@@ -44,7 +48,7 @@ ENDPOINT = "/api/v1/analyses"
 CHUNK_BYTES = 1 << 16
 MB = 1024 * 1024
 LOADER_TEXT_OPTIONS = ("label_column", "model_column", "score_column", "fold_column", "positive",
-                       "target_class")
+                       "target_class", "segment_column")
 
 
 _positive_float = number_type(float, "a number", "a positive number",
@@ -64,6 +68,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_condition_options(parser)
     add_view_options(parser)
     add_loader_options(parser)
+    parser.add_argument("--segment-column", metavar="COL",
+                        help="column of each row's segment (region, product, site; wide "
+                             "layout): kept with the data for the Segments page and "
+                             "decision.json's segments")
     group = parser.add_argument_group("the saved analysis")
     group.add_argument("--name", help="its name (default: the file's name)")
     group.add_argument("--expires-in-days", type=_positive_float, metavar="DAYS",
@@ -231,9 +239,12 @@ def upload(args: argparse.Namespace) -> dict[str, Any]:
     path = Path(args.file)
     check_file(path, args.max_mb)
     body = MultipartBody(form_fields(args), "file", path)
-    request = urllib.request.Request(url, data=iter(body), method="POST", headers={
-        "Content-Type": body.content_type, "Content-Length": str(body.length),
-        "Accept": "application/json", "User-Agent": f"costdash/{costdash.__version__}"})
+    headers = {"Content-Type": body.content_type, "Content-Length": str(body.length),
+               "Accept": "application/json", "User-Agent": f"costdash/{costdash.__version__}"}
+    # COSTDASH_TOKEN: a personal API token (an instance with accounts) or an upload key.
+    if os.environ.get("COSTDASH_TOKEN", "").strip():
+        headers["Authorization"] = "Bearer " + os.environ["COSTDASH_TOKEN"].strip()
+    request = urllib.request.Request(url, data=iter(body), method="POST", headers=headers)
     server = args.server
     try:
         with urllib.request.urlopen(request, timeout=args.timeout) as response:

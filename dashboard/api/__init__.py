@@ -3,10 +3,12 @@
 The upload is plain ``multipart/form-data`` streamed to disk by Werkzeug (never base64 through a
 Dash callback): field ``file`` holds the predictions file, the other fields are loader options
 named like the command line's (``positive``, ``layout``, ``label_column`` or ``label-column``,
-``model_column``, ``score_column``, ``fold_column``, ``models``, ``drop_missing``).
+``model_column``, ``score_column``, ``fold_column``, ``models``, ``drop_missing``,
+``target_class``, ``segment_column``).
 
-Replies: ``200 {"id", "name", "n", "classifiers"}``; ``400 {"error": message}`` for a file or
-option the loader rejects (its message as it is); ``413 {"error": message}`` above the size limit;
+Replies: ``200 {"id", "name", "n", "classifiers", "target_class", "segment_column"}``;
+``400 {"error": message}`` for a file or option the loader rejects (its message as it is; with
+``"target_classes"`` when a multiclass file needs a target class); ``413 {"error": message}`` above the size limit;
 ``507`` when the disk is full. Temp files of a request go when it ends, however it ends.
 
 Every view a route reads -- the form of ``POST /api/v1/analyses``, the query of the report and
@@ -32,7 +34,7 @@ from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge
 from costdash.analysis import analyze
 from costdash.band_choice import band_choice
 from costdash.decision import decide, decision_to_dict
-from costdash.errors import CostdashError
+from costdash.errors import CostdashError, InputFileError
 from costdash.view import View
 from dashboard.jobs.bandcache import BandCache, cost_band_key
 from dashboard.jobs.gate import ComputeRefused, client_key, heavy_work, run_bounded
@@ -226,7 +228,33 @@ def handle_upload(reply):
 
 @api.post("/datasets")
 def create_dataset():
-    return handle_upload(lambda new: jsonify(receive_upload(request.form, new).summary()))
+    return handle_upload(_create_dataset)
+
+
+def _create_dataset(new_dataset: list[str]):
+    """The upload's reply (see :func:`handle_upload`): the record's summary with the data set's
+    ``target_class`` and ``segment_column`` (issue 28); a multiclass file refused for want of a
+    target class answers 400 with ``target_classes``, the classes to choose from."""
+    try:
+        record = receive_upload(request.form, new_dataset)
+    except InputFileError as exc:
+        f = request.files.get("file")
+        stream = getattr(f, "stream", None)
+        options = LoaderOptions.from_form(request.form)  # read already: it is valid
+        if options.target_class is None and isinstance(stream, HashingFile):
+            from costdash.one_vs_rest import target_classes_of
+
+            try:
+                classes = target_classes_of(stream.path, name=safe_filename(f.filename),
+                                            label_column=options.label_column,
+                                            max_bytes=_limit())
+            except CostdashError:
+                classes = ()
+            if classes:
+                return jsonify({"error": str(exc), "target_classes": list(classes)}), 400
+        raise
+    return jsonify({**record.summary(), "target_class": record.options.target_class,
+                    "segment_column": record.options.segment_column})
 
 
 # --- shared analyses (dashboard.sharing) -----------------------------------------------------------
@@ -530,16 +558,30 @@ def dataset_report(dataset_id: str):
     """The report of the query's view, through the results service (kind ``report``): built
     once per data set, view and the bands computed by then, then served from the cache; in the
     thinned scope for a read-only handle (:func:`dashboard.report.build_report`'s
-    ``max_points``)."""
+    ``max_points``).
+
+    It loads plotly.js from this server (the file Dash serves dcc.Graph, at a fingerprinted
+    address cached for a year: :func:`dashboard.report.format.plotly_js_url`), 5 MB less to
+    download; ``?standalone=1`` embeds it (a file that opens offline), and so does every report
+    when the server's own address is not known (:func:`dashboard.responses.link_root`: a
+    relative address would not resolve in a downloaded file)."""
     from dashboard.report import build_report
+    from dashboard.report.format import plotly_js_url
 
     services = _services()
     results = services.results
+    standalone_asked = request.args.get("standalone", "").lower() in ("1", "true", "yes")
 
     def report(record, view: View) -> str:
         scope = "thinned" if record.read_only else "full"
         bands, band_keys = computed_bands(dataset_id, record, view)
         url = link_root()
+        standalone = standalone_asked or url is None
+        plotly_src = None if standalone else plotly_js_url(url)
+        search = view.without("data").to_search()
+        standalone_url = None if url is None else (
+            f"{url}/api/v1/datasets/{dataset_id}/report.html{search}"
+            f"{'&' if search else '?'}standalone=1")
 
         def build(scope_: str) -> str:
             # Only a report not cached yet gets here: it takes one slot of the compute gate
@@ -558,11 +600,12 @@ def dataset_report(dataset_id: str):
                 return bounded(lambda: build_report(
                     services.store.get(dataset_id), view=view, name=record.name,
                     bands=bands or None, dashboard_url=url, max_points=max_points,
-                    choice=choice))
+                    choice=choice, plotly_src=plotly_src, standalone_url=standalone_url))
 
         return results.text("report", dataset_id,
                             {"view": view.to_json(), "bands": band_keys, "url": url,
-                             "name": record.name}, build, scope=scope, checked=False)
+                             "name": record.name, "plotly": plotly_src}, build, scope=scope,
+                            checked=False)
 
     try:
         found, error = _result(dataset_id, report)
@@ -648,7 +691,20 @@ def dataset_decision(dataset_id: str):
             analysis = Analysis(dataset=None, classifiers=(), hull=hull,  # type: ignore[arg-type]
                                 envelope=lower_envelope(hull),
                                 operating_point=choose(hull, condition))
-            return json.dumps(decision_to_dict(decide(analysis)), allow_nan=False)
+            out = decision_to_dict(decide(analysis))
+            if record.options.segment_column is not None:
+                # A policy per segment, as ``costdash decide --segment-column`` adds it.
+                from dashboard.results import segments_result
+
+                found = segments_result(services.results, dataset_id, view)
+                if "segments" in found:
+                    out["decision"].update(segments=found["segments"],
+                                           segment_column=found["segment_column"],
+                                           segment_saving_per_case=found["saving_per_case"])
+                elif found.get("error"):
+                    out["decision"].update(segment_column=found["segment_column"],
+                                           segments_error=found["error"])
+            return json.dumps(out, allow_nan=False)
 
         relevant = {k: v for k, v in view.to_json().items() if k in DECISION_FIELDS}
         return services.results.text("decision", dataset_id, {"view": relevant}, build,

@@ -15,8 +15,9 @@ frame and the headers every response gets are :mod:`dashboard.responses`'.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
-from flask import Blueprint, Flask, current_app, redirect, request
+from flask import Blueprint, Flask, Response, current_app, redirect, request
 
 from costdash.errors import CostdashError
 from dashboard.responses import link_root, not_found_page, page
@@ -24,7 +25,7 @@ from dashboard.sharing import AnalysisNotFound, ShareService, iso
 from dashboard.shell import SHARED_PAGES
 from dashboard.storage import AnalysisRecord, StorageUnavailable
 
-__all__ = ["install_manage", "manage_pages"]
+__all__ = ["MANAGE_NOTE", "install_manage", "manage_page", "manage_pages"]
 
 manage_pages = Blueprint("costdash_manage", __name__)
 """``/manage/<token>`` and the guard of ``/s/<token>``; its route functions find the app's
@@ -51,8 +52,12 @@ def _link_part(record: AnalysisRecord, share_url: str | None) -> str:
             f"<code id=share-url>{e(share_url)}</code></p>")
 
 
+MANAGE_NOTE = ("This page&#39;s own address is the manage link: keep it to yourself. Whoever "
+               "has it can rename or delete the analysis.")
+
+
 def _manage_body(record: AnalysisRecord, share_url: str | None, message: str = "",
-                 error: str = "") -> str:
+                 error: str = "", note: str = MANAGE_NOTE) -> str:
     e = html.escape
     expiry = iso(record.expires_at)
     return "".join([
@@ -62,8 +67,7 @@ def _manage_body(record: AnalysisRecord, share_url: str | None, message: str = "
         _link_part(record, share_url),
         f"<p id=link-opens>{e(_opened(record))} (A count and a time: nothing about who "
         "opened it is kept.)</p>",
-        "<p class=note>This page's own address is the manage link: keep it to yourself. "
-        "Whoever has it can rename or delete the analysis.</p>",
+        f"<p class=note>{note}</p>",  # HTML: MANAGE_NOTE, or My analyses' own
         f"<p>Created {e(iso(record.created_at) or '')}; "
         + (f"expires {e(expiry)}." if expiry else "does not expire.")
         + (" <b class=err>Expired: the read-only link answers 404 until you renew it.</b>"
@@ -117,32 +121,44 @@ def _share_url(record: AnalysisRecord) -> str | None:
 
 @manage_pages.route("/manage/<token>", methods=["GET", "POST"])
 def manage(token: str):
-    sharing = _sharing()
     try:
-        record = sharing.managed(token)
+        record = _sharing().managed(token)
     except AnalysisNotFound:
         return not_found_page()
+    return manage_page(record, f"/manage/{token}")
+
+
+def manage_page(record: AnalysisRecord, here: str, *, note: str = MANAGE_NOTE,
+                after_delete: Callable[[], Response] | None = None) -> Response:
+    """The manage page of ``record`` served at ``here``: the page (GET), or the change its
+    form posts (POST: rename, expiry, new link, revoke, delete), then back to ``here``.
+    The manage link's page, and a logged-in owner's page of one analysis
+    (:mod:`dashboard.my_analyses`, which gives its own ``note`` and ``after_delete``)."""
+    sharing = _sharing()
     if request.method in ("GET", "HEAD"):
         done = {"renamed": "Renamed.", "expiry": "Expiry saved.",
                 "relinked": "New read-only link made: the old one no longer works.",
                 "revoked": "Read-only link revoked."}.get(request.args.get("done", ""), "")
-        return page(f"Manage {record.name}", _manage_body(record, _share_url(record), done))
+        return page(f"Manage {record.name}",
+                    _manage_body(record, _share_url(record), done, note=note))
     action = request.form.get("action")
     try:
         if action == "rename":
             sharing.rename(record, request.form.get("name", ""))
-            return redirect(f"/manage/{token}?done=renamed", code=303)
+            return redirect(f"{here}?done=renamed", code=303)
         if action == "expiry":
             sharing.set_expiry(record, request.form.get("expires_in_days"))
-            return redirect(f"/manage/{token}?done=expiry", code=303)
+            return redirect(f"{here}?done=expiry", code=303)
         if action == "rotate":
             sharing.replace_link(record)
-            return redirect(f"/manage/{token}?done=relinked", code=303)
+            return redirect(f"{here}?done=relinked", code=303)
         if action == "revoke":
             sharing.revoke_link(record)
-            return redirect(f"/manage/{token}?done=revoked", code=303)
+            return redirect(f"{here}?done=revoked", code=303)
         if action == "delete":
             sharing.delete(record)
+            if after_delete is not None:
+                return after_delete()
             return page("Deleted", "<h1>Deleted</h1><p>The analysis and its data are gone; "
                         "its read-only link now answers 404.</p>"
                         "<p><a href='/explore'>Back to costdash</a></p>")
@@ -152,9 +168,10 @@ def manage(token: str):
         raise
     except CostdashError as exc:
         return page(f"Manage {record.name}",
-                    _manage_body(record, _share_url(record), error=str(exc)), 400)
+                    _manage_body(record, _share_url(record), error=str(exc), note=note), 400)
     return page(f"Manage {record.name}",
-                _manage_body(record, _share_url(record), error="Unknown action."), 400)
+                _manage_body(record, _share_url(record), error="Unknown action.", note=note),
+                400)
 
 
 def install_manage(server: Flask) -> None:

@@ -222,6 +222,17 @@ _LOADER_FIELDS = {
     "drop_missing": {"type": "boolean", "default": False,
                      "description": "Drop rows with a missing label or score instead of failing "
                                     "(true/false, 1/0, yes/no, on/off)."},
+    "target_class": {"type": "string",
+                     "description": "One-vs-rest on a multiclass file (y_true of k >= 3 classes "
+                                    "and, per classifier, a score column per class named "
+                                    "<classifier>:<class>, as predict_proba gives): analysed "
+                                    "exactly as the binary file of y_true == CLASS and the "
+                                    "columns <classifier>:CLASS. A property of the data set "
+                                    "(part of its id), not of a view."},
+    "segment_column": {"type": "string",
+                       "description": "Wide layout: a column of each row's segment (region, "
+                                      "product, site), kept with the data set for the Segments "
+                                      "page, decision.json's segments and the report."},
 }
 
 _FILE_FIELD = {
@@ -363,6 +374,19 @@ SCHEMAS: dict[str, Any] = {
     "Error": _closed({"error": {"type": "string", "description": "What went wrong, for a human."}},
                      description="Every error reply."),
     "DatasetSummary": _closed(_DATASET_SUMMARY, description="A stored data set."),
+    "UploadedDataset": _closed({
+        **_DATASET_SUMMARY,
+        "target_class": _nullable({"type": "string",
+                                   "description": "The target class it was read for."}),
+        "segment_column": _nullable({"type": "string",
+                                     "description": "Its segment column."}),
+    }, description="A stored data set, as the upload answers."),
+    "UploadError": _closed({
+        "error": {"type": "string", "description": "What went wrong, for a human."},
+        "target_classes": {"type": "array", "items": {"type": "string"},
+                           "description": "A multiclass file with a score column per class: "
+                                          "the classes to send as target_class."},
+    }, optional=("target_classes",), description="The upload's error reply."),
     "DatasetInfo": _closed({
         **_DATASET_SUMMARY,
         "n_pos": COUNT, "n_neg": COUNT,
@@ -432,7 +456,27 @@ SCHEMAS: dict[str, Any] = {
                                                   "optimal."},
             "valid_p_pos": {**_RANGE, "description": "The same interval as p(+), at the "
                                                      "view's costs."},
-        }, description="The choice at the view's conditions."),
+            "segment_column": {"type": "string", "description": "A data set with segments: "
+                                                                "its segment column."},
+            "segments": {"type": "array", "items": _closed({
+                "segment": {"type": "string"}, "n": COUNT, "p_pos": RATE,
+                "classifier": {"type": "string"}, "threshold": THRESHOLD,
+                "expected_cost": {"type": "number"},
+                "regret_vs_shared": {"type": "number", "minimum": 0},
+                "shared_expected_cost": {"type": "number"}},
+                description="One segment (costdash decide --segment-column): the optimal "
+                            "classifier and threshold on its rows at its p(+) (its "
+                            "prevalence) and the view's costs, and what the shared choice "
+                            "costs there more per case."),
+                "description": "A threshold per segment, in order of first appearance."},
+            "segment_saving_per_case": {"type": "number", "minimum": 0,
+                                        "description": "Mean regret over every row."},
+            "segments_error": {"type": "string",
+                               "description": "Why no policy per segment could be made (a "
+                                              "segment with one class)."},
+        }, description="The choice at the view's conditions.",
+            optional=("segment_column", "segments", "segment_saving_per_case",
+                      "segments_error")),
         "policy": {"type": "array", "items": _closed({
             "pc_lo": RATE, "pc_hi": RATE, "classifier": {"type": "string"},
             "threshold": THRESHOLD}, description="One piece of the policy."),
@@ -616,8 +660,11 @@ PATHS: dict[str, Any] = {
             "description": "Stores the file (once per content and options) for the dashboard's "
                            "pages.",
             "requestBody": _multipart("DatasetUpload", "The file and how to read it."),
-            "responses": {"200": _json_reply("Stored.", _ref("DatasetSummary")),
-                          **_UPLOAD_ERRORS},
+            "responses": {"200": _json_reply("Stored.", _ref("UploadedDataset")),
+                          **_UPLOAD_ERRORS,
+                          "400": _json_reply(_UPLOAD_ERRORS["400"]["description"] + " A "
+                                             "multiclass file without target_class also lists "
+                                             "its target_classes.", _ref("UploadError"))},
         },
     },
     "/api/v1/datasets/{dataset_id}": {

@@ -371,45 +371,83 @@ def histogram_figure(hist: ScoreHistograms | None, *, marks: Sequence[Mark] = ()
 
 def reliability_figure(results: Sequence[Reliability], index: Mapping[str, int], *,
                        refused: Mapping[str, str] | None = None,
-                       uirevision: str = "empty") -> go.Figure:
+                       uirevision: str = "empty", counts: Reliability | None = None
+                       ) -> go.Figure:
     """Reliability diagram: observed share of positives against the mean score per bin.
 
     Traces: ``perfect`` (the diagonal), ``rel-<i>`` per classifier (named with its Brier score;
     filled bins only, marker area by the number of examples), then ``hover`` (a vertical line
-    at the hovered threshold). Classifiers whose scores are not probabilities are listed in a
+    at the hovered threshold). With ``counts`` (one of ``results``: the classifier whose scores
+    the page shows) a second row under the diagram holds ``rel-counts``, its examples per bin
+    as bars over the bins' score ranges (equal-width or quantile), and its curve is drawn over
+    the others, which fade. Classifiers whose scores are not probabilities are listed in a
     note below the plot (``refused``: name → reason).
     """
-    layout = base_layout(
-        xaxis=axis("Mean score in the bin", range=[-0.01, 1.01], dtick=0.2),
-        yaxis=axis("Observed share of positives", range=[-0.01, 1.01], dtick=0.2),
-        uirevision=uirevision)
+    x_axis = axis("Mean score in the bin", range=[-0.01, 1.01], dtick=0.2)
+    y_axis = axis("Observed share of positives", range=[-0.01, 1.01], dtick=0.2)
+    layout = base_layout(xaxis=x_axis, yaxis=y_axis, uirevision=uirevision)
     _legend(layout, len(results))
     refused = dict(refused or {})
     if not results:
         why = ("No classifier here has scores in [0, 1], so none can be calibrated."
                if refused else "Open a data set to see the reliability diagram.")
         return _message_figure(layout, why)
-    fig = go.Figure(layout=layout)
+    if counts is not None:
+        fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.74, 0.26],
+                            vertical_spacing=0.05)
+        fig.update_layout(layout)
+        fig.update_xaxes(axis("", range=[-0.01, 1.01], dtick=0.2), row=1, col=1)
+        # Shorter titles than alone: two rows share the height (390 px wide, issue 28).
+        fig.update_yaxes(axis("Fraction of positives", range=[-0.01, 1.01], dtick=0.2),
+                         row=1, col=1)
+        fig.update_xaxes(axis("Score", range=[-0.01, 1.01], dtick=0.2), row=2, col=1)
+        peak = float(counts.count.max(initial=0)) or 1.0
+        fig.update_yaxes(axis("Examples", range=[0, peak * 1.45], nticks=3), row=2, col=1)
+        top = {"row": 1, "col": 1}
+    else:
+        fig = go.Figure(layout=layout)
+        top = {}
     fig.add_trace(go.Scatter(x=[0.0, 1.0], y=[0.0, 1.0], mode="lines", uid="perfect",
                              name="perfectly calibrated", hoverinfo="skip",
-                             line={"color": TRIVIAL_COLOR, "dash": "dot", "width": 1}))
+                             line={"color": TRIVIAL_COLOR, "dash": "dot", "width": 1}), **top)
     biggest = max(int(r.count.max(initial=0)) for r in results) or 1
-    for r in results:
+    focus = counts.name if counts is not None and len(results) > 1 else None
+    ordered = sorted(results, key=lambda r: r.name == focus)      # the focus drawn last
+    for r in ordered:
         i = index.get(r.name, 0)
         style = _style(index, r.name)
         keep = r.filled
         size = 6 + 14 * np.sqrt(r.count[keep] / biggest)
+        faded = focus is not None and r.name != focus
         fig.add_trace(go.Scatter(
             x=r.mean_score[keep], y=r.observed[keep], mode="lines+markers", uid=f"rel-{i}",
             name=f"{r.name} (Brier {r.brier:.4f})", legendgroup=r.name,
             meta={"role": "calibration", "classifier": r.name},
-            line={"color": style.color, "width": 2, "dash": style.dash},
+            opacity=0.35 if faded else 1.0,
+            line={"color": style.color, "width": 1.5 if faded else 3, "dash": style.dash},
             marker={"symbol": style.symbol, "size": size, "color": style.color},
             customdata=np.stack([r.edges[:-1][keep], r.edges[1:][keep],
                                  r.count[keep].astype(np.float64)], axis=-1),
-            hovertemplate=(f"<b>{r.name}</b><br>scores in [%{{customdata[0]:.2f}}, "
-                           "%{customdata[1]:.2f}]: %{customdata[2]:,.0f} cases<br>mean score "
-                           "%{x:.3f}<br>observed %{y:.3f}<extra></extra>")))
+            hovertemplate=(f"<b>{r.name}</b><br>scores in [%{{customdata[0]:.3g}}, "
+                           "%{customdata[1]:.3g}]: %{customdata[2]:,.0f} cases<br>mean score "
+                           "%{x:.3f}<br>observed %{y:.3f}<extra></extra>")), **top)
+    if counts is not None:
+        lo, hi = counts.edges[:-1], counts.edges[1:]
+        style = _style(index, counts.name)
+        fig.add_trace(go.Bar(
+            x=(lo + hi) / 2.0, y=counts.count, width=np.maximum(hi - lo, 1e-3) * 0.96,
+            uid="rel-counts", name=f"{counts.name}: examples per bin", showlegend=False,
+            meta={"role": "counts", "classifier": counts.name},
+            marker={"color": style.color, "opacity": 0.6, "line": {"width": 0}},
+            customdata=np.stack([lo, hi], axis=-1), textposition="none",
+            hovertemplate=(f"<b>{counts.name}</b><br>scores in [%{{customdata[0]:.3g}}, "
+                           "%{customdata[1]:.3g}]: %{y:,.0f} examples<extra></extra>")),
+            row=2, col=1)
+        word = "quantile" if counts.strategy == "quantile" else "equal-width"
+        fig.add_annotation(text=f"{counts.name}: examples per bin ({word} bins)", x=0.01,
+                           y=0.99, xref="x2 domain", yref="y2 domain", xanchor="left",
+                           yanchor="top", showarrow=False,
+                           font={"size": 11, "color": "#57606a"})
     if refused:
         # A few names fit on the plot; more are listed beside it by the page.
         names = (", ".join(sorted(refused)) if len(refused) <= 4
@@ -418,6 +456,6 @@ def reliability_figure(results: Sequence[Reliability], index: Mapping[str, int],
                            xref="paper", yref="paper", xanchor="left", yanchor="top",
                            showarrow=False, font={"size": 11, "color": "#57606a"},
                            align="left")
-    fig.add_trace(_hover_trace())
+    fig.add_trace(_hover_trace(), **top)
     _list_is_legend(fig, len(results))
     return fig

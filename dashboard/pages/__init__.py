@@ -52,6 +52,8 @@ PAGES: tuple[Page, ...] = (
           "Precision–recall, gains and lift, score distributions and reliability, linked."),
     _page("choice", "Threshold choice",
           "What each way of choosing thresholds costs, decision curves and robust choices."),
+    _page("segments", "Segments",
+          "A threshold per segment (region, product, site) against one shared threshold."),
     _page("multiclass", "Multiclass",
           "k-class cost matrices: BCOST and BDELTACOST."),
     _page("production", "Production", "p(+) estimated per production period, and alerts."),

@@ -36,22 +36,29 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from dash import ClientsideFunction, Dash, Input, Output, dcc, html
+import numpy as np
+from dash import ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
 
 from costdash._wording import counted
-from costdash.errors import CostdashError
-from costdash.view import View, number_text
+from costdash.conditions import OperatingCondition
+from costdash.errors import CostdashError, ParameterError
+from costdash.hull import optimal_vertex
+from costdash.roc import RocCurve, roc_of, thin_indices
+from costdash.threshold_money import (DECILES, CostByThreshold, cost_by_threshold,
+                                      top_fraction_table)
+from costdash.view import MAX_PINS, View, field_named, number_text
 from dashboard import ids
-from dashboard.page_kit import (PAGES_NAMESPACE, Reply, check_fields, each, number_box,
-                                record_view, targets, view_fields_store, warn)
+from dashboard.page_kit import (PAGES_NAMESPACE, Reply, check_fields, classifier_options, each,
+                                number_box, record_view, targets, view_fields_store, warn)
 from dashboard.figures.choice import MAX_COLS, decision_curve_figure, threshold_choice_figure
 from dashboard.figures.classifier_list import (classifier_tools, grouped_reasons,
                                                shown_classifiers, swatch_legend)
 from dashboard.figures.common import LEGEND_MAX, graph_config
+from dashboard.figures.threshold_money import money_by_threshold_figure
 from dashboard.jobs.gate import ComputeRefused, client_key, heavy_work, run_bounded
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound
-from dashboard.viewmodel import hull_from_entry
+from dashboard.viewmodel import hull_from_entry, thinned_roc
 from dashboard.viewstate import page_view, problems_note
 
 NO_DATA = ("No data set is open. Upload a predictions file or open a demo on the Explore page; "
@@ -70,10 +77,24 @@ CHOICE_LEGEND = "choice-legend"
 """The classifier list's filter, flag and list (made by
 :func:`dashboard.figures.classifier_list.classifier_tools` with the prefix ``choice``)."""
 
+MONEY_MODEL = "choice-money-model"
+MONEY_CAPACITY = "choice-capacity"
+MONEY_GRAPH = "choice-money-graph"
+MONEY_NOTE = "choice-money-note"
+MONEY_TABLE = "choice-deciles"
+MONEY_ERROR = "choice-money-error"
+MONEY_PIN_MESSAGE = "choice-pin-message"
+CHOICE_PINS = "choice-pins"
+"""The money section's ids: the classifier (the view's ``model``), the capacity box (``capacity``),
+the plot, the sentence under it, the top-fraction table (rows ``choice-deciles-row-<k>``, the
+capacity's ``choice-deciles-capacity``), its error, the pin message, and the store of the view's
+``pins`` (a click on the plot pins the threshold clicked, as Explore's Pin does)."""
 VIEW_CONTROLS = {"data": (ids.CHOICE_DATA_ID, "data"),
                  "calibration": (ids.CHOICE_CALIBRATION, "value"),
                  "beta_a": (ids.CHOICE_BETA_A, "value"), "beta_b": (ids.CHOICE_BETA_B, "value"),
-                 "filter": (CHOICE_FILTER, "value"), "hull_only": (CHOICE_HULL_ONLY, "value")}
+                 "filter": (CHOICE_FILTER, "value"), "hull_only": (CHOICE_HULL_ONLY, "value"),
+                 "model": (MONEY_MODEL, "value"), "capacity": (MONEY_CAPACITY, "value"),
+                 "pins": (CHOICE_PINS, "data")}
 """The view fields this page's controls set (:func:`page_kit.record_view`)."""
 VIEW_FIELDS = list(VIEW_CONTROLS)
 
@@ -208,6 +229,8 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
         dcc.Store(id=ids.CHOICE_URL),
         view_fields_store(ids.CHOICE_URL, VIEW_CONTROLS),
         dcc.Store(id=CHOICE_WIDTH),
+        dcc.Store(id=CHOICE_PINS, data=field_named("pins").to_json_value(view.pins)
+                  if view.pins else []),
         *([html.P([html.B(f"Shared analysis: {shared.name}"), " — read-only: nothing you do "
                    "here is saved."], className="shared-banner")] if shared is not None
           else []),
@@ -249,6 +272,7 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
         ]),
         html.Section(className="card choice-classifiers", children=[
             classifier_tools("choice", view)]),
+        money_section(view),
         html.Section(className="card", children=[
             html.H2("What each way of choosing thresholds costs"),
             _graph(ids.CHOICE_COST_GRAPH,
@@ -482,10 +506,12 @@ def _empty(message: str = "", error: str = "") -> ChoiceOutputs:
 
 def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any,
                 beta_a: Any, beta_b: Any, name_filter: Any = None,
-                hull_only: Any = None, width: Any = None) -> ChoiceOutputs:
+                hull_only: Any = None, width: Any = None, pins: Any = None) -> ChoiceOutputs:
     """Everything on the page for the view in ``ref`` with the page's own controls. Computed
     for every ticked classifier (the robust choices among them all); drawn and tabled for
-    those the filter and "hull classifiers only" leave (:func:`shown_classifiers`)."""
+    those the filter and "hull classifiers only" leave (:func:`shown_classifiers`). ``pins``:
+    the page's pins store (the view's, and those a click on the money plot added), which
+    replace the view's."""
     ref = services.sharing.page_ref(ref)    # a read link's reference -> its handle and scope
     if not ref or not ref.get("id"):
         return ChoiceOutputs(message=NO_DATA, data_id=None)
@@ -499,6 +525,8 @@ def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any
     base, _ = View.parse_lenient(ref.get("view") or {})
     view = replace(base, calibration=typed.get("calibration"), beta_a=typed.get("beta_a"),
                    beta_b=typed.get("beta_b"))
+    if pins is not None:
+        view = replace(view, pins=_pins_of(pins) or None)
     try:
         full = services.views.full(data_id)
         summary = choice_json(services, data_id, view)
@@ -556,16 +584,300 @@ def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any
     return out
 
 
+# --- money against the threshold and the top-fraction table (issue 28, items 1 and 2) -----------
+
+MONEY_VERSION = 1
+MONEY_MAX_POINTS = 2000
+"""Points of the money curve drawn (evenly spread, the cheapest and each pin kept)."""
+
+
+def _finite(values: Any) -> list[float | None]:
+    return [v if math.isfinite(v) else None for v in np.asarray(values, dtype=float).tolist()]
+
+
+def money_roc(services: Services, data_id: str, scope: str, model: str) -> RocCurve:
+    """The ROC curve a money curve is read off: exact in the full scope, the thinned one a read
+    link shows in the thinned scope (no exact count at a threshold the viewer chose)."""
+    if scope == "thinned":
+        entries = {c["name"]: c for c in services.views.full(data_id)["classifiers"]}
+        if model not in entries:
+            raise ParameterError(f"no classifier named {model!r} in this data set")
+        return thinned_roc(entries[model])
+    try:
+        return roc_of(services.store.get(data_id).classifier(model))
+    except KeyError:
+        raise ParameterError(f"no classifier named {model!r} in this data set") from None
+
+
+def money_json(services: Services, data_id: str, model: str, condition: OperatingCondition,
+               share: float | None, pins: list[float]) -> dict[str, Any]:
+    """Money against the threshold of ``model`` (:func:`costdash.threshold_money.cost_by_threshold`)
+    and its top-fraction table (:func:`~costdash.threshold_money.top_fraction_table`, deciles
+    and the capacity's ``share`` of cases), through the results service (kind
+    ``threshold-money``, per data set, classifier, conditions, capacity share and pins)."""
+    def compute(scope: str) -> dict[str, Any]:
+        roc = money_roc(services, data_id, scope, model)
+        curve = cost_by_threshold(roc, condition)
+        keep = {curve.best, *(curve.at(t) for t in pins)}
+        idx = np.union1d(thin_indices(curve.threshold.size, MONEY_MAX_POINTS),
+                         np.fromiter(keep, dtype=np.int64))
+        fractions = sorted({*DECILES, *([share] if share is not None and 0 < share < 1
+                                         else [])})
+        table = top_fraction_table(roc, fractions, condition=condition)
+        return {"classifier": model, "best": int(np.searchsorted(idx, curve.best)),
+                "threshold": _finite(curve.threshold[idx]), "fpr": curve.fpr[idx].tolist(),
+                "tpr": curve.tpr[idx].tolist(),
+                "normalized_cost": curve.normalized_cost[idx].tolist(),
+                "expected_cost": curve.expected_cost[idx].tolist(),
+                "table": {"fraction": table.fraction.tolist(),
+                          "threshold": _finite(table.threshold),
+                          "flagged": table.flagged.tolist(),
+                          "positives": table.positives.tolist(),
+                          "precision": _finite(table.precision), "lift": _finite(table.lift),
+                          "recall": _finite(table.recall),
+                          "expected_cost": _finite(table.expected_cost),
+                          "n": table.n, "n_pos": table.n_pos,
+                          "capacity": (None if share is None or not 0 < share < 1
+                                       else fractions.index(share))}}
+
+    c = condition
+    return services.results.json(
+        "threshold-money", data_id,
+        {"version": MONEY_VERSION, "model": model, "share": share, "pins": sorted(pins),
+         "condition": [c.p_pos, c.cost_fn, c.cost_fp, c.cost_tp, c.cost_tn]}, compute)
+
+
+def money_curve(result: dict[str, Any], condition: OperatingCondition) -> CostByThreshold:
+    """The drawn points of :func:`money_json`'s result as the core's result."""
+    def arr(key: str) -> np.ndarray:
+        return np.array([np.nan if v is None else v for v in result[key]], dtype=np.float64)
+
+    return CostByThreshold(classifier=result["classifier"], condition=condition,
+                           threshold=arr("threshold"), fpr=arr("fpr"), tpr=arr("tpr"),
+                           normalized_cost=arr("normalized_cost"),
+                           expected_cost=arr("expected_cost"), best=int(result["best"]))
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{x:.1%}"
+
+
+def decile_table(table: dict[str, Any], volume: float, unit: str) -> html.Table:
+    """Per top fraction of scores: the cutoff, cases flagged, positives captured, cumulative
+    precision, lift and the expected cost per period; the capacity's row marked."""
+    # The columns a narrow screen shows first come first (the table scrolls sideways).
+    head = html.Thead(html.Tr([html.Th(h) for h in (
+        "top of scores", "flag score ≥", f"expected cost per {'period' if volume else 'case'}",
+        "cumulative precision", "lift", "positives captured", "share of positives",
+        "flagged")]))
+    rows = []
+    cap = table.get("capacity")
+    for k, f in enumerate(table["fraction"]):
+        t = table["threshold"][k]
+        cost = table["expected_cost"][k]
+        capacity = k == cap
+        rows.append(html.Tr(
+            id=f"{MONEY_TABLE}-capacity" if capacity else f"{MONEY_TABLE}-row-{k}",
+            className="capacity-row" if capacity else None,
+            style={"fontWeight": "bold", "background": "#fff8c5"} if capacity else None,
+            children=[
+                html.Th(f"{f * 100:.4g}% (capacity)" if capacity else f"{f * 100:.4g}%"),
+                html.Td("flag nothing" if t is None else number_text(float(f"{t:.6g}"))),
+                html.Td("–" if cost is None else _money(cost * (volume or 1), unit),
+                        className="num", style={"whiteSpace": "nowrap"}),
+                html.Td(_pct(table["precision"][k]), className="num"),
+                html.Td(_num(table["lift"][k], 3), className="num"),
+                html.Td(f"{table['positives'][k]:,}", className="num"),
+                html.Td(_pct(table["recall"][k]), className="num"),
+                html.Td(f"{table['flagged'][k]:,}", className="num"),
+            ]))
+    return html.Table(className="folds-table choice-deciles", children=[head, html.Tbody(rows)])
+
+
+class MoneyOutputs(Reply):
+    TARGETS = targets(figure=(MONEY_GRAPH, "figure"), options=(MONEY_MODEL, "options"),
+                      model=(MONEY_MODEL, "value"), note=MONEY_NOTE, table=MONEY_TABLE,
+                      error=MONEY_ERROR)
+
+
+def _pins_of(pins: Any) -> tuple[tuple[str, float], ...]:
+    try:
+        return field_named("pins").parse(pins) or ()
+    except CostdashError:
+        return ()
+
+
+def money_view(services: Services, ref: dict[str, Any] | None, model: Any, capacity: Any,
+               pins: Any) -> MoneyOutputs:
+    """Money against the threshold of one classifier at the view's conditions, its cheapest
+    threshold and pins, and its top-fraction table with the capacity's cutoff. ``model``: the
+    dropdown's (else the view's, else the classifier of the current choice, else the first
+    ticked); ``pins``: the page's pins store (the view's, plus the clicks)."""
+    ref = services.sharing.page_ref(ref, services.views.full)
+    empty = money_by_threshold_figure(None)
+    if not ref or not ref.get("id"):
+        return MoneyOutputs(figure=empty, options=[], note="", table="", error="")
+    typed, problems = check_fields({"capacity": capacity})
+    if problems:
+        return MoneyOutputs(error=warn(problems))
+    data_id = ref["id"]
+    view, _ = View.parse_lenient(ref.get("view") or {})
+    try:
+        full = services.views.full(data_id)
+        names = [c["name"] for c in full["classifiers"]]
+        ticked = view.selected(names) or names
+        condition = view.condition(float(full["prevalence"]))
+        if model not in ticked:
+            model = view.model if view.model in ticked else None
+        if model is None:
+            vertex = optimal_vertex(hull_from_entry(services.views.view(data_id, ticked)["hull"]),
+                                    condition)
+            model = vertex.classifier if vertex.classifier in ticked else ticked[0]
+        volume = float(view.volume)
+        share = (None if typed["capacity"] is None or volume <= 0
+                 else float(typed["capacity"]) / volume)
+        pinned = [(k, t) for k, (n, t) in enumerate(_pins_of(pins)) if n == model]
+        result = money_json(services, data_id, model, condition, share, [t for _, t in pinned])
+    except (DatasetNotFound, CostdashError) as exc:
+        return MoneyOutputs(figure=empty, note="", table="", error=str(exc))
+    curve = money_curve(result, condition)
+    unit = view.unit or ""
+    index = {c["name"]: c["index"] for c in full["classifiers"]}
+    table = result["table"]
+    cap_k = table.get("capacity")
+    cap_threshold = None if cap_k is None else table["threshold"][cap_k]
+    out = MoneyOutputs(options=classifier_options(full, ticked), model=model, error="")
+    out.figure = money_by_threshold_figure(
+        curve, volume=volume or 1.0, unit=unit, index=index.get(model, 0),
+        pins=[t for _, t in pinned], pin_slots=[k for k, _ in pinned],
+        capacity_threshold=cap_threshold,
+        uirevision=f"{ref['revision']}:{model}")
+    per = "per period" if volume else "per case"
+    best_t = curve.best_threshold
+    note: list[Any] = [
+        html.B(model), ": the cheapest threshold at these conditions is ",
+        html.B("flag nothing" if best_t is None else f"score ≥ {number_text(best_t)}",
+               id=f"{MONEY_NOTE}-best"),
+        f", expected cost {_money(curve.best_expected_cost * (volume or 1), unit)} {per}."]
+    for k, t in pinned:
+        i = curve.at(t)
+        extra = (curve.expected_cost[i] - curve.best_expected_cost) * (volume or 1)
+        note.append(f" Pin {k + 1} (score ≥ {number_text(t)}) costs "
+                    f"{_money(curve.expected_cost[i] * (volume or 1), unit)}, "
+                    f"{_money(extra, unit)} more.")
+    if share is not None and share >= 1:
+        note.append(f" The capacity ({typed['capacity']:,.6g} of {volume:,.6g} cases) flags "
+                    "everything it likes: no cutoff.")
+    elif cap_k is not None:
+        note.append(f" Within the capacity ({share:.2%} of cases) the top scores give a cost of "
+                    f"{_money(table['expected_cost'][cap_k] * (volume or 1), unit)} {per}.")
+    if ref.get("shared"):
+        note.append(" On this read-only link the curve is the thinned one the link shows.")
+    out.note = note
+    out.table = decile_table(table, volume, unit)
+    return out
+
+
+def pin_click(click: Any, pins: Any, model: Any, shared: bool = False) -> tuple[Any, str]:
+    """A click on the money plot: pin the threshold clicked for ``model`` (the view's pins, at
+    most :data:`costdash.view.MAX_PINS`), or unpin it when it is pinned already. Returns the new
+    pins (as the view's JSON, or ``no_update``) and a message."""
+    points = (click or {}).get("points") or []
+    if not points or not model:
+        return no_update, ""
+    # The x of every point of the plot is its threshold (customdata says so too, but a click
+    # on a trace whose arrays the figure sent base64-encoded carries no customdata).
+    t = points[0].get("customdata")
+    if isinstance(t, list):
+        t = t[0] if t else None
+    if t is None:
+        t = points[0].get("x")
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t):
+        return no_update, "Flagging nothing has no threshold to pin."
+    current = list(_pins_of(pins))
+    if (model, float(t)) in current:
+        current.remove((model, float(t)))
+        message = f"Unpinned {model} at score ≥ {number_text(float(t))}."
+    elif len(current) >= MAX_PINS:
+        return no_update, f"At most {MAX_PINS} pinned thresholds: click a pin to remove it."
+    else:
+        current.append((model, float(t)))
+        message = (f"Pinned {model} at score ≥ {number_text(float(t))} (pin {len(current)}); "
+                   "click it again to unpin.")
+    if shared:
+        message += " A what-if on this read-only link: nothing is saved."
+    return field_named("pins").to_json_value(current) if current else [], message
+
+
+def money_section(view: View) -> html.Section:
+    """The card: classifier, capacity, the plot, the sentence and the table."""
+    return html.Section(className="card choice-money", children=[
+        html.H2("Money against the threshold"),
+        html.Div(className="folds-controls", children=[
+            html.Div(className="folds-field folds-model-field", style={"minWidth": "14rem"},
+                     children=[
+                html.Label("Classifier", htmlFor=MONEY_MODEL),
+                dcc.Dropdown(id=MONEY_MODEL, options=[view.model] if view.model else [],
+                             value=view.model, clearable=False, searchable=True,
+                             placeholder="type to find a classifier"),
+            ]),
+            html.Div(className="folds-field", style={"minWidth": "14rem"}, children=[
+                html.Label(["Capacity: cases flagged per period ",
+                            html.Span(f"(volume {view.volume:,.0f})", className="hint")],
+                           htmlFor=MONEY_CAPACITY),
+                number_box(MONEY_CAPACITY, view.capacity, placeholder="no limit"),
+            ]),
+        ]),
+        html.Div(id=MONEY_ERROR, className="error", role="alert"),
+        html.Figure(className="plot choice-plot", children=[
+            dcc.Graph(id=MONEY_GRAPH, figure=money_by_threshold_figure(None),
+                      config=graph_config("choice-money"), className="graph"),
+            html.Figcaption("Expected cost per period against the threshold (flag a case when "
+                            "its score ≥ it) at the view's conditions: ★ the cheapest, ◆ the "
+                            "pins, dashed: the capacity's cutoff. Click a point to pin its "
+                            "threshold (click a pin to unpin it)."),
+        ]),
+        html.P(id=MONEY_PIN_MESSAGE, className="note", role="status"),
+        html.P(id=MONEY_NOTE, className="choice-sentence"),
+        html.H3("Acting on the top scores"),
+        html.Div(id=MONEY_TABLE, style={"overflowX": "auto"}),
+        html.Details(className="help", children=[
+            html.Summary("How the table is read"),
+            html.P(["Row ", html.I("top k%"), " flags the cases with the highest scores, as "
+                    "many as fit in k% of all cases without splitting a tie (so fewer where "
+                    "many cases share a score). ", html.B("Cumulative precision"), ": positives "
+                    "among them; ", html.B("lift"), ": that over the prevalence; ",
+                    html.B("positives captured"), ": how many of all positives they hold. The ",
+                    html.B("capacity"), " row (cases per period over the volume) moves with the "
+                    "capacity box. Costs are at the view's conditions (p(+) and the costs), "
+                    "counts are the test set's."]),
+        ]),
+    ])
+
+
 # --- callbacks -----------------------------------------------------------------------------------
 
 def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(*ChoiceOutputs.outputs(), Input(ids.CHOICE_REF, "data"),
                   *each(Input, "value", ids.CHOICE_CALIBRATION, ids.CHOICE_BETA_A,
                         ids.CHOICE_BETA_B, CHOICE_FILTER, CHOICE_HULL_ONLY),
-                  Input(CHOICE_WIDTH, "data"))
-    def _view(ref, calibration, beta_a, beta_b, name_filter, hull_only, width):
+                  Input(CHOICE_WIDTH, "data"), Input(CHOICE_PINS, "data"))
+    def _view(ref, calibration, beta_a, beta_b, name_filter, hull_only, width, pins):
         return choice_view(services, ref, calibration, beta_a, beta_b, name_filter,
-                           hull_only, width).as_tuple()
+                           hull_only, width, pins).as_tuple()
+
+    @app.callback(*MoneyOutputs.outputs(), Input(ids.CHOICE_REF, "data"),
+                  Input(MONEY_MODEL, "value"), Input(MONEY_CAPACITY, "value"),
+                  Input(CHOICE_PINS, "data"))
+    def _money(ref, model, capacity, pins):
+        return money_view(services, ref, model, capacity, pins).as_tuple()
+
+    @app.callback(Output(CHOICE_PINS, "data"), Output(MONEY_PIN_MESSAGE, "children"),
+                  Input(MONEY_GRAPH, "clickData"), State(CHOICE_PINS, "data"),
+                  State(MONEY_MODEL, "value"), State(ids.CHOICE_REF, "data"),
+                  prevent_initial_call=True)
+    def _pin(click, pins, model, ref):
+        return pin_click(click, pins, model, bool((ref or {}).get("shared")))
 
     app.clientside_callback(WIDTH, Output(CHOICE_WIDTH, "data"),
                             Input(ids.CHOICE_REF, "data"))

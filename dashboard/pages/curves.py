@@ -44,24 +44,26 @@ from typing import Any
 import numpy as np
 from dash import ClientsideFunction, Dash, Input, Output, dcc, html
 
-from costdash.conditions import default_condition
+from costdash.calibrated_choice import choose_after_calibration
+from costdash.calibration import CALIBRATIONS, calibrate_classifier
+from costdash.conditions import OperatingCondition, default_condition
 from costdash.curves import (Reliability, ScoreHistograms, capacity_on_gains, curve_point,
-                             gains_curve, iso_f1, pr_curve, pr_hull, reliability,
+                             flagged_share, gains_curve, iso_f1, pr_curve, pr_hull, reliability,
                              score_histograms)
 from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
 from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE, optimal_vertex
 from costdash.pinned import pin_threshold
-from costdash.roc import RocCurve, roc_of
-from costdash.view import View, combination_problems, field_named
+from costdash.roc import RocCurve, roc_of, thin_indices
+from costdash.view import View, combination_problems, field_named, number_text
 from dashboard.page_kit import (PAGES_NAMESPACE, Reply, check_fields, condition_field,
                                 default_model, each, follow_implied, number_box, record_view,
                                 targets, view_fields_store, warn)
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_figure,
                                       reliability_figure)
-from dashboard.figures.classifier_list import (brier_table, classifier_tools, grouped_reasons,
-                                               shown_classifiers, swatch_legend)
+from dashboard.figures.classifier_list import (HULL_ONLY_ON, brier_table, classifier_tools,
+                                               grouped_reasons, shown_classifiers, swatch_legend)
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound
 from dashboard.viewmodel import hull_from_entry, thinned_roc
@@ -74,6 +76,11 @@ REL_BINS = 10
 PER_EDGE = 32
 SCORES_VERSION = 1
 GRAPHS = ("curves-pr-graph", "curves-gains-graph", "curves-hist-graph", "curves-rel-graph")
+QUANTILE_BINS = "curves-quantile-bins"
+CALIBRATE = "curves-calibrate"
+"""The reliability bins' toggle (the view's ``quantile_bins``) and the "calibrate, then choose"
+table (rows ``curves-calibrate-<method>``: ``scores``, ``platt``, ``isotonic``, ``best``)."""
+CALIBRATED_VERSION = 1
 
 
 # --- layout ----------------------------------------------------------------------------------
@@ -115,14 +122,14 @@ HELP = html.Details(className="help curves-why", children=[
 
 def reference(view: View, *, shared: bool = False) -> dict[str, Any] | None:
     """What the page keeps of the view that its own controls do not set: the data set, the
-    ticked classifiers, the pins, the costs of the correct decisions and the volume (and
+    ticked classifiers, the pins, the costs of the correct decisions, the volume and unit (and
     whether it is a read-only link's, whose view never records the data set id)."""
     if not view.data:
         return None
     return {"id": view.data, "model": view.model, "models": list(view.models or ()),
             "pins": [[n, t] for n, t in (view.pins or ())],
             "cost_tp": view.cost_tp, "cost_tn": view.cost_tn, "volume": view.volume,
-            "shared": shared}
+            "unit": view.unit, "shared": shared}
 
 
 def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
@@ -197,7 +204,18 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
                    "pinned thresholds"),
             _graph("curves-rel-graph", reliability_figure([], {}),
                    "Reliability: observed share of positives against the mean score per bin, "
-                   "with each classifier's Brier score"),
+                   "with each classifier's Brier score; under it, the examples per bin of the "
+                   "classifier whose scores are shown"),
+        ]),
+        html.Section(className="card curves-calibration", children=[
+            html.H2("Calibrate, then choose the threshold"),
+            dcc.Checklist(id=QUANTILE_BINS,
+                          options=[{"label": " quantile bins in the reliability diagram (about "
+                                             "as many examples each)", "value": HULL_ONLY_ON}],
+                          value=[HULL_ONLY_ON] if view.quantile_bins else [],
+                          className="toggle"),
+            html.Div(id=CALIBRATE, style={"overflowX": "auto"}),
+            CALIBRATE_HELP,
         ]),
         HELP,
     ])
@@ -213,9 +231,11 @@ def _nan(values: list[float | None]) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
 
-def score_summaries(services: Services, data_id: str) -> dict[str, Any]:
-    """Per classifier: its score histograms and reliability bins (or why there are none), from
-    the stored data, computed once per data set through the results service (kind
+def score_summaries(services: Services, data_id: str, strategy: str = "uniform"
+                    ) -> dict[str, Any]:
+    """Per classifier: its score histograms and reliability bins (``strategy``: equal-width or
+    quantile, :func:`costdash.curves.reliability`; or why there are none), from the stored data,
+    computed once per data set and strategy through the results service (kind
     ``curves-scores``: bins are counts over ranges of scores, the same in either scope)."""
     def compute(_scope: str) -> dict[str, Any]:
         dataset = services.store.get(data_id)
@@ -233,10 +253,11 @@ def score_summaries(services: Services, data_id: str) -> dict[str, Any]:
                 "negatives": h.negatives.tolist(), "share_positives": h.share_positives.tolist(),
                 "share_negatives": h.share_negatives.tolist()}, "hist_error": None}
             try:
-                r = reliability(c.y_true, c.score, bins=REL_BINS, weight=weight, name=c.name)
+                r = reliability(c.y_true, c.score, bins=REL_BINS, weight=weight, name=c.name,
+                                strategy=strategy)
                 entry["rel"] = {"edges": r.edges.tolist(), "mean_score": _arr(r.mean_score),
                                 "observed": _arr(r.observed), "count": r.count.tolist(),
-                                "brier": r.brier}
+                                "brier": r.brier, "strategy": strategy}
                 entry["rel_error"] = None
             except CostdashError as exc:
                 entry["rel"], entry["rel_error"] = None, str(exc)
@@ -244,7 +265,8 @@ def score_summaries(services: Services, data_id: str) -> dict[str, Any]:
         return out
 
     return services.results.json("curves-scores", data_id,
-                                 {"version": SCORES_VERSION, "hist": HIST_BINS, "rel": REL_BINS},
+                                 {"version": SCORES_VERSION, "hist": HIST_BINS, "rel": REL_BINS,
+                                  **({"strategy": strategy} if strategy != "uniform" else {})},
                                  compute)
 
 
@@ -261,7 +283,8 @@ def reliability_of(name: str, entry: dict[str, Any]) -> Reliability:
     r = entry["rel"]
     return Reliability(name=name, edges=np.asarray(r["edges"], dtype=np.float64),
                        mean_score=_nan(r["mean_score"]), observed=_nan(r["observed"]),
-                       count=np.asarray(r["count"], dtype=np.int64), brier=float(r["brier"]))
+                       count=np.asarray(r["count"], dtype=np.int64), brier=float(r["brier"]),
+                       strategy=r.get("strategy", "uniform"))
 
 
 def pinned_points(services: Services, data_id: str, pins: list[tuple[str, float]]
@@ -360,7 +383,8 @@ def _choice_sentence(mark: Mark, p: Any, prior: float, from_counts: bool) -> lis
 
 def curves_view(services: Services, ref: dict[str, Any] | None, model: str | None,
                 p_pos: Any, cost_fn: Any, cost_fp: Any, capacity: Any,
-                name_filter: Any = None, hull_only: Any = None) -> CurvesOutputs:
+                name_filter: Any = None, hull_only: Any = None,
+                quantile_bins: Any = None) -> CurvesOutputs:
     """Everything on the page for a data set, the view's selection and pins, the conditions and
     the capacity. An empty p(+) box is the data's prevalence (and is filled in). The hull and
     the choice are of every ticked classifier; the curves drawn are those of the ticked ones
@@ -457,7 +481,8 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
     out.options = [{"label": n, "value": n} for n in pick]
     out.model = model
     try:
-        summaries = score_summaries(services, ref["id"])
+        summaries = score_summaries(services, ref["id"],
+                                    "quantile" if quantile_bins else "uniform")
     except (DatasetNotFound, CostdashError) as exc:
         summaries = {}
         notes.append(str(exc))
@@ -472,7 +497,9 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
             rels.append(reliability_of(n, e))
         else:
             refused[n] = e.get("rel_error") or "no scores"
-    out.rel = reliability_figure(rels, index, refused=refused, uirevision=revision)
+    selected = next((r for r in rels if r.name == model), None)
+    out.rel = reliability_figure(rels, index, refused=refused, uirevision=revision,
+                                 counts=selected)
 
     rows = [(m, curve_point(m.fpr, m.tpr, prior=prior)) for m in marks]
     out.choice = _choice_sentence(marks[0], rows[0][1], prior, prior_arg is None)
@@ -488,10 +515,180 @@ def curves_view(services: Services, ref: dict[str, Any] | None, model: str | Non
     return out
 
 
+# --- calibrate, then choose the threshold (issue 28, item 6) ----------------------------------
+
+CALIBRATE_LABELS = {"scores": "scores as they are", "platt": "Platt (logistic) on folds",
+                    "isotonic": "isotonic on folds", "best": "best threshold (hindsight)"}
+
+
+def _calibrated_roc(services: Services, data_id: str, model: str, method: str) -> RocCurve | str:
+    """The ROC curve of ``model``'s scores calibrated by ``method`` cross-fitted on folds
+    (:func:`costdash.calibration.calibrate_classifier`), or why there is none; through the
+    results service (kind ``calibrated-roc``, per data set, classifier and method: computed once,
+    reused under every condition), thinned in the thinned scope."""
+    def compute(scope: str) -> dict[str, Any]:
+        try:
+            c = services.store.get(data_id).classifier(model)
+        except KeyError:
+            return {"error": f"no classifier named {model!r} in this data set"}
+        if isinstance(c, CountedClassifier):
+            return {"error": f"{model} was given as confusion matrices: there are no scores "
+                             "to calibrate."}
+        try:
+            roc = calibrate_classifier(c, method)
+        except CostdashError as exc:
+            return {"error": str(exc)}
+        cap = services.results.max_points(scope)
+        if cap is not None:
+            keep = thin_indices(roc.size, cap)
+            roc = RocCurve(name=roc.name, tp=roc.tp[keep], fp=roc.fp[keep],
+                           threshold=roc.threshold[keep], n_pos=roc.n_pos, n_neg=roc.n_neg)
+        return {"tp": roc.tp.tolist(), "fp": roc.fp.tolist(), "threshold": _arr(roc.threshold),
+                "n_pos": int(roc.n_pos), "n_neg": int(roc.n_neg)}
+
+    r = services.results.json("calibrated-roc", data_id,
+                              {"version": CALIBRATED_VERSION, "model": model, "method": method},
+                              compute)
+    if "error" in r:
+        return r["error"]
+    return RocCurve(name=model, tp=np.asarray(r["tp"], dtype=np.int64),
+                    fp=np.asarray(r["fp"], dtype=np.int64), threshold=_nan(r["threshold"]),
+                    n_pos=int(r["n_pos"]), n_neg=int(r["n_neg"]))
+
+
+def calibrated_choice(services: Services, data_id: str, model: str,
+                      condition: OperatingCondition) -> dict[str, Any]:
+    """:func:`costdash.calibrated_choice.choose_after_calibration` of ``model`` at
+    ``condition`` as JSON, through the results service (kind ``calibrate-choose``): the scores'
+    curve is exact in the full scope and the thinned one a read link shows in the thinned
+    scope; the calibrated curves come from :func:`_calibrated_roc`."""
+    def compute(scope: str) -> dict[str, Any]:
+        if scope == "thinned":
+            entries = {e["name"]: e for e in services.views.full(data_id)["classifiers"]}
+            if model not in entries:
+                return {"error": f"no classifier named {model!r} in this data set"}
+            scores = thinned_roc(entries[model])
+        else:
+            try:
+                c = services.store.get(data_id).classifier(model)
+            except KeyError:
+                return {"error": f"no classifier named {model!r} in this data set"}
+            scores = roc_of(c)
+        calibrated = {m: _calibrated_roc(services, data_id, model, m) for m in CALIBRATIONS}
+        try:
+            choice = choose_after_calibration(scores, calibrated, condition)
+        except CostdashError as exc:
+            return {"error": str(exc)}
+        return {"tau": choice.tau, "prevalence": choice.prevalence,
+                "rows": [{"method": r.method, "threshold": r.threshold,
+                          "flagged": None if r.refused else
+                          flagged_share(r.fpr, r.tpr, prior=choice.prevalence),
+                          "expected_cost": None if r.refused else r.expected_cost,
+                          "regret": None if r.refused else choice.regret(r.method),
+                          "refused": r.refused} for r in choice.rows]}
+
+    c = condition
+    return services.results.json(
+        "calibrate-choose", data_id,
+        {"version": CALIBRATED_VERSION, "model": model,
+         "condition": [c.p_pos, c.cost_fn, c.cost_fp, c.cost_tp, c.cost_tn]}, compute)
+
+
+def calibrate_preview(services: Services, ref: dict[str, Any] | None, model: Any, p_pos: Any,
+                      cost_fn: Any, cost_fp: Any) -> Any:
+    """The "calibrate, then choose" table of the classifier whose scores are shown: flagging
+    score >= the threshold probability of the conditions before and after each calibration,
+    beside the best threshold of the scores, in money per period."""
+    ref = services.sharing.page_ref(ref, services.views.full)
+    if not ref or not ref.get("id") or not model:
+        return ""
+    typed, problems = check_fields({"p_pos": p_pos, "cost_fn": cost_fn, "cost_fp": cost_fp})
+    if problems:
+        return html.P(warn(problems), className="error")
+    try:
+        full = services.views.full(ref["id"])
+        prevalence = float(full["prevalence"])
+        condition = default_condition(prevalence, typed["p_pos"], typed["cost_fn"],
+                                      typed["cost_fp"], ref.get("cost_tp"), ref.get("cost_tn"))
+        result = calibrated_choice(services, ref["id"], str(model), condition)
+    except (DatasetNotFound, CostdashError) as exc:
+        return html.P(str(exc), className="error")
+    if "error" in result:
+        return html.P(result["error"], className="note")
+    volume = float(ref.get("volume") or field_named("volume").default)
+    unit = str(ref.get("unit") if ref.get("unit") is not None else field_named("unit").default)
+    per = "per period" if volume else "per case"
+    scale = volume or 1.0
+
+    def money(x: float | None) -> str:
+        return "–" if x is None else f"{x * scale:,.2f} {unit}".strip()
+
+    # The money first: a narrow screen shows the first columns (the table scrolls sideways).
+    head = html.Thead(html.Tr([html.Th(h) for h in (
+        "", f"expected cost {per}", "more than the best", "flag", "flagged", "why not")]))
+    body = []
+    for r in result["rows"]:
+        t = r["threshold"]
+        flag = ("flag nothing" if t is None and not r["refused"] else
+                "–" if r["refused"] else
+                f"{'score' if r['method'] in ('scores', 'best') else 'calibrated p'} ≥ "
+                f"{number_text(float(f'{t:.6g}'))}")
+        body.append(html.Tr(id=f"{CALIBRATE}-{r['method']}", children=[
+            html.Th(CALIBRATE_LABELS.get(r["method"], r["method"])),
+            html.Td(money(r["expected_cost"]), className="num", style={"whiteSpace": "nowrap"}),
+            html.Td(money(r["regret"]), className="num", style={"whiteSpace": "nowrap"}),
+            html.Td(flag),
+            html.Td("–" if r["flagged"] is None else f"{r['flagged']:.2%}", className="num"),
+            html.Td(r["refused"] or "", className="note"),
+        ]))
+    rows = {r["method"]: r for r in result["rows"]}
+    done = [m for m in ("platt", "isotonic") if not rows[m]["refused"]]
+    sentence: list[Any] = [
+        "At these conditions a probability is worth flagging from ",
+        html.B(f"pₜ = {result['tau']:.4g}", id=f"{CALIBRATE}-tau"),
+        f" (the cost ratio at the data's prevalence {result['prevalence']:.4g}). "]
+    if done:
+        better = min(done, key=lambda m: rows[m]["expected_cost"])
+        sentence += [f"Calibrating {model}'s scores ({CALIBRATE_LABELS[better]}) and flagging "
+                     "from pₜ costs ", html.B(money(rows[better]["expected_cost"])),
+                     f" {per}, against ",
+                     html.B(money(rows["scores"]["expected_cost"])) if not
+                     rows["scores"]["refused"] else "no number",
+                     " reading the scores as they are and ",
+                     html.B(money(rows["best"]["expected_cost"])),
+                     " at the best threshold chosen with hindsight."]
+    notes = []
+    if ref.get("shared"):
+        notes.append(html.P("On this read-only link the curves are the thinned ones the link "
+                            "shows.", className="note"))
+    return [html.P(sentence, className="curves-sentence"),
+            html.Table(className="folds-table curves-calibrate-table",
+                       children=[head, html.Tbody(body)]), *notes]
+
+
+CALIBRATE_HELP = html.Details(className="help", children=[
+    html.Summary("Why calibrate before choosing the threshold"),
+    html.P(["Scores that are probabilities need no curve to be thresholded: flag a case when its "
+            "probability of being positive is at least pₜ, the cost ratio C(+|−)/(C(−|+) + "
+            "C(+|−)) moved to your p(+) (with costs of correct decisions, their differences). "
+            "When the scores are not calibrated, that threshold costs more than the best one. A ",
+            html.B("calibration"), " maps each fold's scores through a Platt (logistic) or "
+            "isotonic fit on the other folds (the data's fold column, else 5 stratified folds), "
+            "so no case is calibrated by a fit that saw it; the table shows what flagging from "
+            "pₜ costs before and after, and the best threshold of the scores as they are "
+            "(chosen with hindsight on the test set, which no rule can promise). The "
+            "reliability diagram above shows why: points below the diagonal are scores that "
+            "promise more positives than they hold. Its bars count the examples per bin; ",
+            html.B("quantile bins"), " hold about as many each, so a crowded score range is "
+            "not one point."]),
+])
+
+
 VIEW_CONTROLS = {"data": ("curves-data-id", "data"), "model": ("curves-model", "value"),
                  "p_pos": ("curves-p-view", "data"), "cost_fn": ("curves-cost-fn", "value"),
                  "cost_fp": ("curves-cost-fp", "value"), "capacity": ("curves-capacity", "value"),
-                 "filter": ("curves-filter", "value"), "hull_only": ("curves-hull-only", "value")}
+                 "filter": ("curves-filter", "value"), "hull_only": ("curves-hull-only", "value"),
+                 "quantile_bins": (QUANTILE_BINS, "value")}
 """The view fields this page's controls set (:func:`page_kit.record_view`)."""
 VIEW_FIELDS = list(VIEW_CONTROLS)
 
@@ -507,10 +704,17 @@ vertical line on the score axis of its histogram and its reliability curve."""
 def register_callbacks(app: Dash, services: Services) -> None:
     @app.callback(*CurvesOutputs.outputs(), Input("curves-ref", "data"),
                   *each(Input, "value", "curves-model", "curves-p-pos", "curves-cost-fn",
-                        "curves-cost-fp", "curves-capacity", "curves-filter", "curves-hull-only"))
-    def _view(ref, model, p_pos, cost_fn, cost_fp, capacity, name_filter, hull_only):
+                        "curves-cost-fp", "curves-capacity", "curves-filter", "curves-hull-only",
+                        QUANTILE_BINS))
+    def _view(ref, model, p_pos, cost_fn, cost_fp, capacity, name_filter, hull_only, quantile):
         return curves_view(services, ref, model, p_pos, cost_fn, cost_fp, capacity,
-                           name_filter, hull_only).as_tuple()
+                           name_filter, hull_only, quantile).as_tuple()
+
+    @app.callback(Output(CALIBRATE, "children"), Input("curves-ref", "data"),
+                  *each(Input, "value", "curves-model", "curves-p-pos", "curves-cost-fn",
+                        "curves-cost-fp"))
+    def _calibrate(ref, model, p_pos, cost_fn, cost_fp):
+        return calibrate_preview(services, ref, model, p_pos, cost_fn, cost_fp)
 
     app.clientside_callback(
         HOVER, Output("curves-hover", "data"),

@@ -33,6 +33,7 @@ written back only by ``assets/viewstate.js``; the other pages' fields ride along
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -49,7 +50,10 @@ from costdash.criteria import (MixedOperatingPoint, SingleThreshold, neyman_pear
                                workforce)
 from costdash.demo import DEMOS
 from costdash.errors import CostdashError, ParameterError
+from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE
 from costdash.pinned import pin_threshold
+from costdash.readout_intervals import (RateLimits, paired_limits, paired_table, paired_tables,
+                                        rate_limits)
 from costdash.roc import RocCurve, roc_of
 from costdash.view import MAX_PINS, field_named
 from dashboard import ids
@@ -107,6 +111,8 @@ def layout(query: dict[str, list[str]], services: Services, *,
         dcc.Store(id=ids.CONSTRAINT_STORE),
         # Beside each constraint's randomized mix, the best single threshold (server, core).
         dcc.Store(id=ids.SINGLE_THRESHOLD_STORE),
+        # The condition-free limits of the intervals under the costs (server, core).
+        dcc.Store(id=ids.INTERVAL_STORE),
         dcc.Store(id=ids.URL_STATE),
         dcc.Store(id=ids.SHARE_REQUEST),
         # The view's pins and the data set they name; their exact points; the slider's grid.
@@ -150,7 +156,7 @@ def layout(query: dict[str, list[str]], services: Services, *,
                         "Operating ranges: where each classifier on the lower envelope is the "
                         "best choice (thick) and where it beats both trivial choices (thin)"]),
                 ]),
-                _readouts(),
+                _readouts(s),
                 HELP,
             ]),
         ]),
@@ -574,6 +580,99 @@ def pinned_result(services: Services, key: dict[str, Any] | None,
     return [o for o in out if o is not None]
 
 
+def _rate_entry(limits: RateLimits) -> dict[str, Any]:
+    return dataclasses.asdict(limits)
+
+
+def interval_result(services: Services, key: dict[str, Any] | None,
+                    pins: list[dict[str, Any]] | None, level: Any) -> dict[str, Any] | None:
+    """The condition-free limits of the intervals beside Explore's headline numbers, at the
+    view's ``level`` (core: :mod:`costdash.readout_intervals`); the browser combines them at the
+    current PC(+) on every step (``costInterval``, ``regretInterval`` in assets/costmath.js).
+
+    ``{"id", "models", "level", "hull": [rate limits per vertex of the overall hull of the
+    ticked classifiers], "pins": [{"model", "threshold", "cost": rate limits, "regret": [paired
+    limits against each hull vertex] or None, "regret_note"}]}``. The regret needs both
+    decisions on the same rows: a pin against a vertex of a classifier given as counts (or score
+    counts) has none, and says why. Counts and limits only reach the browser, never scores.
+    Cached in the results service per data set, scope, classifiers, pins and level.
+    """
+    if not key or not key.get("id"):
+        return None
+    try:
+        level = field_named("level").parse(level)
+        if level is None:
+            level = field_named("level").default
+        scope = services.sharing.scope(key["id"])
+        full = services.views.full(scope.data_id)
+    except CostdashError:
+        return None
+    names = scope.allowed([c["name"] for c in full["classifiers"]])
+    wanted = [m for m in names if m in set(key.get("models") or names)] or names
+    good = [p for p in (pins or []) if p and not p.get("error")]
+    parts = [wanted, [[p["model"], p["threshold"], p.get("point_threshold"), p["tp"], p["fp"]]
+                      for p in good], level]
+
+    def compute(_scope: str) -> dict[str, Any]:
+        view = services.views.view(scope.data_id, wanted)
+        hull = view["hull"]
+        sizes = {c["name"]: (c["n_pos"], c["n_neg"]) for c in view["classifiers"]}
+        trivial = (ALL_NEGATIVE, ALL_POSITIVE)
+        vertices = []
+        for name, fpr, tpr in zip(hull["classifier"], hull["fpr"], hull["tpr"]):
+            n_pos, n_neg = sizes.get(name, (view["n_pos"], view["n_neg"]))
+            fn, fp = n_pos - round(tpr * n_pos), round(fpr * n_neg)
+            vertices.append(_rate_entry(rate_limits(fn, n_pos, fp, n_neg, level,
+                                                    exact=name in trivial)))
+        out_pins = []
+        dataset = None
+        for p in good:
+            cost = _rate_entry(rate_limits(p["fn"], p["tp"] + p["fn"], p["fp"],
+                                           p["fp"] + p["tn"], level))
+            entry: dict[str, Any] = {"model": p["model"], "threshold": p["threshold"],
+                                     "cost": cost, "regret": None, "regret_note": ""}
+            out_pins.append(entry)
+            if dataset is None:
+                dataset = services.store.get(scope.data_id)
+            scored = {c.name: c for c in dataset.scored if c.count is None}
+            mine = scored.get(p["model"])
+            others = {n for n in hull["classifier"] if n not in trivial}
+            if mine is None or any(n not in scored for n in others) or any(
+                    scored[n].y_true.shape != mine.y_true.shape
+                    or not np.array_equal(scored[n].y_true, mine.y_true) for n in others):
+                entry["regret_note"] = ("no interval for the regret: it needs both thresholds' "
+                                        "decisions on the same rows (scores), which this data "
+                                        "set does not hold for every classifier in view")
+                continue
+            y = mine.y_true
+            at = p.get("point_threshold")
+            flag = mine.score >= (np.inf if at is None else at)
+            regret: list[dict[str, Any] | None] = [None] * len(hull["classifier"])
+            by_classifier: dict[str, list[int]] = {}
+            for i, name in enumerate(hull["classifier"]):
+                by_classifier.setdefault(name, []).append(i)
+            for name, rows in by_classifier.items():
+                if name in trivial:
+                    tables = [paired_table(y, flag, np.full(y.shape, name == ALL_POSITIVE))
+                              for _ in rows]
+                else:
+                    tables = list(paired_tables(y, flag, scored[name].score,
+                                                [hull["threshold"][i] for i in rows]))
+                for i, table in zip(rows, tables):
+                    regret[i] = dataclasses.asdict(paired_limits(
+                        table, level, exact_b=name in trivial))
+            entry["regret"] = regret
+        return {"level": level, "hull": vertices, "pins": out_pins}
+
+    try:
+        result = services.results.json("readout-intervals", scope.data_id, parts, compute,
+                                       scope="thinned" if scope.read_only else "full",
+                                       checked=False)
+    except (CostdashError, ValueError) as exc:
+        return {"id": key["id"], "models": key.get("models"), "error": str(exc)}
+    return {"id": key["id"], "models": key.get("models"), **result}
+
+
 def share_view(services: Services, view: dict[str, Any], name: str | None,
                expires_in_days: Any, root_url: str) -> Any:
     """Save the open data set and the ``view`` (the browser's view object, JSON) as an
@@ -583,6 +682,11 @@ def share_view(services: Services, view: dict[str, Any], name: str | None,
         return html.P("Open a data set first.", className="error")
     limits = client_limits()
     if not limits.key_accepted():
+        from flask import current_app
+
+        if current_app.extensions.get("costdash-accounts") is not None:
+            return html.P("Log in to share: this instance logs people in through the "
+                          "organisation (reload the page).", className="error", role="alert")
         return html.P("This instance needs an upload key to share: enter it above the upload "
                       "box.", className="error", role="alert")
     refusal = limits.share_refusal()
@@ -614,8 +718,9 @@ def share_view(services: Services, view: dict[str, Any], name: str | None,
 PLOT_OPTIONS_CONTROLS = {
     "hull_only": (ids.HULL_ONLY_TOGGLE, "value"), "filter": (ids.MODELS_FILTER, "value"),
     "log_fpr": (ids.LOG_FPR_TOGGLE, "value"), "log_pc": (ids.LOG_PC_TOGGLE, "value"),
-    "zoom": (ids.ZOOM_TOGGLE, "value")}
-"""The view fields the plot options set (:func:`page_kit.record_view`)."""
+    "zoom": (ids.ZOOM_TOGGLE, "value"), "level": (ids.INTERVAL_LEVEL, "value")}
+"""The view fields the plot options (and the intervals' level) set
+(:func:`page_kit.record_view`)."""
 
 
 def _cs(name: str) -> ClientsideFunction:
@@ -686,7 +791,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Input(ids.VIEW_STORE, "data"), *each(Input, "value", *CONDITION_BOXES),
         Input(ids.PREVALENCE_BUTTON, "n_clicks"),
         *each(Input, "data", ids.SENSITIVITY_STORE, ids.CONSTRAINT_STORE, ids.PINS_STORE,
-              ids.SINGLE_THRESHOLD_STORE),
+              ids.SINGLE_THRESHOLD_STORE, ids.INTERVAL_STORE),
         State(ids.CONSTRAINT_REQUEST, "data"),
         *each(State, "value", ids.NP_MAX_FPR_INPUT, ids.CAPACITY_INPUT),
         *each(State, "data", ids.VIEW_KEY, ids.DATASET_REF),
@@ -751,6 +856,13 @@ def register_callbacks(app: Dash, services: Services) -> None:
                   Input(ids.VIEW_KEY, "data"))
     def _pins(state, key):
         return pinned_result(services, key, state)
+
+    # The intervals under the costs: their condition-free limits once per classifiers, pins and
+    # level (server, core); `explore` combines them at the conditions on every step.
+    @app.callback(Output(ids.INTERVAL_STORE, "data"), Input(ids.VIEW_KEY, "data"),
+                  Input(ids.PINS_STORE, "data"), Input(ids.INTERVAL_LEVEL, "value"))
+    def _intervals(key, pins, level):
+        return interval_result(services, key, pins, level)
 
     app.clientside_callback(
         _cs("constraintRequest"),

@@ -6,9 +6,12 @@ money figures under its conditions, volume and unit (written as the page writes 
 sensitivity ranges and constraints, the bands with their settings -- plus a "View" section
 listing every setting and a link that opens the same view in the dashboard.
 
-:func:`build_report` returns ONE HTML file: plotly.js is embedded inline once (with the first
-figure), there is no CDN link and no external CSS or JS, so the file opens offline and can be
-mailed around. Every user-provided string (classifier names, file names, the title) is
+:func:`build_report` returns ONE HTML file: by default plotly.js is embedded inline once (with
+the first figure), there is no CDN link and no external CSS or JS, so the file opens offline and
+can be mailed around. With ``plotly_src`` (the dashboard's report route gives its own plotly.js,
+:func:`dashboard.report.format.plotly_js_url`) the file loads plotly.js from there instead: 5 MB
+smaller, the figures drawn wherever that server is reachable, and a note saying where the
+standalone file is when it is not. Every user-provided string (classifier names, file names, the title) is
 HTML-escaped; the figures' JSON is escaped by plotly (``<``, ``>`` and ``/`` become unicode
 escapes), so a name like ``<script>...</script>`` renders as text.
 
@@ -53,6 +56,7 @@ from dashboard.report.choice import _choice_section
 from dashboard.report.curves import _curves_section
 from dashboard.report.format import (CHOSEN_COLOR, FIGURE_SIZE, REPORT_MAX_POINTS, _e, _exact_title,
                                      _figure_html, _meta, _num, _table, _threshold,
+                                     plotly_missing_note, plotly_script,
                                      _threshold_html, friendly, percent,
                                      readable_threshold_text, readout)
 from dashboard.report.readouts import (_constraints_section, _money_section, _pinned_section,
@@ -209,7 +213,8 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
                  view: View | None = None, title: str | None = None, bands: Any = None,
                  name: str | None = None, generated: _dt.datetime | None = None,
                  dashboard_url: str | None = None, max_points: int | None = None,
-                 choice: dict | None = None) -> str:
+                 choice: dict | None = None, plotly_src: str | None = None,
+                 standalone_url: str | None = None) -> str:
     """One self-contained HTML file reporting ``dataset`` as the Explore page shows it.
 
     Parameters
@@ -245,6 +250,13 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         with ``max_points`` :data:`dashboard.report.choice.CHOICE_MAX_POINTS`, and
         ``max_roc_points`` ``max_points``) when already computed, e.g. by the dashboard's
         results service.
+    plotly_src : str, optional
+        An absolute address of plotly.js (the dashboard's own,
+        :func:`dashboard.report.format.plotly_js_url`) to load instead of embedding it; None
+        (the default) embeds it: a standalone file.
+    standalone_url : str, optional
+        With ``plotly_src``: where the standalone form of this report is (named in the note
+        shown when plotly.js does not load).
 
     Raises
     ------
@@ -278,9 +290,12 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
     parts: list[str] = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
+        f"<title>{_e(title)}</title><style>{_CSS}</style>{plotly_script(plotly_src)}"
+        "</head><body>",
         f"<h1>{_e(title)}</h1>",
     ]
+    missing_note, missing_check = plotly_missing_note(plotly_src, standalone_url)
+    parts.append(missing_note)
 
     meta = [
         ("Data set", _e(name)),
@@ -318,7 +333,8 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
 
     roc, cost, ranges = _report_figures(dataset, analysis, name, view, max_points)
     parts.append('<section id="figures"><h2>ROC space and cost space</h2><div class="figs">'
-                 f'<div class="fig">{_figure_html(roc, True, "roc-figure")}</div>'
+                 f'<div class="fig">{_figure_html(roc, plotly_src is None, "roc-figure")}'
+                 "</div>"
                  f'<div class="fig">{_figure_html(cost, False, "cost-figure")}</div>'
                  f'</div><div class="fig">{_figure_html(ranges, False, "ranges-figure")}</div>'
                  "<p>Operating ranges: where each classifier on the lower envelope is the best "
@@ -346,6 +362,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
 
     parts.append(_curves_section(dataset, analysis, view, max_points))
     parts.append(_choice_section(dataset, view, max_points, choice))
+    parts.append(_segments_section(dataset, view))
 
     # Bands of unticked classifiers are not this view's (nor the report's) business.
     band_list = [b for b in _bands_list(bands) if b.name in set(selected)]
@@ -353,10 +370,44 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         parts.append(_bands_section(band_list, analysis, dataset.names,
                                     view if band_settings_known else None))
 
+    parts.append(missing_check)
     parts.append("<footer>Made with costdash. Operating ranges and cost areas are in PC(+) "
                  "(probability × cost); cost area is the expected normalized cost for PC(+) "
                  "uniform on [0, 1].</footer></body></html>")
     return "\n".join(p for p in parts if p)
+
+
+def _segments_section(dataset: Dataset, view: View) -> str:
+    """A threshold per segment against the shared one (issue 28; the Segments page's table:
+    :func:`costdash.segments.segment_policy` at the view's costs, each segment at its
+    prevalence); empty without a segment column."""
+    if dataset.segments is None:
+        return ""
+    from costdash.errors import CostdashError
+    from costdash.segments import segment_policy
+
+    head = (f'<section id="segments"><h2>Segments: a threshold per '
+            f'{_e(dataset.segments.column)}</h2>')
+    try:
+        policy = segment_policy(dataset, dataset.segments.values,
+                                view.condition(dataset.prevalence), models=view.models)
+    except CostdashError as exc:
+        return head + f"<p>{_e(exc)}</p></section>"
+    volume, unit = float(view.volume), _e(view.unit or "")
+    rows = [[_e(s.segment), f"{s.n:,}", _num(s.p_pos), _e(s.classifier),
+             _e("—" if s.threshold is None else f"≥ {s.threshold:.6g}"), _num(s.expected_cost),
+             _num(s.shared_expected_cost), _num(s.regret_vs_shared),
+             f"{_num(s.regret_vs_shared * volume * s.n / dataset.n)} {unit}".strip()]
+            for s in policy.segments]
+    shared = ("—" if policy.shared_threshold is None
+              else f"≥ {policy.shared_threshold:.6g}")
+    return (head + f"<p>Shared choice: {_e(policy.shared_classifier)} at score {_e(shared)}. "
+            f"Each segment decided at its own prevalence and the view's costs; a threshold per "
+            f"segment saves {_num(policy.saving_per_case)} per case "
+            f"({_num(policy.saving_per_case * volume)} {unit} per period).</p>"
+            + _table(["segment", "n", "p(+)", "classifier", "threshold", "expected cost / case",
+                      "shared threshold's cost / case", "regret / case", "saving / period"],
+                     rows, css_class="segments") + "</section>")
 
 
 def _band_threshold_cell(b: CostBand) -> str:

@@ -131,6 +131,53 @@ def _meta(items: Iterable[tuple[str, str]], css_class: str = "meta") -> str:
             + "</dl>")
 
 
+PLOTLY_JS_PATH = "_dash-component-suites/plotly/package_data/plotly.min.js"
+"""Where a costdash app serves plotly.js (the file dcc.Graph loads, which the report embeds in
+its standalone form), below the app's root."""
+
+
+def plotly_js_url(root: str) -> str:
+    """The address of the app's plotly.js under ``root`` (``scheme://host``), fingerprinted
+    as Dash fingerprints its own scripts (the plotly package's version and the file's
+    modification time): Dash serves it with a cache lifetime of a year, and a new plotly gives
+    a new address."""
+    import os
+
+    import plotly
+    from dash.fingerprint import build_fingerprint
+
+    relative = PLOTLY_JS_PATH.split("/plotly/", 1)[1]  # package_data/plotly.min.js
+    modified = int(os.stat(os.path.join(os.path.dirname(plotly.__file__), relative)).st_mtime)
+    folder = PLOTLY_JS_PATH.rsplit("/", 1)[0]
+    name = build_fingerprint(relative, plotly.__version__, modified).rsplit("/", 1)[1]
+    return f"{root.rstrip('/')}/{folder}/{name}"
+
+
+def plotly_script(src: str | None) -> str:
+    """The report's ``<head>`` script tag of plotly.js loaded from ``src`` (empty for a
+    standalone report, which embeds it with its first figure)."""
+    if src is None:
+        return ""
+    return f'<script src="{_e(src)}" charset="utf-8"></script>'
+
+
+def plotly_missing_note(src: str | None, standalone_url: str | None) -> tuple[str, str]:
+    """A note, hidden while plotly.js loads from ``src``, and the script at the end of the
+    report that shows it when it did not (opened offline, or the server is gone): what is
+    missing and where the standalone report is. Empty for a standalone report."""
+    if src is None:
+        return "", ""
+    where = (f' <a href="{_e(standalone_url)}">Download the standalone report</a> (plotly.js '
+             "inside, about 5 MB more) to read it offline." if standalone_url else
+             " Download the report again with <code>?standalone=1</code> added to its address "
+             "to read it offline.")
+    note = ('<p id="plotly-missing" style="background:#fff3cd;padding:0.5em" hidden>The figures are drawn by plotly.js '
+            f"from {_e(src.split('/_dash-component-suites/')[0] or 'the costdash server')}, "
+            f"which did not load here.{where} The tables and numbers are all here.</p>")
+    return note, ("<script>if (!window.Plotly) "
+                  "{document.getElementById('plotly-missing').hidden = false;}</script>")
+
+
 def _figure_html(fig: go.Figure, first: bool, div_id: str) -> str:
     return pio.to_html(fig, include_plotlyjs=bool(first), full_html=False, div_id=div_id,
                        config={"displaylogo": False})

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from costdash.analysis import Analysis
 from costdash.conditions import OperatingCondition
 from costdash.criteria import (MixedOperatingPoint, SingleThreshold, neyman_pearson, sensitivity,
@@ -18,12 +20,77 @@ from costdash.criteria import (MixedOperatingPoint, SingleThreshold, neyman_pear
 from costdash.errors import CostdashError
 from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE
 from costdash.pinned import pin_threshold, point_metrics
+from costdash.readout_intervals import (cost_interval, paired_limits, paired_table, rate_limits,
+                                        regret_interval)
 from costdash.view import View
 from dashboard.report.format import (_e, _meta, _num, _table, _threshold, _threshold_html,
                                      _vertex_name, _with_unit, friendly, percent,
                                      readable_threshold_text, readout)
 
 __all__ = ["constraint_points"]
+
+
+# --- intervals beside the costs (issue 28 item 5; the Explore page's, costdash.readout_intervals) -
+
+def _counts_of(analysis: Analysis, name: str, fpr: float, tpr: float) -> tuple[int, int, int, int]:
+    """(FN, positives, FP, negatives) of a ROC point of classifier ``name`` (or a trivial one)."""
+    try:
+        roc = analysis.classifier(name).roc
+    except KeyError:
+        roc = analysis.classifiers[0].roc
+    return (roc.n_pos - round(tpr * roc.n_pos), roc.n_pos, round(fpr * roc.n_neg), roc.n_neg)
+
+
+def _level(level: float) -> str:
+    return f"{100 * level:g}%"
+
+
+def _range(low: float, high: float, scale: float, unit: str) -> str:
+    return _with_unit(f"{readout(low * scale)} to {readout(high * scale)}", unit)
+
+
+def _chosen_range(analysis: Analysis, view: View, scale: float, unit: str) -> str:
+    """The chosen threshold's cost range on new cases, as Explore writes it (no level: picked
+    on these cases)."""
+    op = analysis.operating_point
+    v = op.vertex
+    if v.classifier in (ALL_NEGATIVE, ALL_POSITIVE):
+        return "exact (a trivial choice: no rates to estimate)"
+    limits = rate_limits(*_counts_of(analysis, v.classifier, v.fpr, v.tpr), view.level)
+    _, low, high = cost_interval(limits, op.condition)
+    return (f"{_range(low, high, scale, unit)}: the {_level(view.level)} Clopper–Pearson–MOVER "
+            "interval of its test-set error rates, without a confidence level: the threshold "
+            "was picked as the best on these same cases, which flatters its cost here")
+
+
+def _flags(analysis: Analysis, name: str, threshold: float) -> Any:
+    """What classifier ``name`` flags at ``threshold`` on the data set's rows (None: no scores)."""
+    if name in (ALL_NEGATIVE, ALL_POSITIVE):
+        return name
+    scored = {c.name: c for c in analysis.dataset.scored if c.count is None}
+    c = scored.get(name)
+    return None if c is None else (c.y_true, c.score >= threshold)
+
+
+def _regret_range(analysis: Analysis, view: View, name: str, point_threshold: float,
+                  scale: float, unit: str) -> str:
+    """A pin's regret range against the chosen point (discordant-pair MOVER; no level)."""
+    v = analysis.operating_point.vertex
+    pin = _flags(analysis, name, point_threshold if math.isfinite(point_threshold)
+                 else math.inf)
+    best = _flags(analysis, v.classifier, v.threshold)
+    if pin is None or best is None or isinstance(pin, str):
+        return "–"
+    y, flag = pin
+    if isinstance(best, str):
+        other, exact = np.full(y.shape, best == ALL_POSITIVE), True
+    else:
+        if not np.array_equal(best[0], y):
+            return "–"
+        other, exact = best[1], False
+    limits = paired_limits(paired_table(y, flag, other), view.level, exact_b=exact)
+    _, low, high = regret_interval(limits, analysis.operating_point.condition)
+    return _range(low, high, scale, unit)
 
 
 def _money_section(analysis: Analysis, view: View) -> str:
@@ -42,6 +109,9 @@ def _money_section(analysis: Analysis, view: View) -> str:
         ("expected cost per case", "expected-cost", _with_unit(readout(per_case), unit)),
         (f"cost per period ({friendly(volume) if volume else '–'} cases)", "period-cost",
          "–" if volume is None else _with_unit(readout(per_case * volume), unit)),
+        ("range of the cost per period on new cases" if volume else
+         "range of the cost per case on new cases", "cost-interval",
+         _chosen_range(analysis, view, volume or 1.0, unit)),
         ("saving vs the best trivial choice", "saving-trivial", saving),
     ]
     parts = ['<section id="money"><h2>What it costs</h2>', '<table class="money"><tbody>']
@@ -265,6 +335,10 @@ def _pinned_section(analysis: Analysis, view: View) -> str:
             continue
         m = point_metrics(cond, pin.fpr, pin.tpr, best=(best.fpr, best.tpr),
                           volume=volume or 1.0)
+        # The pin is fixed beforehand: its cost interval carries the level; its regret is
+        # against the picked best choice: a range without one (as Explore's pin cards).
+        _, c_low, c_high = cost_interval(rate_limits(pin.fn, pin.tp + pin.fn, pin.fp,
+                                                     pin.fp + pin.tn, view.level), cond)
         counts = ["–"] * 4 if volume is None else [friendly(x) for x in (m.tp, m.fn, m.fp, m.tn)]
         head = [_e(name), _e(_threshold(threshold))]
         counts_rows.append(head + [readout(pin.fpr), readout(pin.tpr), *counts]
@@ -273,7 +347,9 @@ def _pinned_section(analysis: Analysis, view: View) -> str:
         money_rows.append(head + [
             _e(money(m.expected_cost)),
             "–" if volume is None else _e(money(m.period_cost)),
+            _e(_range(c_low, c_high, volume or 1.0, unit)),
             _e(money(m.regret) + " per case" if volume is None else money(m.period_regret)),
+            _e(_regret_range(analysis, view, name, pin.point_threshold, volume or 1.0, unit)),
             percent(m.regret_share) if math.isfinite(m.regret_share) else "–",
             _e(_pc_interval(pin.optimal_pc, "never (under its ROC hull)")),
             _e(_pc_interval(pin.beats_trivial_pc, "nowhere")),
@@ -282,12 +358,19 @@ def _pinned_section(analysis: Analysis, view: View) -> str:
     return ('<section id="pinned"><h2>Pinned thresholds</h2>'
             "<p>Thresholds in use (a case is flagged when its score ≥ the threshold), at this "
             "view's conditions; the regret is what each costs more than the chosen operating "
-            "point. Precision and NPV are at the view's p(+).</p>"
+            "point. Precision and NPV are at the view's p(+). The cost interval is what each "
+            f"threshold would cost on new cases like these, if it was fixed before these cases "
+            f"were scored ({_level(view.level)}, Clopper–Pearson–MOVER on its test-set error "
+            "rates); the regret range is against the best choice on the same cases "
+            "(discordant-pair MOVER), without a level: the best choice was picked on these "
+            "cases.</p>"
             + _table(["classifier", "threshold (score ≥)", "FPR", "TPR", f"TP {per}", "FN",
                       "FP", "TN", "precision", "recall", "specificity", "NPV", "F1"],
                      counts_rows, name_cols=2, css_class="pinned")
             + _table(["classifier", "threshold (score ≥)", "cost per case", "cost per period",
-                      "regret per period", "regret share",
+                      f"cost {'per period' if volume else 'per case'}, "
+                      f"{_level(view.level)} interval",
+                      "regret per period", "regret range", "regret share",
                       "optimal for its classifier at PC(+)", "beats both trivial at PC(+)",
                       "test set"], money_rows, name_cols=2, css_class="pinned-money")
             + "</section>")

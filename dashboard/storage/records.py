@@ -67,6 +67,11 @@ class LoaderOptions:
     positive: str | None = None
     models: tuple[str, ...] | None = None
     drop_missing: bool = False
+    target_class: str | None = None
+    """One-vs-rest on a multiclass file: this class against the rest. A property of the data
+    set, not of a view: it decides what y_true and the scores are, so it is part of the id."""
+    segment_column: str | None = None
+    """A column of each row's segment (region, product, site), kept with the data set."""
 
     @classmethod
     def from_form(cls, form: Mapping[str, Any]) -> LoaderOptions:
@@ -107,7 +112,11 @@ class LoaderOptions:
 
     def canonical(self) -> str:
         """A stable text form: equal options give equal text (part of the data set id)."""
-        return json.dumps(self.as_kwargs(), sort_keys=True, separators=(",", ":"))
+        kwargs = self.as_kwargs()
+        for later in ("target_class", "segment_column"):  # unset: the ids they had before
+            if kwargs[later] is None:
+                del kwargs[later]
+        return json.dumps(kwargs, sort_keys=True, separators=(",", ":"))
 
 
 # --- records and the interface --------------------------------------------------------------------

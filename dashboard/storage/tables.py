@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier
+from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier, Segments
 
 _FORMAT_VERSION = 1
 
@@ -50,6 +50,10 @@ def dataset_to_tables(ds: Dataset) -> tuple[dict[str, Any], dict[str, pa.Table]]
                 cols["fold"] = pa.array(ds.scored[0].fold.astype(np.int32))
             for i, c in enumerate(ds.scored):
                 cols[f"s{i}"] = pa.array(c.score, pa.float64())
+            if ds.segments is not None:  # each row's segment code; the names in the meta
+                cols["segment"] = pa.array(ds.segments.codes.astype(np.int32))
+                meta["segments"] = {"column": ds.segments.column,
+                                    "labels": list(ds.segments.labels)}
         else:
             meta["scored_shape"] = "long"
             sizes = [c.y_true.size for c in ds.scored]
@@ -117,6 +121,12 @@ def dataset_from_tables(meta: dict[str, Any], tables: dict[str, pa.Table]) -> Da
             counted.append(CountedClassifier(
                 name, *(arrays[k][s].copy() for k in ("tp", "fp", "fn", "tn")),
                 threshold=thr[s].copy() if meta["counted_thresholds"][i] else None))
+    segments = None
+    if meta.get("segments"):  # stored since issue 28; older data sets have none
+        segments = Segments(meta["segments"]["column"],
+                            _np(tables["scored"], "segment").astype(np.int64),
+                            tuple(meta["segments"]["labels"]))
     return Dataset(source=meta["source"], layout=meta["layout"],
                    positive_label=meta["positive_label"], scored=tuple(scored),
-                   counted=tuple(counted), fold_labels=tuple(meta["fold_labels"]))
+                   counted=tuple(counted), fold_labels=tuple(meta["fold_labels"]),
+                   segments=segments)

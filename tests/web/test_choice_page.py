@@ -278,7 +278,8 @@ def test_the_page_graphs_download_under_their_own_names(services):
     graphs = graphs_in(choice.layout({}, services))
     names = {g.id: g.config["toImageButtonOptions"]["filename"] for g in graphs}
     assert names == {ids.CHOICE_COST_GRAPH: "costdash-choice-cost",
-                     ids.CHOICE_DCA_GRAPH: "costdash-choice-dca"}
+                     ids.CHOICE_DCA_GRAPH: "costdash-choice-dca",
+                     choice.MONEY_GRAPH: "costdash-choice-money"}
     assert all(g.config == graph_config(n.removeprefix("costdash-"))
                for g, n in zip(graphs, names.values()))
     taken = {n for per_page in DOWNLOAD_NAMES.values() for n in per_page.values()}

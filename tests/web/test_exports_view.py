@@ -60,7 +60,10 @@ def view_of(query: str) -> View:
 
 
 def without_plotly_bundle(html: str) -> str:
-    """The report without the embedded plotly.js (whose code happens to contain "forest")."""
+    """The report without the embedded plotly.js (whose code happens to contain "forest");
+    a report loading it from the server (the route's default) as it is."""
+    if BUNDLE_MARKER not in html:
+        return html
     at = html.index(BUNDLE_MARKER)
     start, end = html.rindex("<script", 0, at), html.index("</script>", at)
     return html[:start] + html[end + len("</script>"):]

@@ -268,7 +268,9 @@ def upload(client, path: Path, name: str = "predictions.csv") -> str:
 @pytest.mark.slow
 def test_report_route(client, predictions_csv, bundle_marker_count):
     dataset_id = upload(client, predictions_csv)
-    resp = client.get(f"/api/v1/datasets/{dataset_id}/report.html?p_pos=0.3&cost_fn=4&cost_fp=1")
+    # ?standalone=1: plotly.js inside, nothing loaded from anywhere (a file that opens offline).
+    resp = client.get(f"/api/v1/datasets/{dataset_id}/report.html?p_pos=0.3&cost_fn=4&cost_fp=1"
+                      "&standalone=1")
     assert resp.status_code == 200
     assert resp.mimetype == "text/html"
     disposition = resp.headers["Content-Disposition"]
@@ -276,6 +278,13 @@ def test_report_route(client, predictions_csv, bundle_marker_count):
     html = resp.get_data(as_text=True)
     assert bundle_count(html) == bundle_marker_count
     _no_external_resources(html)
+    # By default (issue 23: 5 MB less) plotly.js is the server's own, its one script address.
+    served = client.get(f"/api/v1/datasets/{dataset_id}/report.html?p_pos=0.3&cost_fn=4"
+                        "&cost_fp=1").get_data(as_text=True)
+    assert bundle_count(served) == 0
+    assert re.findall(r"<script[^>]*\bsrc\s*=\s*\"([^\"]+)\"", served) == [
+        f"http://localhost/_dash-component-suites/plotly/package_data/"
+        f"plotly.v{plotly.__version__.replace('.', '_')}m{int(BUNDLE.stat().st_mtime)}.min.js"]
     op = analyze(load_predictions(predictions_csv), OperatingCondition(0.3, 4.0, 1.0)).operating_point
     assert _span(html, "chosen-classifier") == op.vertex.classifier
     # Defaults: the data's prevalence, unit costs.

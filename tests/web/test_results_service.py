@@ -295,9 +295,11 @@ def test_peek_and_put_index_what_a_page_computes_itself(client, services):
 
 
 def test_uncached_choices_and_reports_go_through_the_gate_and_cached_ones_do_not(tmp_path):
-    """Issue 22, finding 7: with every compute slot of the site held, an uncached choice.json,
-    report.html and Threshold choice page are refused at once (503 with Retry-After, the
-    page's error line), while the views already cached are still answered."""
+    """Issue 22, finding 7: with every compute slot of the site held, an uncached choice.json
+    (whose condition-free curves are not computed yet: a new Beta), report.html and Threshold
+    choice page are refused at once (503 with Retry-After, the page's error line), while the
+    views already cached are still answered, and so is a new condition of a cached choice
+    (issue 23: only its own part is computed, tens of ms, from what the process keeps)."""
     from costdash.view import View
     from dashboard.jobs.gate import gate_for
 
@@ -316,12 +318,19 @@ def test_uncached_choices_and_reports_go_through_the_gate_and_cached_ones_do_not
         for path, reply in warm.items():
             again = client.get(f"{base}/{path}?p_pos=0.3")
             assert again.status_code == 200 and again.data == reply.data, path
-            cold = client.get(f"{base}/{path}?p_pos=0.31")
+            cold = client.get(f"{base}/{path}?p_pos=0.31&beta_a=2")
             assert cold.status_code == 503, (path, cold.status_code)
             assert int(cold.headers["Retry-After"]) > 0
             assert "busy" in cold.get_json()["error"]
+        new_condition = client.get(f"{base}/choice.json?p_pos=0.31&cost_fn=3&sens_p=0.1,0.4")
+        assert new_condition.status_code == 200
+        assert new_condition.get_json()["conditions"]["p_pos"] == 0.31
+        assert client.get(f"{base}/report.html?p_pos=0.31").status_code == 503
         assert choice_page.choice_view(services, page_ref, None, None, None).error == ""
+        assert choice_page.choice_view(services, {**page_ref, "view": {"p_pos": 0.31}},
+                                       None, None, None).error == ""
         refused = choice_page.choice_view(services, {**page_ref, "view": {"p_pos": 0.31}},
-                                          None, None, None)
+                                          None, 2, None)
         assert "not started" in refused.error
-    assert client.get(f"{base}/choice.json?p_pos=0.31").status_code == 200  # slot given back
+    # The slot given back.
+    assert client.get(f"{base}/choice.json?p_pos=0.31&beta_a=2").status_code == 200
