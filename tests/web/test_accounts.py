@@ -160,6 +160,20 @@ def test_a_forged_callback_is_refused(app):
     assert client.get("/explore").status_code == 302
 
 
+def test_a_callback_is_good_once_and_only_in_the_browser_that_started_it(app):
+    started = app.server.test_client()
+    authorize = started.get("/auth/login").headers["Location"]
+    back = requests.post(authorize, data={"sub": "mallory@example.org"}, allow_redirects=False,
+                         timeout=10).headers["Location"]
+    path = urlsplit(back).path + "?" + urlsplit(back).query
+    # Another browser (a victim sent the link: login CSRF) has no such state: refused.
+    victim = app.server.test_client()
+    assert victim.get(path).status_code == 400
+    assert victim.get("/explore").status_code == 302
+    assert started.get(path).status_code == 302
+    assert started.get(path).status_code == 400  # the state was used up
+
+
 def test_logout_needs_a_same_origin_post(app):
     client = app.server.test_client()
     login(client, "alice@example.org")
