@@ -154,8 +154,9 @@ def segments_table(rows: list[dict[str, Any]], *, volume: float, unit: str) -> h
             html.Td(f"{float(r['regret_vs_shared']):.4g}"),
             html.Td(_money(float(r["regret_vs_shared"]) * period, unit)),
         ]))
-    return html.Table(className="readout-table segments-rows", children=[
-        html.Thead(head), html.Tbody(body)])
+    # One line per row (the box scrolls sideways at 390 px instead of rows growing tall).
+    return html.Table(className="readout-table segments-rows", style={"whiteSpace": "nowrap"},
+                      children=[html.Thead(head), html.Tbody(body)])
 
 
 def segments_view(services: Services, ref: dict[str, Any] | None, p_pos: Any, cost_fn: Any,

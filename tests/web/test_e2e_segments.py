@@ -123,3 +123,47 @@ def test_a_segment_column_and_the_segments_page(live_server, page: Page, screens
     assert page.evaluate("document.documentElement.scrollWidth") <= 392
     shot(page, screenshot_dir, "segments-390.png")
     assert errors == []
+
+
+def test_fifty_classifiers_and_ten_segments_stay_legible(live_server, page: Page,
+                                                         screenshot_dir):
+    """50 classifiers, 10 segments: one row per segment whatever the classifiers, each chosen
+    classifier in its own colour and hatching; at 390 px nothing overflows sideways."""
+    import json
+    import urllib.request
+    import uuid
+
+    rng = np.random.default_rng(9)
+    n, names = 6000, [f"clf_{i:02d}" for i in range(50)]
+    region = rng.choice([f"site {c}" for c in "ABCDEFGHIJ"], size=n)
+    y = rng.random(n) < 0.05 + 0.4 * (np.char.find(region.astype(str), "A") >= 0)
+    table = {"y_true": y.astype(int), "site": region,
+             **{m: np.round(rng.normal(size=n) + (0.3 + 0.03 * i) * y, 2)
+                for i, m in enumerate(names)}}
+    data = pd.DataFrame(table).to_csv(index=False).encode()
+    boundary = uuid.uuid4().hex
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"segment_column\"\r\n\r\n"
+            f"site\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+            f"filename=\"sites.csv\"\r\nContent-Type: text/csv\r\n\r\n").encode() + data + \
+        f"\r\n--{boundary}--\r\n".encode()
+    request = urllib.request.Request(
+        live_server.url + "/api/v1/datasets", data=body, method="POST",
+        headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        data_id = json.load(reply)["id"]
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    for width, height in ((1440, 900), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(f"{live_server.url}/segments?data={data_id}&cost_fn=20&cost_fp=1")
+        rows = page.locator("#segments-table tbody tr")
+        expect(rows).to_have_count(10, timeout=60_000)
+        page.wait_for_function("() => { const gd = document.querySelector("
+                               "'#segments-graph .js-plotly-plot'); return gd && gd._fullData"
+                               " && gd._fullData.length === 2; }", timeout=30_000)
+        ticks = page.evaluate("() => [...document.querySelectorAll('#segments-graph .ytick')]"
+                              ".map((t) => t.textContent).filter(Boolean)")
+        assert sorted(ticks) == [f"site {c}" for c in "ABCDEFGHIJ"]   # every one labelled
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + 2
+        shot(page, screenshot_dir, f"segments-50-{width}.png")
+    assert errors == []
