@@ -690,13 +690,19 @@ PATHS: dict[str, Any] = {
     "/api/v1/datasets/{dataset_id}/report.html": {
         "get": {
             "operationId": "getDatasetReport", "tags": ["exports"],
-            "summary": "Self-contained HTML report of a data set under a condition",
+            "summary": "HTML report of a data set under a condition",
             "description": "What the Explore page shows for the view in the query: only the "
                            "ticked classifiers, the choice and the money figures under its "
                            "conditions, volume and unit, its sensitivity ranges and "
                            "constraints, bands with their settings, every setting, and a link "
-                           "back to the view.",
-            "parameters": [_DATASET_ID, *_VIEW_QUERY, *_BAND_QUERY],
+                           "back to the view. Its plots load plotly.js from this server (at a "
+                           "fingerprinted address, cached a year) unless standalone is set or "
+                           "the server's own address is not known, when plotly.js is inside "
+                           "the file (about 5 MB more; it then opens offline).",
+            "parameters": [_DATASET_ID, *_VIEW_QUERY, *_BAND_QUERY,
+                           {"name": "standalone", "in": "query", "required": False,
+                            "schema": {"type": "string", "enum": ["1", "true", "yes"]},
+                            "description": "Embed plotly.js: one file that opens offline."}],
             "responses": _also_as_pages(_gated(_also_as_pages(_export_responses(
                 {"description": "The report, as an attachment.",
                  "content": {"text/html": {"schema": {"type": "string"}}}}), ("400", "404")),
