@@ -743,6 +743,56 @@ def dataset_choice(dataset_id: str):
                        record.name, "choice.json")
 
 
+@api.get("/datasets/<dataset_id>/threshold-money.json")
+def dataset_threshold_money(dataset_id: str):
+    """Issue 28 for the view in the query: money against the threshold of one classifier (the
+    view's ``model``, else the current choice's), its cheapest threshold and the view's pins
+    for it, the top-fraction table with the capacity's row, and "calibrate, then choose" (the
+    Threshold choice and Curves pages' numbers), through the results service (kinds
+    ``threshold-money``, ``calibrate-choose``); the thinned curves for a read-only handle."""
+    services = _services()
+
+    def make(record, view: View) -> str:
+        from costdash.errors import ParameterError
+        from costdash.hull import optimal_vertex
+        from dashboard.results import calibrate_choose_result, threshold_money_result
+
+        names = [c["name"] for c in services.views.full(dataset_id)["classifiers"]]
+        unknown = [m for m in view.models or () if m not in names]
+        if unknown:
+            raise ParameterError(f"no classifier named {', '.join(unknown)} in this data set")
+        ticked = view.selected(names) or names
+        condition = view.condition(record.prevalence)
+        if view.model in ticked:
+            model = view.model
+        else:
+            best = optimal_vertex(services.views.hull(dataset_id, ticked), condition).classifier
+            model = best if best in ticked else ticked[0]
+        share = (None if view.capacity is None or view.volume <= 0
+                 else float(view.capacity) / float(view.volume))
+        pins = [t for n, t in view.pins or () if n == model]
+        money = threshold_money_result(services.results, services.views, dataset_id, model,
+                                       condition, share, pins)
+        return json.dumps({
+            "classifier": model, "volume": view.volume, "unit": view.unit,
+            "conditions": {"p_pos": condition.p_pos, "cost_fn": condition.cost_fn,
+                           "cost_fp": condition.cost_fp, "cost_tp": condition.cost_tp,
+                           "cost_tn": condition.cost_tn, "pc": condition.pc},
+            "cheapest": money["cheapest"], "pins": money["pins"],
+            "curve": {k: money[k] for k in ("threshold", "fpr", "tpr", "expected_cost")},
+            "top_fractions": money["table"],
+            "calibrate_then_choose": calibrate_choose_result(
+                services.results, services.views, dataset_id, model, condition)},
+            allow_nan=False)
+
+    found, error = _result(dataset_id, make)
+    if error is not None:
+        return error
+    record, text = found
+    return _attachment(current_app.response_class(text, mimetype="application/json"),
+                       record.name, "threshold-money.json")
+
+
 def gated(services: Services, what: str, handle: str
           ) -> Callable[[], AbstractContextManager[Callable[[Callable[[], Any]], Any]]]:
     """The ``run`` of :meth:`dashboard.results.Results.choice_text`'s misses: a slot of the

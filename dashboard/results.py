@@ -506,7 +506,8 @@ def threshold_money_result(results: Results, views: Any, dataset_id: str, model:
                            ) -> dict[str, Any]:
     """Money against the threshold of ``model`` at ``condition``
     (:func:`costdash.threshold_money.cost_by_threshold`; at most
-    :data:`THRESHOLD_MONEY_POINTS` points, the cheapest and the ``pins`` kept) and its
+    :data:`THRESHOLD_MONEY_POINTS` points, the cheapest and the ``pins`` kept; ``cheapest`` and
+    ``pins`` with their expected costs per case) and its
     top-fraction table (:func:`~costdash.threshold_money.top_fraction_table`: deciles and the
     capacity's ``share`` of cases, whose row is ``table["capacity"]``), kind
     ``threshold-money``; thinned in the thinned scope.
@@ -531,6 +532,10 @@ def threshold_money_result(results: Results, views: Any, dataset_id: str, model:
         fractions = sorted({*DECILES, *([share] if inside else [])})
         table = top_fraction_table(roc, fractions, condition=condition)
         return {"classifier": model, "best": int(np.searchsorted(idx, curve.best)),
+                "cheapest": {"threshold": curve.best_threshold,
+                             "expected_cost": curve.best_expected_cost},
+                "pins": [{"threshold": t, "expected_cost": float(curve.expected_cost[curve.at(t)])}
+                         for t in pins],
                 "threshold": _finite_list(curve.threshold[idx]), "fpr": curve.fpr[idx].tolist(),
                 "tpr": curve.tpr[idx].tolist(),
                 "normalized_cost": curve.normalized_cost[idx].tolist(),
@@ -549,7 +554,7 @@ def threshold_money_result(results: Results, views: Any, dataset_id: str, model:
     c = condition
     return results.json(
         "threshold-money", dataset_id,
-        {"version": THRESHOLD_MONEY_VERSION, "model": model, "share": share,
+        {"version": THRESHOLD_MONEY_VERSION + 1, "model": model, "share": share,
          "pins": sorted(pins), "condition": [c.p_pos, c.cost_fn, c.cost_fp, c.cost_tp, c.cost_tn]},
         compute)
 

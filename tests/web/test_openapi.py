@@ -353,6 +353,12 @@ def exercise_datasets(api: Api, demo: Path, broken: Path) -> None:
     message = api.call("get", choice + "?calibration=magic", 400).get_json()["error"]
     assert "platt or isotonic" in message
     api.call("get", "/api/v1/datasets/" + "0" * 32 + "/choice.json", 404)
+    money = f"/api/v1/datasets/{record['id']}/threshold-money.json"
+    got = api.call("get", money + "?p_pos=0.1&cost_fn=20&model=gbm&capacity=100&pins=gbm:0.5",
+                   200).get_json()
+    assert got["classifier"] == "gbm" and got["top_fractions"]["capacity"] == 0
+    api.call("get", money + "?models=gbm,nope", 400)
+    api.call("get", "/api/v1/datasets/" + "0" * 32 + "/threshold-money.json", 404)
     api.call("get", "/api/v1/datasets/" + "0" * 32 + "/hull.csv", 404)
     api.call("delete", f"/api/v1/datasets/{record['id']}", 204)
     api.call("delete", f"/api/v1/datasets/{record['id']}", 404)
@@ -526,6 +532,7 @@ def exercise_storage_down(api: Api, demo: Path) -> None:
                     f"/api/v1/datasets/{dataset['id']}/report.html",
                     f"/api/v1/datasets/{dataset['id']}/decision.json",
                     f"/api/v1/datasets/{dataset['id']}/choice.json",
+                    f"/api/v1/datasets/{dataset['id']}/threshold-money.json",
                     f"/api/v1/analyses/{token}"):
             api.call("get", url, 503)
         api.call("delete", f"/api/v1/datasets/{dataset['id']}", 503)
