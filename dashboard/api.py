@@ -677,10 +677,14 @@ DECISION_FIELDS = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn"
 def dataset_decision(dataset_id: str):
     """The decision to deploy for the view in the query (``costdash decide --json``), through
     the results service (kind ``decision``): from the ticked classifiers' hull (exact, the one
-    every page shows), with nothing loaded but the cached view model."""
+    every page shows), with nothing loaded but the cached view model; for a data set with a
+    segment column also ``decision.segments`` (:func:`dashboard.results.segments_result`,
+    computed through the compute gate; refused, ``segments_error`` says so, uncached)."""
     services = _services()
 
     def decision(record, view: View) -> str:
+        refused: list[ComputeRefused] = []
+
         def build(_scope: str) -> str:
             from costdash.analysis import Analysis, choose
             from costdash.costspace import lower_envelope
@@ -696,7 +700,13 @@ def dataset_decision(dataset_id: str):
                 # A policy per segment, as ``costdash decide --segment-column`` adds it.
                 from dashboard.results import segments_result
 
-                found = segments_result(services.results, dataset_id, view)
+                try:
+                    found = segments_result(services.results, dataset_id, view,
+                                            run=gated(services, "segments", dataset_id))
+                except ComputeRefused as exc:  # the decision stands; the segments say why not
+                    refused.append(exc)            # (and it is not cached so)
+                    found = {"segment_column": record.options.segment_column,
+                             "error": exc.message}
                 if "segments" in found:
                     out["decision"].update(segments=found["segments"],
                                            segment_column=found["segment_column"],
@@ -709,7 +719,7 @@ def dataset_decision(dataset_id: str):
         relevant = {k: v for k, v in view.to_json().items() if k in DECISION_FIELDS}
         return services.results.text("decision", dataset_id, {"view": relevant}, build,
                                      scope="thinned" if record.read_only else "full",
-                                     checked=False)
+                                     checked=False, keep=lambda _text: not refused)
 
     found, error = _result(dataset_id, decision)
     if error is not None:

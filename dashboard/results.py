@@ -420,7 +420,9 @@ SEGMENT_FIELDS = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn")
 """The view fields a policy per segment depends on (its key)."""
 
 
-def segments_result(results: Results, dataset_id: str, view: Any) -> dict[str, Any]:
+def segments_result(results: Results, dataset_id: str, view: Any, *,
+                    run: Callable[[], AbstractContextManager[Callable[[Callable[[], Any]], Any]]]
+                    | None = None) -> dict[str, Any]:
     """The choice per segment of a stored data set at the view's conditions (kind
     ``segments``): :func:`costdash.segments.segment_policy` over the data set's segment column,
     each segment at its prevalence and the view's costs, beside the shared choice (the one the
@@ -433,6 +435,12 @@ def segments_result(results: Results, dataset_id: str, view: Any) -> dict[str, A
     The same in both scopes: a segment's choice is a hull vertex (what Explore shows a read
     link too), never a threshold the viewer typed.
 
+    Parameters
+    ----------
+    run : callable, optional
+        How a miss is computed, as for :meth:`Results.choice_text` (a slot of the compute gate
+        and a child process with a deadline); a cached result never takes a slot.
+
     Raises
     ------
     DatasetNotFound
@@ -442,9 +450,9 @@ def segments_result(results: Results, dataset_id: str, view: Any) -> dict[str, A
 
     relevant = {k: v for k, v in view.to_json().items() if k in SEGMENT_FIELDS}
 
-    def compute(_scope: str) -> dict[str, Any]:
-        from costdash.analysis import analyze
-        from costdash.decision import decide
+    def compute() -> dict[str, Any]:
+        from costdash.hull import ALL_POSITIVE
+        from costdash.roc import roc_of
         from costdash.segments import segment_policy, segment_policy_to_dict
 
         dataset = results.store.get(dataset_id)
@@ -455,16 +463,30 @@ def segments_result(results: Results, dataset_id: str, view: Any) -> dict[str, A
         models = list(view.models) if view.models else None
         try:
             policy = segment_policy(dataset, dataset.segments.values, condition, models=models)
-            shared = decide(analyze(dataset, condition, models=models))
         except _CostdashError as exc:
             return {"segment_column": column, "error": str(exc)}
+        # The shared choice's cost on every row: its one ROC point (not a second analysis).
+        name, threshold = policy.shared_classifier, policy.shared_threshold
+        scored = {c.name: c for c in dataset.scored}
+        fpr = tpr = 1.0 if name == ALL_POSITIVE else 0.0
+        if name in scored and threshold is not None:
+            roc = roc_of(scored[name])
+            i = roc.point_at_threshold(threshold)
+            fpr, tpr = float(roc.fpr[i]), float(roc.tpr[i])
+        shared_cost = condition.expected_cost(condition.normalized_cost(fpr, tpr))
         return {"segment_column": column,
-                "shared": {"classifier": shared.classifier, "threshold": shared.threshold,
-                           "expected_cost": shared.expected_cost},
+                "shared": {"classifier": name, "threshold": threshold,
+                           "expected_cost": shared_cost},
                 "segments": segment_policy_to_dict(policy),
                 "saving_per_case": policy.saving_per_case}
 
-    return results.json("segments", dataset_id, {"view": relevant}, compute)
+    def gated(_scope: str) -> dict[str, Any]:
+        if run is None:
+            return compute()
+        with run() as bounded:
+            return bounded(compute)
+
+    return results.json("segments", dataset_id, {"view": relevant}, gated)
 
 
 # --- issue 28: money against the threshold, top fractions, calibrate then choose ----------------

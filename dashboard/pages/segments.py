@@ -19,7 +19,8 @@ Element ids (a stable contract): ``segments-p-pos``, ``segments-cost-fn``, ``seg
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -30,6 +31,7 @@ from costdash.view import View, field_named, number_text
 from dashboard import ids
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.segments import segments_figure
+from dashboard.gate import ComputeRefused, client_key, heavy_work, run_bounded
 from dashboard.page_kit import (check_fields, condition_field, each, follow_implied, record_view,
                                 view_fields_store, warn)
 from dashboard.results import segments_result
@@ -124,6 +126,20 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
 
 # --- server side (a plain function; the callback only wires it) ------------------------------
 
+def _gated(services: Services, data_id: str
+           ) -> Callable[[], AbstractContextManager[Callable[[Callable[[], Any]], Any]]]:
+    """A miss computed through the compute gate (a slot for this client and data set, a child
+    process with a deadline), as the Threshold choice page's."""
+    client = client_key()
+
+    @contextmanager
+    def run() -> Iterator[Callable[[Callable[[], Any]], Any]]:
+        with heavy_work(services, client, "segments", handle=data_id) as deadline:
+            yield lambda fn: run_bounded(fn, timeout=deadline.seconds_left(), what="segments")
+
+    return run
+
+
 def graph_style(figure: Any) -> dict[str, str]:
     """The graph's box: as tall as its figure (one row per segment)."""
     height = getattr(getattr(figure, "layout", None), "height", None) or 240
@@ -187,9 +203,13 @@ def segments_view(services: Services, ref: dict[str, Any] | None, p_pos: Any, co
         view = View().with_values(models=ref.get("models") or None, p_pos=typed["p_pos"],
                                   cost_fn=typed["cost_fn"], cost_fp=typed["cost_fp"],
                                   cost_tp=ref.get("cost_tp"), cost_tn=ref.get("cost_tn"))
-        result = segments_result(services.results, ref["id"], view)
+        result = segments_result(services.results, ref["id"], view,
+                                 run=_gated(services, ref["id"]))
     except (DatasetNotFound, CostdashError) as exc:
         out["error"] = str(exc)
+        return out
+    except ComputeRefused as exc:
+        out["error"] = exc.message
         return out
     if result.get("segment_column") is None:
         out["message"] = NO_SEGMENTS
