@@ -156,7 +156,8 @@ def _tokens_part(person: Person, new_token: str | None) -> str:
              f"<code id=new-token>{e(new_token)}</code></p>")
     return "".join([
         "<p class=note>For the API (<code>Authorization: Bearer &lt;token&gt;</code>) and "
-        "<code>costdash push</code>: uploads and shares made with it are yours.</p>",
+        "<code>costdash push</code> (<code>COSTDASH_TOKEN=&lt;token&gt;</code>): uploads and "
+        "shares made with it are yours.</p>",
         shown,
         "<form method=post class=inline><input type=hidden name=action value=create-token>"
         "<label for=token-name>Token name</label>"
