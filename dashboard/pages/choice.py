@@ -776,6 +776,11 @@ def money_section(view: View) -> html.Section:
                            htmlFor=MONEY_CAPACITY),
                 number_box(MONEY_CAPACITY, view.capacity, placeholder="no limit"),
             ]),
+            html.Div(className="folds-field", children=[
+                html.Span("Download", className="label"),
+                html.A("threshold-money.json", href="#", className="export-link",
+                       **{"data-export": "threshold-money.json"}),
+            ]),
         ]),
         html.Div(id=MONEY_ERROR, className="error", role="alert"),
         html.Figure(className="plot choice-plot", children=[
