@@ -53,10 +53,34 @@
         gd.on("plotly_unhover", () => focus(null));
     }
 
+    // Plotly.relayout re-runs the layout defaults, and with autosize they read the graph's
+    // size from its computed style (plotAutoSize): a synchronous layout of the whole page,
+    // which a step has just changed (readouts, the table), once per graph: the largest part
+    // of a slider step with pins and 20 classifiers (issue 23). The shapes do not change the
+    // graph's size, so the size it has is passed in for that one call (the user layout is put
+    // back at once; a resize relayouts with autosize as before).
     function quietRelayout(gd, want, json) {
         gd.__costdashMute += 1;
         gd.__costdashDrawn = json || JSON.stringify(want);
-        return window.Plotly.relayout(gd, {shapes: want})
+        const lay = gd.layout, full = gd._fullLayout;
+        const pin = Boolean(lay && full && full.autosize && full.width > 0 && full.height > 0 &&
+            lay.width === undefined && lay.height === undefined);
+        const had = pin && Object.prototype.hasOwnProperty.call(lay, "autosize");
+        const autosize = pin ? lay.autosize : undefined;
+        if (pin) Object.assign(lay, {autosize: false, width: full.width, height: full.height});
+        let done;
+        try {
+            done = window.Plotly.relayout(gd, {shapes: want});
+        } finally {
+            if (pin) {
+                delete lay.width;
+                delete lay.height;
+                if (had) lay.autosize = autosize;
+                else delete lay.autosize;
+                if (gd._fullLayout) gd._fullLayout.autosize = true;
+            }
+        }
+        return Promise.resolve(done)
             .catch(() => undefined)
             .finally(() => { gd.__costdashMute -= 1; });
     }

@@ -353,7 +353,6 @@
             }
             cells.push([ownVertexText(cl.hull, j), money(ecOwn), ...fixed]);
         }
-        fillTable(view, cells, name);
 
         // The moving parts of both figures (fixed slots, see "shape slots").
         const g = geometry(view, math);
@@ -460,10 +459,13 @@
         fillPins(pins, c, {fpr: f, tpr: tp, name: name, threshold: thr, thresholdText: th.text},
                  vol, unit, colorOf, texts, R, C, g, pcX);
         intervalTexts(k, d, pins, math, texts, titles);
-        paint(texts, htmls, shown, titles);
 
+        // The figures first: drawing a shape's label measures its text, a synchronous layout
+        // of whatever the page has changed since the last frame; the text then goes in once.
         drawOverlay("roc-graph", view, rocS, viewChanged);
         drawOverlay("cost-graph", view, costS, viewChanged);
+        fillTable(view, cells, name);
+        paint(texts, htmls, shown, titles);
         zoomTo({view: view, f: f, tp: tp, pcX: pcX, ne: ne, trivial: math.trivialCost(c), g: g});
         if (viewChanged) whenPlotted(view);
     }

@@ -25,9 +25,16 @@
     let boxTimer = false;
     const SLIDERS = {"p-pos-slider": ["p", "p-pos-input"], "cost-fn-slider": ["costFn",
         "cost-fn-input"], "cost-fp-slider": ["costFp", "cost-fp-input"]};
+    const SLIDER_STEP = 0.01;   // the sliders' step (dashboard/explore_layout.py)
+
+    const pendingSliders = {};
 
     function flushBoxes() {
         boxTimer = false;
+        for (const [sliderId, value] of Object.entries(pendingSliders)) {
+            delete pendingSliders[sliderId];
+            dc.set_props(sliderId, {value: value});
+        }
         for (const [boxId, value] of Object.entries(pendingBoxes)) {
             delete pendingBoxes[boxId];
             dc.set_props(boxId, {value: value});
@@ -35,11 +42,18 @@
     }
 
     function onSliderStep(key, boxId, v) {
-        const value = key === "p" ? sliderToP(v) : sliderToCost(v);
         const last = S.last;
         const cur = last && last[key];
         const curPos = isNum(cur) ? (key === "p" ? pToSlider(cur) : costToSlider(cur)) : null;
         if (curPos !== null && Math.abs(curPos - v) < 1e-9) return;   // followed a typed value
+        stepTo(key, boxId, v);
+    }
+
+    /** Draw the slider position `v` of condition `key` now; its number box (and, for a key
+     * press, the slider itself) follow after this frame is painted. */
+    function stepTo(key, boxId, v, sliderId) {
+        const value = key === "p" ? sliderToP(v) : sliderToCost(v);
+        const last = S.last;
         if (last) {
             const next = S.last = Object.assign({}, last, {[key]: value});
             if (next.view && M().valid(next.p, next.costFn, next.costFp, next.costTp,
@@ -50,12 +64,64 @@
         S.fromSlider[key] = value;
         S.stepped[key] = performance.now();
         pendingBoxes[boxId] = value;
+        if (sliderId) pendingSliders[sliderId] = v;
         if (!boxTimer) {
             boxTimer = true;
             // In the frame after the one that shows this step, so the step paints first.
             requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(flushBoxes, 0)));
         }
     }
+
+    // --- slider keys: drawn before Dash sees them ----------------------------------------------------
+    //
+    // A key on a slider's thumb goes to the slider component, whose new value is a Dash store
+    // dispatch (every component's selectors re-run, then React) before the thumb's
+    // aria-valuenow changes: tens of ms with pins and 20 classifiers on screen, all before the
+    // browser may paint (issue 23: 49-53 ms p95 with a 16.7 ms bar). So the arrow and page keys
+    // are taken here: the next position is computed as the slider would (Radix's
+    // getNextStepValue: on the step grid, x10 with Shift or Page Up/Down, clamped), drawn at
+    // once, and handed to the slider and its number box after the frame is painted. Other keys
+    // (Home, End) go to the slider as before; a position the slider then reports is drawn by the
+    // observer below.
+    const STEP_KEYS = {ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1, PageUp: 1,
+        PageDown: -1};
+    const decimals = (step) => ((String(step).split(".")[1] || "").length);
+    const roundTo = (x, d) => Math.round(x * 10 ** d) / 10 ** d;
+
+    function nextStep(value, min, max, step, direction, multiplier) {
+        const d = decimals(step), l = (value - min) / step, u = Math.round(l);
+        const onGrid = roundTo(u * step + min, d) === roundTo(value, d);
+        const n = onGrid ? u + multiplier * direction : (direction > 0 ? Math.ceil(l) : Math.floor(l));
+        return Math.min(Math.max(roundTo(n * step + min, d), min), max);
+    }
+
+    const TAKE_SLIDER_KEYS = () => window.costdashTakeSliderKeys !== false;
+
+    document.addEventListener("keydown", (ev) => {
+        const dir = STEP_KEYS[ev.key];
+        if (!TAKE_SLIDER_KEYS() || !dir || ev.altKey || ev.ctrlKey || ev.metaKey || !S.last || !S.last.view) return;
+        const thumb = ev.target;
+        if (!thumb || !thumb.getAttribute || thumb.getAttribute("role") !== "slider") return;
+        const sliderId = Object.keys(SLIDERS).find((id) => {
+            const el = document.getElementById(id);
+            return el && el.contains(thumb);
+        });
+        if (!sliderId) return;
+        const [key, boxId] = SLIDERS[sliderId];
+        const min = Number(thumb.getAttribute("aria-valuemin"));
+        const max = Number(thumb.getAttribute("aria-valuemax"));
+        const cur = S.last[key];
+        const pos = isNum(cur) ? (key === "p" ? pToSlider(cur) : costToSlider(cur))
+            : Number(thumb.getAttribute("aria-valuenow"));
+        if (![min, max, pos].every(Number.isFinite)) return;
+        const multiplier = ev.shiftKey || ev.key === "PageUp" || ev.key === "PageDown" ? 10 : 1;
+        const v = nextStep(Math.min(Math.max(pos, min), max), min, max, SLIDER_STEP, dir,
+                           multiplier);
+        ev.preventDefault();
+        ev.stopPropagation();
+        if (Math.abs(v - pos) < 1e-12) return;
+        stepTo(key, boxId, v, sliderId);
+    }, true);
 
     // --- typed values: Enter draws at once -----------------------------------------------------------
     //

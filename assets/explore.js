@@ -146,10 +146,17 @@
                      fpLo, fpHi) {
         const t = triggered();
         const r = resolveConditions(t, view, pB, fnB, fpB);
-        S.last = {view: view, p: r.p, costFn: r.costFn, costFp: r.costFp, costTp: tpB,
+        const next = {view: view, p: r.p, costFn: r.costFn, costFp: r.costFp, costTp: tpB,
             costTn: tnB, volume: volume, unit: unit, sens: sens, cons: cons, pins: pins,
             single: single, intervals: intervals};
-        E.render(S.last, t.has("view-store.data"));
+        // A slider step or an Enter was drawn before Dash saw it; the number box it then sets
+        // lands here with exactly what is on screen: nothing to draw again (a second drawing
+        // per step, after its paint, that delayed the next key).
+        const prev = S.last;
+        const drawn = prev && !t.has("view-store.data") &&
+            Object.keys(next).every((name) => next[name] === prev[name]);
+        S.last = next;
+        if (!drawn) E.render(S.last, t.has("view-store.data"));
         if (t.has("view-store.data")) E.restyleModels(view);
         const req = constraintRequestOf(maxFpr, capacity, r.p, volume);
         recordView(key, ref, r.p, r.costFn, r.costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo,

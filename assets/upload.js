@@ -79,7 +79,10 @@
             el.className = "notice";
             el.setAttribute("role", "status");
             el.style.margin = "0.4rem 0";
-            zone.parentNode.insertBefore(el, zone.nextSibling);
+            // Below the zone, the target class first (it decides what the file is).
+            const before = id === "upload-segment" ? document.getElementById("upload-target") : null;
+            const after = before || zone;
+            after.parentNode.insertBefore(el, after.nextSibling);
         }
         el.replaceChildren();
         el.hidden = false;

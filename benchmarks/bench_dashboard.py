@@ -88,8 +88,11 @@ INSTRUMENT = """() => {
     const start = () => {
         pending = {t0: performance.now(), roc: false, cost: false, readout: false};
     };
-    document.addEventListener('keydown', start, true);
-    document.addEventListener('input', start, true);
+    // On window, capturing: before every listener of the page (the page draws a slider key
+    // or an Enter in its own document-level capture listener, whose DOM changes reach the
+    // observers below before a later listener would start the clock).
+    window.addEventListener('keydown', start, true);
+    window.addEventListener('input', start, true);
     const mark = (which) => {
         if (!pending || pending[which]) return;
         pending[which] = true;
@@ -194,6 +197,15 @@ SLIDER_VARIANTS = {"log axes": "&log_fpr=1&log_pc=1",
                    "hull classifiers only": "&hull_only=1"}
 
 
+def pins_query(n_classifiers: int, pins: int) -> str:
+    """``&pins=...``: ``pins`` thresholds on classifiers spread over the data set."""
+    if not pins:
+        return ""
+    picks = [f"model_{(k * max(n_classifiers // pins, 1)) % n_classifiers:02d}:{0.5 + 0.25 * k:g}"
+             for k in range(pins)]
+    return "&pins=" + ",".join(picks)
+
+
 def slider_samples(page, samples: int, pause_ms: int) -> list[float]:
     """``samples`` p(+) slider key presses (after 5 to warm up); each one's latency in ms."""
     page.evaluate(INSTRUMENT)
@@ -209,7 +221,7 @@ def slider_samples(page, samples: int, pause_ms: int) -> list[float]:
 
 
 def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: int,
-                 args_pause_ms: int = 150, variants: bool = False) -> dict:
+                 args_pause_ms: int = 150, variants: bool = False, pins: int = 0) -> dict:
     data_dir = tmp / "slider-data"
     print(f"[slider] generating {n_classifiers} classifiers x {n_rows:,} scores ...", flush=True)
     t = time.perf_counter()
@@ -225,8 +237,14 @@ def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: i
     try:
         page = browser.new_page(viewport={"width": 1480, "height": 1100})
         t = time.perf_counter()
-        page.goto(f"{server.url}/explore?data={record.id}&p_pos=0.01&cost_fn=10&cost_fp=1")
+        # Issue 23's bar is with pins shown (each priced at every step) and the strip chart.
+        pinned = pins_query(n_classifiers, pins)
+        page.goto(f"{server.url}/explore?data={record.id}&p_pos=0.01&cost_fn=10&cost_fp=1"
+                  + pinned)
         page.wait_for_function(READY, timeout=300_000)
+        if pins:
+            page.wait_for_function(f"document.querySelectorAll('.pin-slot:not([hidden])')"
+                                   f".length >= {pins}", timeout=60_000)
         first_open = time.perf_counter() - t
         print(f"[slider] first open (analysis of every classifier, cached after): "
               f"{first_open:.1f} s", flush=True)
@@ -258,7 +276,7 @@ def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: i
         by_variant = {}
         for label, extra in (SLIDER_VARIANTS.items() if variants else ()):
             page.goto(f"{server.url}/explore?data={record.id}&p_pos=0.01&cost_fn=10&cost_fp=1"
-                      + extra)
+                      + extra + pinned)
             page.wait_for_function(READY, timeout=60_000)
             page.wait_for_timeout(800)
             v = slider_samples(page, samples, args_pause_ms)
@@ -274,7 +292,7 @@ def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: i
     finally:
         server.stop()
     enter, debounce = typed["enter"], typed["debounce"]
-    return {"classifiers": n_classifiers, "rows": n_rows, "samples": len(lat),
+    return {"classifiers": n_classifiers, "rows": n_rows, "samples": len(lat), "pins": pins,
             "first_open_s": round(first_open, 2), "reopen_s": round(reopen, 2),
             "median_ms": round(statistics.median(lat), 1), "p95_ms": round(percentile(lat, 95), 1),
             "max_ms": round(max(lat), 1),
@@ -299,31 +317,49 @@ def post_dataset(url: str, path: Path) -> str:
         return json.loads(resp.read())["id"]
 
 
+def enter_samples(page, samples: int, pause_ms: int) -> list[float]:
+    """``samples`` typed C(-|+) values + Enter (after 5 to warm up); each one's latency in ms."""
+    page.evaluate(INSTRUMENT)
+    for i in range(samples + 5):
+        before = page.evaluate("window.__lat.length")
+        page.fill("#cost-fn-input", f"{10 + ((i + 1) % 7) * 1.5:g}")   # never the first value
+        page.press("#cost-fn-input", "Enter")
+        page.wait_for_function(f"window.__lat.length > {before}", timeout=10_000)
+        page.wait_for_timeout(pause_ms + 300)          # past the box's own debounced commit
+    return page.evaluate("window.__lat")[5:]
+
+
 def bench_against(browser, tmp: Path, tree: Path, n_rows: int, n_classifiers: int,
-                  samples: int, rounds: int = 5, pause_ms: int = 150) -> dict:
-    """The slider path of this checkout against another one (``tree``, e.g. a ``git worktree``
-    of the commit before a change), on the same data, the two pages measured in alternating
-    rounds in the same browser, so both see the same machine load."""
+                  samples: int, rounds: int = 5, pause_ms: int = 150, pins: int = 0) -> dict:
+    """The slider path (and the typed value + Enter path) of this checkout against another one
+    (``tree``, e.g. a ``git worktree`` of the commit before a change), on the same data, the
+    two pages measured in alternating rounds in the same browser, so both see the same machine
+    load."""
     parquet = tmp / "against.parquet"
     pq.write_table(pa.table(scores_table(n_rows, n_classifiers, seed=1)), parquet)
     pages, servers = {}, []
     lat: dict[str, list[float]] = {}
+    enter: dict[str, list[float]] = {}
     try:
         for label, repo in (("this checkout", REPO), ("baseline", tree)):
             server = Server(tmp / f"against-{len(servers)}" / "data", repo=repo)
             servers.append(server)
             data_id = post_dataset(server.url, parquet)
             page = browser.new_page(viewport={"width": 1480, "height": 1100})
-            page.goto(f"{server.url}/explore?data={data_id}&p_pos=0.01&cost_fn=10&cost_fp=1")
+            page.goto(f"{server.url}/explore?data={data_id}&p_pos=0.01&cost_fn=10&cost_fp=1"
+                      + pins_query(n_classifiers, pins))
             page.wait_for_function(READY, timeout=300_000)
-            page.wait_for_timeout(500)
-            pages[label], lat[label] = page, []
+            page.wait_for_timeout(1500)
+            pages[label], lat[label], enter[label] = page, [], []
         for r in range(rounds):
             for label, page in pages.items():
                 page.bring_to_front()
                 lat[label] += slider_samples(page, samples // rounds, pause_ms)
-            print(f"[against] round {r + 1}/{rounds}: p95 so far " + ", ".join(
-                f"{k} {percentile(v, 95):.1f} ms" for k, v in lat.items()), flush=True)
+                enter[label] += enter_samples(page, samples // rounds, pause_ms)
+            print(f"[against] round {r + 1}/{rounds}: slider p95 so far " + ", ".join(
+                f"{k} {percentile(v, 95):.1f} ms" for k, v in lat.items()) + "; Enter p95 " +
+                ", ".join(f"{k} {percentile(v, 95):.1f} ms" for k, v in enter.items()),
+                flush=True)
     finally:
         for page in pages.values():
             page.close()
@@ -335,6 +371,11 @@ def bench_against(browser, tmp: Path, tree: Path, n_rows: int, n_classifiers: in
     out["median_ratio"] = round(out["this checkout"]["median_ms"] / out["baseline"]["median_ms"],
                                 3)
     out["baseline_tree"] = str(tree)
+    out["pins"] = pins
+    out["enter"] = {label: {"samples": len(v), "median_ms": round(statistics.median(v), 1),
+                            "p95_ms": round(percentile(v, 95), 1)} for label, v in enter.items()}
+    out["enter"]["p95_ratio"] = round(out["enter"]["this checkout"]["p95_ms"]
+                                      / out["enter"]["baseline"]["p95_ms"], 3)
     return out
 
 
@@ -396,6 +437,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="issue 10's targets: 20 x 1e6 slider with --variants, first plot "
                              "of 50 x 2e5 against 5 x 2e5")
     parser.add_argument("--quick", action="store_true", help="1e5 rows instead of 1e6")
+    parser.add_argument("--pins", type=int, default=0,
+                        help="open the slider page with this many pinned thresholds (issue 23's "
+                             "bar: 2, with the strip chart)")
     parser.add_argument("--skip-upload", action="store_true")
     parser.add_argument("--skip-slider", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -417,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
         out["chromium"] = browser.version
         if not args.skip_slider and not args.against:
             out["slider"] = bench_slider(browser, tmp, args.rows, args.classifiers, args.samples,
-                                         variants=args.variants)
+                                         variants=args.variants, pins=args.pins)
             s = out["slider"]
             print(f"[slider] {s['samples']} key presses: median {s['median_ms']} ms, "
                   f"p95 {s['p95_ms']} ms, max {s['max_ms']} ms", flush=True)
@@ -427,10 +471,14 @@ def main(argv: list[str] | None = None) -> int:
                   f"{s['enter_vs_slider_p95']}x the slider path", flush=True)
         if args.against:
             a = out["against"] = bench_against(browser, tmp, args.against.resolve(), args.rows,
-                                               args.classifiers, args.samples)
+                                               args.classifiers, args.samples, pins=args.pins)
             print(f"[against] slider p95 {a['this checkout']['p95_ms']} ms here, "
                   f"{a['baseline']['p95_ms']} ms in {a['baseline_tree']}: ratio {a['p95_ratio']} "
                   f"(medians: {a['median_ratio']})", flush=True)
+            e = a["enter"]
+            print(f"[against] typed value + Enter p95 {e['this checkout']['p95_ms']} ms here, "
+                  f"{e['baseline']['p95_ms']} ms in the baseline: ratio {e['p95_ratio']}",
+                  flush=True)
             if not args.skip_upload:
                 here, there = [], []
                 for rep in range(args.reps):        # alternating, one upload each at a time

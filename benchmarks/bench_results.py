@@ -8,11 +8,19 @@ checkout with e.g. ``git archive <commit> | tar -x -C /tmp/before``) builds the 
 the file cache in a temp dir), uploads the CSV through ``POST /api/v1/datasets`` (Flask's test
 client: no socket) and times, through the real routes:
 
+* the upload itself: the server's share of Explore's first plot of the same data, measured in
+  the same process (reading, storing and analysing the data set and priming the view model the
+  plot is drawn from): the baseline of the cold rows' ratios (issue 23: cold ≤ 1.5× it);
 * ``choice.json`` cold (the first request of the data set), then ``--conditions`` new
   conditions (p(+), C(−|+) and the sensitivity box all new each time: nothing of a previous
   request's conditions is reusable but the condition-free part), p50 and p95, and the same
   condition again;
-* ``report.html`` cold and a second request of the same view, and its size.
+* ``report.html`` cold and a second request of the same view, and its size; the standalone
+  form (``?standalone=1``, plotly.js embedded) cold and its size. The default report loads
+  plotly.js from the server (``--against`` an older tree: whatever that tree serves).
+
+The load average (``os.getloadavg``) before and after each tree is printed: the machine is
+shared, and a loaded run's wall times say more as ratios than as absolutes.
 
 The CSV: ``y_true`` (5 % positives) and ``--classifiers`` probability scores (a logistic of a
 shifted normal, 6 decimals) of ``--rows`` rows.
@@ -46,7 +54,11 @@ def write_csv(path: Path, rows: int, classifiers: int, seed: int = 1) -> None:
     pd.DataFrame(cols).to_csv(path, index=False)
 
 
-def measure(csv: Path, conditions: int) -> dict:
+REPORT_P_POS = ("0.05", "0.06", "0.07", "0.08", "0.09")
+"""The views of the cold reports (each a new report; their choice curves shared)."""
+
+
+def measure(csv: Path, conditions: int, report_repeats: int = 3) -> dict:
     """The measurements of one tree (run in its own process)."""
     import io
 
@@ -54,41 +66,61 @@ def measure(csv: Path, conditions: int) -> dict:
 
     app = create_app({"data_dir": Path(tempfile.mkdtemp())})
     client = app.server.test_client()
-    reply = client.post("/api/v1/datasets", data={"file": (io.BytesIO(csv.read_bytes()),
-                                                           csv.name)},
+    out: dict = {"load before": os.getloadavg()[0]}
+    body = csv.read_bytes()
+    t = time.perf_counter()
+    reply = client.post("/api/v1/datasets", data={"file": (io.BytesIO(body), csv.name)},
                         content_type="multipart/form-data")
+    out["upload (first plot, server)"] = time.perf_counter() - t
     assert reply.status_code == 200, reply.get_data(as_text=True)[:300]
     data_id = reply.get_json()["id"]
     base = f"/api/v1/datasets/{data_id}"
 
+    cpu: list[float] = []
+
     def timed(path: str) -> tuple[float, int]:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         r = client.get(path)
         assert r.status_code == 200, (path, r.get_data(as_text=True)[:300])
+        cpu.append(time.process_time() - c)  # this process's threads (not a gate's child)
         return time.perf_counter() - t, len(r.data)
 
-    out: dict = {}
     out["choice cold"], _ = timed(f"{base}/choice.json?p_pos=0.05&sens_p=0.02,0.1")
+    out["choice cold / upload"] = out["choice cold"] / out["upload (first plot, server)"]
     new = []
+    cpu.clear()
     for k in range(conditions):
         p, fn = 0.02 + 0.003 * k, 2.0 + 0.5 * k
         q = f"p_pos={p:g}&cost_fn={fn:g}&sens_p={p / 2:g},{p * 2:g}&sens_fn=1,{fn * 2:g}"
         new.append(timed(f"{base}/choice.json?{q}")[0])
+
+    def p95(values: list[float]) -> float:
+        return sorted(values)[max(0, round(0.95 * len(values)) - 1)]
+
     out["choice new condition p50"] = statistics.median(new)
-    out["choice new condition p95"] = sorted(new)[max(0, round(0.95 * len(new)) - 1)]
+    out["choice new condition p95"] = p95(new)
+    out["choice new condition max"] = max(new)
+    out["choice new condition CPU p95"] = p95(cpu)
     out["choice same condition"], _ = timed(f"{base}/choice.json?{q}")
-    out["report cold"], size = timed(f"{base}/report.html?p_pos=0.05")
-    out["report second"], _ = timed(f"{base}/report.html?p_pos=0.05")
+    colds = [timed(f"{base}/report.html?p_pos={p}") for p in REPORT_P_POS[:report_repeats]]
+    out["report cold (median)"] = statistics.median(t for t, _ in colds)
+    size = colds[-1][1]
+    out["report cold / upload"] = out["report cold (median)"] / out["upload (first plot, server)"]
+    out["report second"], _ = timed(f"{base}/report.html?p_pos={REPORT_P_POS[0]}")
     out["report MB"] = size / 1e6
+    out["report standalone cold"], size = timed(
+        f"{base}/report.html?p_pos={REPORT_P_POS[0]}&standalone=1")
+    out["report standalone MB"] = size / 1e6
+    out["load after"] = os.getloadavg()[0]
     return out
 
 
-def run_tree(tree: Path, csv: Path, conditions: int) -> dict:
+def run_tree(tree: Path, csv: Path, conditions: int, report_repeats: int) -> dict:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     code = (f"import sys, json; sys.path.insert(0, {str(tree)!r}); "
             f"sys.path.insert(0, {str(REPO / 'benchmarks')!r}); import bench_results as b; "
             f"print(json.dumps(b.measure(__import__('pathlib').Path({str(csv)!r}), "
-            f"{conditions})))")
+            f"{conditions}, {report_repeats})))")
     done = subprocess.run([sys.executable, "-c", code], env=env, cwd=tree, text=True,
                           capture_output=True)
     if done.returncode:
@@ -100,7 +132,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--classifiers", type=int, default=50)
-    parser.add_argument("--conditions", type=int, default=10)
+    parser.add_argument("--conditions", type=int, default=40)
+    parser.add_argument("--report-repeats", type=int, default=3,
+                        help="cold reports (new views), their median reported")
     parser.add_argument("--against", type=Path, help="another source tree, measured first")
     parser.add_argument("--csv-dir", type=Path, default=Path(tempfile.gettempdir()))
     args = parser.parse_args()
@@ -108,13 +142,15 @@ def main() -> None:
     if not csv.exists():
         write_csv(csv, args.rows, args.classifiers)
     trees = ([("other", args.against)] if args.against else []) + [("this", REPO)]
-    results = {name: run_tree(tree, csv, args.conditions) for name, tree in trees}
+    results = {name: run_tree(tree, csv, args.conditions, args.report_repeats)
+               for name, tree in trees}
     print(f"{args.classifiers} x {args.rows:,} scores, {args.conditions} new conditions")
     names = list(results)
-    print(f"{'':28s}" + "".join(f"{n:>12s}" for n in names))
+    print(f"{'':30s}" + "".join(f"{n:>12s}" for n in names))
     for key in results[names[-1]]:
-        unit = "" if key.endswith("MB") else " s"
-        print(f"{key:28s}" + "".join(f"{results[n][key]:>10.3f}{unit}" for n in names))
+        unit = "" if key.endswith(("MB", "upload")) or key.startswith("load") else " s"
+        print(f"{key:30s}" + "".join(f"{results[n].get(key, float('nan')):>10.3f}{unit}"
+                                     for n in names))
 
 
 if __name__ == "__main__":

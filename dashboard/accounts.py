@@ -282,13 +282,13 @@ def login():
 
 @auth_pages.get("/auth/callback")
 def callback():
-    from authlib.integrations.base_client.errors import OAuthError
-
     found = accounts()
     try:
         token = found.client.authorize_access_token()
-    except OAuthError as exc:
-        log.info("login refused: %s", exc.error)
+    except Exception as exc:  # noqa: BLE001 - whatever failed (a refusal, a state that does
+        # not match, an ID token that does not verify, the provider unreachable), nobody is
+        # logged in; the log says what (never the code or the state: see redact_tokens).
+        log.info("login refused: %s: %s", type(exc).__name__, getattr(exc, "error", ""))
         return page("Login failed", "<h1>Login failed</h1><p>The organisation's login did not "
                     "complete (it was refused, or it took too long). "
                     "<a href='/auth/login'>Try again</a>.</p>", 400)

@@ -289,7 +289,9 @@ class Settings:
 # --- no secrets in logs --------------------------------------------------------------------------
 
 _SECRET_PATH = re.compile(r"(/(?:s|manage)/|/api/v1/(?:analyses|datasets)/)([^\s/?#\"']+)")
-_DATA_PARAMETER = re.compile(r"([?&;]data=)([^\s&;#\"']+)")
+# data=: a handle on every page's address; code= and state=: the OpenID Connect login's
+# authorisation code and state on /auth/callback (dashboard/accounts.py).
+_DATA_PARAMETER = re.compile(r"([?&;](?:data|code|state)=)([^\s&;#\"']+)")
 _CAPABILITY = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{32}(?![A-Za-z0-9_-])")
 _BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+")
 _ANALYSIS_ID = re.compile(r"[0-9a-f]{16}")
@@ -311,7 +313,8 @@ def redact_tokens(text: str) -> str:
     * whatever follows ``/s/``, ``/manage/``, ``/api/v1/analyses/`` (share and manage tokens;
       an analysis id, 16 hex digits, is no secret and is kept) and ``/api/v1/datasets/`` (an
       upload's or a read link's data set handle), ``//`` paths included;
-    * the value of a ``data=`` query parameter (a handle, on every page's address);
+    * the value of a ``data=`` query parameter (a handle, on every page's address), and of
+      ``code=`` and ``state=`` (the login's authorisation code, on ``/auth/callback``);
     * anything shaped like a token or a handle (32 URL-safe characters standing alone), wherever
       it is: a mistyped path, a message quoting a handle;
     * bearer tokens.

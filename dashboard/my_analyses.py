@@ -156,7 +156,8 @@ def _tokens_part(person: Person, new_token: str | None) -> str:
              f"<code id=new-token>{e(new_token)}</code></p>")
     return "".join([
         "<p class=note>For the API (<code>Authorization: Bearer &lt;token&gt;</code>) and "
-        "<code>costdash push</code>: uploads and shares made with it are yours.</p>",
+        "<code>costdash push</code> (<code>COSTDASH_TOKEN=&lt;token&gt;</code>): uploads and "
+        "shares made with it are yours.</p>",
         shown,
         "<form method=post class=inline><input type=hidden name=action value=create-token>"
         "<label for=token-name>Token name</label>"
@@ -198,7 +199,9 @@ def _account_page(person: Person, message: str = "", error: str = "",
         "<button type=submit id=logout class=secondary>Log out</button></form></div>",
         f"<p class=ok role=status>{e(message)}</p>" if message else "",
         f"<p class=err role=alert>{e(error)}</p>" if error else "",
-        "<h2>Analyses</h2>", _analyses_part(person),
+        "<h2>Analyses</h2><p class=note>A read link opens for anyone who has it, without an "
+        "account; “Organisation only” makes it ask for the organisation's login first.</p>",
+        _analyses_part(person),
         "<h2>Uploads</h2>", _uploads_part(person),
         "<h2>API tokens</h2>", _tokens_part(person, new_token),
         "<h2>Activity</h2><p class=note>Every change to your analyses, uploads and tokens: who "

@@ -420,7 +420,9 @@ SEGMENT_FIELDS = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn")
 """The view fields a policy per segment depends on (its key)."""
 
 
-def segments_result(results: Results, dataset_id: str, view: Any) -> dict[str, Any]:
+def segments_result(results: Results, dataset_id: str, view: Any, *,
+                    run: Callable[[], AbstractContextManager[Callable[[Callable[[], Any]], Any]]]
+                    | None = None) -> dict[str, Any]:
     """The choice per segment of a stored data set at the view's conditions (kind
     ``segments``): :func:`costdash.segments.segment_policy` over the data set's segment column,
     each segment at its prevalence and the view's costs, beside the shared choice (the one the
@@ -433,6 +435,12 @@ def segments_result(results: Results, dataset_id: str, view: Any) -> dict[str, A
     The same in both scopes: a segment's choice is a hull vertex (what Explore shows a read
     link too), never a threshold the viewer typed.
 
+    Parameters
+    ----------
+    run : callable, optional
+        How a miss is computed, as for :meth:`Results.choice_text` (a slot of the compute gate
+        and a child process with a deadline); a cached result never takes a slot.
+
     Raises
     ------
     DatasetNotFound
@@ -442,9 +450,9 @@ def segments_result(results: Results, dataset_id: str, view: Any) -> dict[str, A
 
     relevant = {k: v for k, v in view.to_json().items() if k in SEGMENT_FIELDS}
 
-    def compute(_scope: str) -> dict[str, Any]:
-        from costdash.analysis import analyze
-        from costdash.decision import decide
+    def compute() -> dict[str, Any]:
+        from costdash.hull import ALL_POSITIVE
+        from costdash.roc import roc_of
         from costdash.segments import segment_policy, segment_policy_to_dict
 
         dataset = results.store.get(dataset_id)
@@ -455,13 +463,202 @@ def segments_result(results: Results, dataset_id: str, view: Any) -> dict[str, A
         models = list(view.models) if view.models else None
         try:
             policy = segment_policy(dataset, dataset.segments.values, condition, models=models)
-            shared = decide(analyze(dataset, condition, models=models))
         except _CostdashError as exc:
             return {"segment_column": column, "error": str(exc)}
+        # The shared choice's cost on every row: its one ROC point (not a second analysis).
+        name, threshold = policy.shared_classifier, policy.shared_threshold
+        scored = {c.name: c for c in dataset.scored}
+        fpr = tpr = 1.0 if name == ALL_POSITIVE else 0.0
+        if name in scored and threshold is not None:
+            roc = roc_of(scored[name])
+            i = roc.point_at_threshold(threshold)
+            fpr, tpr = float(roc.fpr[i]), float(roc.tpr[i])
+        shared_cost = condition.expected_cost(condition.normalized_cost(fpr, tpr))
         return {"segment_column": column,
-                "shared": {"classifier": shared.classifier, "threshold": shared.threshold,
-                           "expected_cost": shared.expected_cost},
+                "shared": {"classifier": name, "threshold": threshold,
+                           "expected_cost": shared_cost},
                 "segments": segment_policy_to_dict(policy),
                 "saving_per_case": policy.saving_per_case}
 
-    return results.json("segments", dataset_id, {"view": relevant}, compute)
+    def gated(_scope: str) -> dict[str, Any]:
+        if run is None:
+            return compute()
+        with run() as bounded:
+            return bounded(compute)
+
+    return results.json("segments", dataset_id, {"view": relevant}, gated)
+
+
+# --- issue 28: money against the threshold, top fractions, calibrate then choose ----------------
+
+THRESHOLD_MONEY_VERSION = 1
+THRESHOLD_MONEY_POINTS = 2000
+"""Points of a money curve kept for drawing (evenly spread, the cheapest and each pin kept)."""
+
+
+def _threshold_money_roc(results: Results, views: Any, dataset_id: str, scope: str,
+                         model: str) -> Any:
+    """The ROC curve a money curve is read off: exact in the full scope, the thinned one a read
+    link shows in the thinned scope (no exact count at a threshold the viewer chose)."""
+    from costdash.errors import ParameterError
+    from costdash.roc import roc_of
+    from dashboard.viewmodel import thinned_roc
+
+    if scope == "thinned":
+        entries = {c["name"]: c for c in views.full(dataset_id)["classifiers"]}
+        if model not in entries:
+            raise ParameterError(f"no classifier named {model!r} in this data set")
+        return thinned_roc(entries[model])
+    try:
+        return roc_of(results.store.get(dataset_id).classifier(model))
+    except KeyError:
+        raise ParameterError(f"no classifier named {model!r} in this data set") from None
+
+
+def _finite_list(values: Any) -> list[float | None]:
+    import math
+
+    import numpy as np
+
+    return [v if math.isfinite(v) else None for v in np.asarray(values, dtype=float).tolist()]
+
+
+def threshold_money_result(results: Results, views: Any, dataset_id: str, model: str,
+                           condition: Any, share: float | None, pins: list[float]
+                           ) -> dict[str, Any]:
+    """Money against the threshold of ``model`` at ``condition``
+    (:func:`costdash.threshold_money.cost_by_threshold`; at most
+    :data:`THRESHOLD_MONEY_POINTS` points, the cheapest and the ``pins`` kept; ``cheapest`` and
+    ``pins`` with their expected costs per case) and its
+    top-fraction table (:func:`~costdash.threshold_money.top_fraction_table`: deciles and the
+    capacity's ``share`` of cases, whose row is ``table["capacity"]``), kind
+    ``threshold-money``; thinned in the thinned scope.
+
+    Raises
+    ------
+    DatasetNotFound, ParameterError
+        No such data set, or no such classifier.
+    """
+    def compute(scope: str) -> dict[str, Any]:
+        import numpy as np
+
+        from costdash.roc import thin_indices
+        from costdash.threshold_money import DECILES, cost_by_threshold, top_fraction_table
+
+        roc = _threshold_money_roc(results, views, dataset_id, scope, model)
+        curve = cost_by_threshold(roc, condition)
+        keep = {curve.best, *(curve.at(t) for t in pins)}
+        idx = np.union1d(thin_indices(curve.threshold.size, THRESHOLD_MONEY_POINTS),
+                         np.fromiter(keep, dtype=np.int64))
+        inside = share is not None and 0 < share < 1
+        fractions = sorted({*DECILES, *([share] if inside else [])})
+        table = top_fraction_table(roc, fractions, condition=condition)
+        return {"classifier": model, "best": int(np.searchsorted(idx, curve.best)),
+                "cheapest": {"threshold": curve.best_threshold,
+                             "expected_cost": curve.best_expected_cost},
+                "pins": [{"threshold": t, "expected_cost": float(curve.expected_cost[curve.at(t)])}
+                         for t in pins],
+                "threshold": _finite_list(curve.threshold[idx]), "fpr": curve.fpr[idx].tolist(),
+                "tpr": curve.tpr[idx].tolist(),
+                "normalized_cost": curve.normalized_cost[idx].tolist(),
+                "expected_cost": curve.expected_cost[idx].tolist(),
+                "table": {"fraction": table.fraction.tolist(),
+                          "threshold": _finite_list(table.threshold),
+                          "flagged": table.flagged.tolist(),
+                          "positives": table.positives.tolist(),
+                          "precision": _finite_list(table.precision),
+                          "lift": _finite_list(table.lift),
+                          "recall": _finite_list(table.recall),
+                          "expected_cost": _finite_list(table.expected_cost),
+                          "n": table.n, "n_pos": table.n_pos,
+                          "capacity": fractions.index(share) if inside else None}}
+
+    c = condition
+    return results.json(
+        "threshold-money", dataset_id,
+        {"version": THRESHOLD_MONEY_VERSION + 1, "model": model, "share": share,
+         "pins": sorted(pins), "condition": [c.p_pos, c.cost_fn, c.cost_fp, c.cost_tp, c.cost_tn]},
+        compute)
+
+
+def calibrated_roc_result(results: Results, dataset_id: str, model: str, method: str
+                          ) -> dict[str, Any]:
+    """The ROC curve of ``model``'s scores calibrated by ``method`` cross-fitted on folds
+    (:func:`costdash.calibration.calibrate_classifier`) as ``{"tp", "fp", "threshold", "n_pos",
+    "n_neg"}``, or ``{"error"}`` (kind ``calibrated-roc``: computed once per data set,
+    classifier and method, reused under every condition); thinned in the thinned scope."""
+    def compute(scope: str) -> dict[str, Any]:
+        from costdash.calibration import calibrate_classifier
+        from costdash.dataset import CountedClassifier
+        from costdash.errors import CostdashError
+        from costdash.roc import thin_indices
+
+        try:
+            c = results.store.get(dataset_id).classifier(model)
+        except KeyError:
+            return {"error": f"no classifier named {model!r} in this data set"}
+        if isinstance(c, CountedClassifier):
+            return {"error": f"{model} was given as confusion matrices: there are no scores "
+                             "to calibrate."}
+        try:
+            roc = calibrate_classifier(c, method)
+        except CostdashError as exc:
+            return {"error": str(exc)}
+        cap = results.max_points(scope)
+        keep = thin_indices(roc.size, cap) if cap is not None else slice(None)
+        return {"tp": roc.tp[keep].tolist(), "fp": roc.fp[keep].tolist(),
+                "threshold": _finite_list(roc.threshold[keep]),
+                "n_pos": int(roc.n_pos), "n_neg": int(roc.n_neg)}
+
+    return results.json("calibrated-roc", dataset_id,
+                        {"version": THRESHOLD_MONEY_VERSION, "model": model, "method": method},
+                        compute)
+
+
+def calibrate_choose_result(results: Results, views: Any, dataset_id: str, model: str,
+                            condition: Any) -> dict[str, Any]:
+    """:func:`costdash.calibrated_choice.choose_after_calibration` of ``model`` at
+    ``condition`` as ``{"tau", "prevalence", "rows": [{"method", "threshold", "flagged",
+    "expected_cost", "regret", "refused"}]}`` (expected costs per case), or ``{"error"}``
+    (kind ``calibrate-choose``): the scores' curve exact in the full scope, the thinned one a
+    read link shows in the thinned scope; the calibrated curves of
+    :func:`calibrated_roc_result`."""
+    def compute(scope: str) -> dict[str, Any]:
+        import numpy as np
+
+        from costdash.calibrated_choice import choose_after_calibration
+        from costdash.calibration import CALIBRATIONS
+        from costdash.curves import flagged_share
+        from costdash.errors import CostdashError
+        from costdash.roc import RocCurve
+
+        try:
+            scores = _threshold_money_roc(results, views, dataset_id, scope, model)
+        except CostdashError as exc:
+            return {"error": str(exc)}
+        calibrated: dict[str, Any] = {}
+        for method in CALIBRATIONS:
+            r = calibrated_roc_result(results, dataset_id, model, method)
+            calibrated[method] = r["error"] if "error" in r else RocCurve(
+                name=model, tp=np.asarray(r["tp"], dtype=np.int64),
+                fp=np.asarray(r["fp"], dtype=np.int64),
+                threshold=np.array([np.nan if t is None else t for t in r["threshold"]],
+                                   dtype=np.float64),
+                n_pos=int(r["n_pos"]), n_neg=int(r["n_neg"]))
+        try:
+            choice = choose_after_calibration(scores, calibrated, condition)
+        except CostdashError as exc:
+            return {"error": str(exc)}
+        return {"tau": choice.tau, "prevalence": choice.prevalence,
+                "rows": [{"method": r.method, "threshold": r.threshold,
+                          "flagged": None if r.refused else
+                          flagged_share(r.fpr, r.tpr, prior=choice.prevalence),
+                          "expected_cost": None if r.refused else r.expected_cost,
+                          "regret": None if r.refused else choice.regret(r.method),
+                          "refused": r.refused} for r in choice.rows]}
+
+    c = condition
+    return results.json(
+        "calibrate-choose", dataset_id,
+        {"version": THRESHOLD_MONEY_VERSION, "model": model,
+         "condition": [c.p_pos, c.cost_fn, c.cost_fp, c.cost_tp, c.cost_tn]}, compute)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import pickle
 import sys
 import time
 from collections import defaultdict
@@ -83,12 +84,16 @@ CHUNK = 10
 results do not depend on how many worker processes run the tasks."""
 
 
-def run(sets: int, seed: int, report=None, workers: int = 1) -> tuple[list[dict], list[dict]]:
+def run(sets: int, seed: int, report=None, workers: int = 1,
+        cache: str | None = None) -> tuple[list[dict], list[dict]]:
     """Simulate ``sets`` reference sets per family in tasks of :data:`CHUNK` sets, merged in task
-    order; ``report(rows, alert_rows, done)`` is called after every other task."""
+    order; ``report(rows, alert_rows, done)`` is called after every other task. With ``cache``
+    (a directory) each task's raw results are kept there and a rerun reads them instead of
+    recomputing them (delete the directory after changing the code)."""
     acc: dict = defaultdict(list)
     alerts: dict = defaultdict(list)
-    tasks = [(seed, i, min(CHUNK, sets - i * CHUNK)) for i in range(-(-sets // CHUNK))]
+    tasks = [(seed, i, min(CHUNK, sets - i * CHUNK), cache)
+             for i in range(-(-sets // CHUNK))]
     if workers > 1:
         import multiprocessing
         pool = multiprocessing.get_context("fork").Pool(workers)
@@ -96,7 +101,7 @@ def run(sets: int, seed: int, report=None, workers: int = 1) -> tuple[list[dict]
     else:
         pool, results = None, map(_task, tasks)
     done = 0
-    for (_, _, size), (acc_i, alerts_i) in zip(tasks, results):
+    for (_, _, size, _), (acc_i, alerts_i) in zip(tasks, results):
         for key, v in acc_i.items():
             acc[key].extend(v)
         for key, v in alerts_i.items():
@@ -110,8 +115,22 @@ def run(sets: int, seed: int, report=None, workers: int = 1) -> tuple[list[dict]
     return _tables(acc, alerts)
 
 
-def _task(task: tuple[int, int, int]) -> tuple[dict, dict]:
-    seed, index, sets = task
+def _task(task: tuple[int, int, int, str | None]) -> tuple[dict, dict]:
+    seed, index, sets, cache = task
+    path = None if cache is None else os.path.join(cache, f"seed{seed}-task{index}-{sets}.pkl")
+    if path is not None and os.path.exists(path):
+        with open(path, "rb") as fh:
+            return pickle.load(fh)
+    out = _simulate(seed, index, sets)
+    if path is not None:
+        os.makedirs(cache, exist_ok=True)
+        with open(path + ".tmp", "wb") as fh:
+            pickle.dump(out, fh)
+        os.replace(path + ".tmp", path)
+    return out
+
+
+def _simulate(seed: int, index: int, sets: int) -> tuple[dict, dict]:
     data_rng = np.random.default_rng([seed, index])
     boot_seeds = np.random.SeedSequence([seed, index, 1])
     acc = defaultdict(list)  # (family, scores, n, p, method, calibration) -> [(est, low, high)]
@@ -212,6 +231,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1,
                         help="processes (the results do not depend on it)")
+    parser.add_argument("--cache", default=None,
+                        help="directory keeping each task's raw results, so that an interrupted "
+                             "run resumes")
     parser.add_argument("--csv", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                       "prevalence_shift.csv"))
     args = parser.parse_args(argv)
@@ -240,7 +262,7 @@ def main(argv: list[str] | None = None) -> None:
                      + f"\n\n{done} of {args.sets} sets per family done, seed {args.seed}, "
                      f"{cpu()}\n")
 
-    rows, alert_rows = run(args.sets, args.seed, write, args.workers)
+    rows, alert_rows = run(args.sets, args.seed, write, args.workers, args.cache)
     print(markdown(rows, alert_rows))
     print(f"\n{args.sets} sets per family, seed {args.seed}, "
           f"{cpu()}")

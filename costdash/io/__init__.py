@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import IO, Literal
+from typing import IO, TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported when a file needs it: plain wide CSV does not (issue 23)
+    import pandas as pd
 
 from costdash.io.layouts import (
     COUNT_COLUMNS,
@@ -126,7 +128,19 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
         models = [models]
     models = models or None  # asking for no classifiers at all can only mean "no filter"
     source, data = _read_source(path, name, max_bytes)
-    df = _read_table(data, source, _sniff_format(data, source), max_rows)
+    fmt = _sniff_format(data, source)
+    if (fmt == "text" and layout in ("auto", "wide") and max_rows is None and positive is None
+            and target_class is None and segment_column is None and model_column is None
+            and score_column is None and fold_column is None):
+        # The simplest wide files, read as the rest are but without pandas (issue 23); None
+        # for anything else, read below.
+        from costdash.io.plain_csv import read_plain_wide
+
+        dataset = read_plain_wide(data, source, label_column=label_column, models=models)
+        if dataset is not None:
+            _check_classifier_count(dataset, source, max_classifiers)
+            return dataset
+    df = _read_table(data, source, fmt, max_rows)
     if positive is not None and "\x00" in str(positive):
         # A counts file's positive label is this option as given, and no stored text may hold NUL.
         raise ParameterError(f"{source}: --positive {_q(positive)} has a NUL character, which a "
@@ -165,12 +179,16 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
         dataset = _load_scored(df, rows, source, layout, label_column, model_column,
                                score_column, fold_column, positive, models, drop_missing,
                                segment_column)
+    _check_classifier_count(dataset, source, max_classifiers)
+    return dataset
+
+
+def _check_classifier_count(dataset: Dataset, source: str, max_classifiers: int | None) -> None:
     if max_classifiers is not None and len(dataset.names) > max_classifiers:
         raise InputFileError(f"{source}: has {counted(len(dataset.names), 'classifier')}, more "
                              f"than the "
                              f"limit of {max_classifiers:,}; choose some with the models "
                              "option", source=source)
-    return dataset
 
 
 def _one_vs_rest(df: pd.DataFrame, source: str, layout: str, target_class: str,

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-import pandas as pd
 
+from costdash._lazy import lazy_module
 from costdash.io.messages import (
     _SHOW_LABELS,
     _fail,
@@ -22,6 +22,8 @@ from costdash.io.messages import (
 from costdash._wording import counted
 from costdash.dataset import CountedClassifier, Dataset, ScoredClassifier, Segments
 from costdash.errors import InputFileError, ParameterError
+
+pd = lazy_module("pandas")  # imported when first used: plain wide CSV needs none (issue 23)
 
 # Column names tried, in order of preference, when the caller does not name the column.
 LABEL_COLUMNS = ("y_true", "label", "target", "y", "class", "actual", "truth")

@@ -17,10 +17,9 @@ from collections.abc import Sequence
 from typing import IO
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from costdash._lazy import lazy_module
 from costdash.io.json_shape import check_json_table
 from costdash.io.messages import _q, _reason, _size, _too_many_rows
 from costdash.errors import InputFileError, ParameterError
@@ -33,6 +32,10 @@ _MAX_HEADER_BYTES = 1024 * 1024
 NEWLINE = b"\n"
 _NON_SPACE = re.compile(rb"\S")
 _DECIMAL_COMMA = re.compile(r"(?:^|[;\t| ])-?\d+,\d+(?=[;\t| ]|\r?$)", re.MULTILINE)
+# Imported when first used: plain wide CSV files are read without pandas
+# (costdash.io.plain_csv), and only Parquet needs pyarrow.parquet (issue 23).
+pd = lazy_module("pandas")
+pq = lazy_module("pyarrow.parquet")
 _BINARY_MAGIC = ((b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
                  (b"GIF8", "a GIF image"), (b"%PDF", "a PDF document"),
                  (b"PK\x03\x04", "a zip archive or Excel workbook (export the sheet as CSV)"),
@@ -323,24 +326,7 @@ def _read_csv(data: bytes, source: str) -> tuple[pd.DataFrame, list[str]]:
 
     Any line ending is understood: LF, CRLF and the old Mac CR.
     """
-    first_end = data.find(_line_break(data))
-    if (len(data) if first_end < 0 else first_end) > _MAX_HEADER_BYTES:
-        raise InputFileError(f"{source}: the first line (the header) is over "
-                             f"{_size(_MAX_HEADER_BYTES)} long; a table of predictions starts "
-                             "with a line of column names", source=source)
-    sep, sample = sniff_separator(data)
-    try:
-        header = next(csv.reader(io.StringIO(sample, newline=""), delimiter=sep), [])
-    except csv.Error as exc:
-        reason = _reason(exc)
-        if "field limit" in reason:  # the csv module's limit, 128 kB
-            reason = f"a column name is over {_size(csv.field_size_limit())} long"
-        raise InputFileError(f"{source}: the header cannot be read as CSV ({reason})",
-                             source=source) from None
-    _refuse_nul(data, source, sep, header)
-    # Spreadsheets in many locales write 0,5 for 0.5 (and then separate fields with ';').
-    decimal = ("," if sep != "," and _DECIMAL_COMMA.search(sample)
-               and not re.search(r"\d\.\d", sample) else ".")
+    sep, decimal, header = _csv_dialect(data, source)
     try:
         return pd.read_csv(io.BytesIO(data), sep=sep, decimal=decimal, engine="pyarrow"), header
     except (pa.ArrowException, ValueError):
@@ -359,6 +345,30 @@ def _read_csv(data: bytes, source: str) -> tuple[pd.DataFrame, list[str]]:
         raise InputFileError(f"{source}: row {row} has {m[3]} fields but the header has {m[1]} "
                              f"(separator {sep!r})", source=source, rows=(row,)) from None
     return df, header
+
+
+def _csv_dialect(data: bytes, source: str) -> tuple[str, str, list[str]]:
+    """The separator, the decimal mark and the header (as written) of delimited UTF-8 text;
+    a header too long, unreadable or holding NUL, or NUL anywhere in the text, is refused."""
+    first_end = data.find(_line_break(data))
+    if (len(data) if first_end < 0 else first_end) > _MAX_HEADER_BYTES:
+        raise InputFileError(f"{source}: the first line (the header) is over "
+                             f"{_size(_MAX_HEADER_BYTES)} long; a table of predictions starts "
+                             "with a line of column names", source=source)
+    sep, sample = sniff_separator(data)
+    try:
+        header = next(csv.reader(io.StringIO(sample, newline=""), delimiter=sep), [])
+    except csv.Error as exc:
+        reason = _reason(exc)
+        if "field limit" in reason:  # the csv module's limit, 128 kB
+            reason = f"a column name is over {_size(csv.field_size_limit())} long"
+        raise InputFileError(f"{source}: the header cannot be read as CSV ({reason})",
+                             source=source) from None
+    _refuse_nul(data, source, sep, header)
+    # Spreadsheets in many locales write 0,5 for 0.5 (and then separate fields with ';').
+    decimal = ("," if sep != "," and _DECIMAL_COMMA.search(sample)
+               and not re.search(r"\d\.\d", sample) else ".")
+    return sep, decimal, header
 
 
 def _read_json(data: bytes, source: str, lines: bool) -> pd.DataFrame:

@@ -677,10 +677,14 @@ DECISION_FIELDS = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn"
 def dataset_decision(dataset_id: str):
     """The decision to deploy for the view in the query (``costdash decide --json``), through
     the results service (kind ``decision``): from the ticked classifiers' hull (exact, the one
-    every page shows), with nothing loaded but the cached view model."""
+    every page shows), with nothing loaded but the cached view model; for a data set with a
+    segment column also ``decision.segments`` (:func:`dashboard.results.segments_result`,
+    computed through the compute gate; refused, ``segments_error`` says so, uncached)."""
     services = _services()
 
     def decision(record, view: View) -> str:
+        refused: list[ComputeRefused] = []
+
         def build(_scope: str) -> str:
             from costdash.analysis import Analysis, choose
             from costdash.costspace import lower_envelope
@@ -696,7 +700,13 @@ def dataset_decision(dataset_id: str):
                 # A policy per segment, as ``costdash decide --segment-column`` adds it.
                 from dashboard.results import segments_result
 
-                found = segments_result(services.results, dataset_id, view)
+                try:
+                    found = segments_result(services.results, dataset_id, view,
+                                            run=gated(services, "segments", dataset_id))
+                except ComputeRefused as exc:  # the decision stands; the segments say why not
+                    refused.append(exc)            # (and it is not cached so)
+                    found = {"segment_column": record.options.segment_column,
+                             "error": exc.message}
                 if "segments" in found:
                     out["decision"].update(segments=found["segments"],
                                            segment_column=found["segment_column"],
@@ -709,7 +719,7 @@ def dataset_decision(dataset_id: str):
         relevant = {k: v for k, v in view.to_json().items() if k in DECISION_FIELDS}
         return services.results.text("decision", dataset_id, {"view": relevant}, build,
                                      scope="thinned" if record.read_only else "full",
-                                     checked=False)
+                                     checked=False, keep=lambda _text: not refused)
 
     found, error = _result(dataset_id, decision)
     if error is not None:
@@ -741,6 +751,56 @@ def dataset_choice(dataset_id: str):
     record, text = found
     return _attachment(current_app.response_class(text, mimetype="application/json"),
                        record.name, "choice.json")
+
+
+@api.get("/datasets/<dataset_id>/threshold-money.json")
+def dataset_threshold_money(dataset_id: str):
+    """Issue 28 for the view in the query: money against the threshold of one classifier (the
+    view's ``model``, else the current choice's), its cheapest threshold and the view's pins
+    for it, the top-fraction table with the capacity's row, and "calibrate, then choose" (the
+    Threshold choice and Curves pages' numbers), through the results service (kinds
+    ``threshold-money``, ``calibrate-choose``); the thinned curves for a read-only handle."""
+    services = _services()
+
+    def make(record, view: View) -> str:
+        from costdash.errors import ParameterError
+        from costdash.hull import optimal_vertex
+        from dashboard.results import calibrate_choose_result, threshold_money_result
+
+        names = [c["name"] for c in services.views.full(dataset_id)["classifiers"]]
+        unknown = [m for m in view.models or () if m not in names]
+        if unknown:
+            raise ParameterError(f"no classifier named {', '.join(unknown)} in this data set")
+        ticked = view.selected(names) or names
+        condition = view.condition(record.prevalence)
+        if view.model in ticked:
+            model = view.model
+        else:
+            best = optimal_vertex(services.views.hull(dataset_id, ticked), condition).classifier
+            model = best if best in ticked else ticked[0]
+        share = (None if view.capacity is None or view.volume <= 0
+                 else float(view.capacity) / float(view.volume))
+        pins = [t for n, t in view.pins or () if n == model]
+        money = threshold_money_result(services.results, services.views, dataset_id, model,
+                                       condition, share, pins)
+        return json.dumps({
+            "classifier": model, "volume": view.volume, "unit": view.unit,
+            "conditions": {"p_pos": condition.p_pos, "cost_fn": condition.cost_fn,
+                           "cost_fp": condition.cost_fp, "cost_tp": condition.cost_tp,
+                           "cost_tn": condition.cost_tn, "pc": condition.pc},
+            "cheapest": money["cheapest"], "pins": money["pins"],
+            "curve": {k: money[k] for k in ("threshold", "fpr", "tpr", "expected_cost")},
+            "top_fractions": money["table"],
+            "calibrate_then_choose": calibrate_choose_result(
+                services.results, services.views, dataset_id, model, condition)},
+            allow_nan=False)
+
+    found, error = _result(dataset_id, make)
+    if error is not None:
+        return error
+    record, text = found
+    return _attachment(current_app.response_class(text, mimetype="application/json"),
+                       record.name, "threshold-money.json")
 
 
 def gated(services: Services, what: str, handle: str

@@ -690,13 +690,19 @@ PATHS: dict[str, Any] = {
     "/api/v1/datasets/{dataset_id}/report.html": {
         "get": {
             "operationId": "getDatasetReport", "tags": ["exports"],
-            "summary": "Self-contained HTML report of a data set under a condition",
+            "summary": "HTML report of a data set under a condition",
             "description": "What the Explore page shows for the view in the query: only the "
                            "ticked classifiers, the choice and the money figures under its "
                            "conditions, volume and unit, its sensitivity ranges and "
                            "constraints, bands with their settings, every setting, and a link "
-                           "back to the view.",
-            "parameters": [_DATASET_ID, *_VIEW_QUERY, *_BAND_QUERY],
+                           "back to the view. Its plots load plotly.js from this server (at a "
+                           "fingerprinted address, cached a year) unless standalone is set or "
+                           "the server's own address is not known, when plotly.js is inside "
+                           "the file (about 5 MB more; it then opens offline).",
+            "parameters": [_DATASET_ID, *_VIEW_QUERY, *_BAND_QUERY,
+                           {"name": "standalone", "in": "query", "required": False,
+                            "schema": {"type": "string", "enum": ["1", "true", "yes"]},
+                            "description": "Embed plotly.js: one file that opens offline."}],
             "responses": _also_as_pages(_gated(_also_as_pages(_export_responses(
                 {"description": "The report, as an attachment.",
                  "content": {"text/html": {"schema": {"type": "string"}}}}), ("400", "404")),
@@ -756,6 +762,56 @@ PATHS: dict[str, Any] = {
                                 "calibration other than platt or isotonic, or ticked "
                                 "classifiers the data set does not have.")),
                 "threshold choice"),
+        },
+    },
+    "/api/v1/datasets/{dataset_id}/threshold-money.json": {
+        "get": {
+            "operationId": "getDatasetThresholdMoney", "tags": ["exports"],
+            "summary": "Money against the threshold of one classifier, its top-fraction table "
+                       "and calibrate-then-choose, for the view",
+            "description": "For the view in the query (issue 28): the expected cost per case of "
+                           "every threshold of one classifier (the view's model, else the one "
+                           "the conditions choose; at most 2000 points, the cheapest and the "
+                           "pins kept), its cheapest threshold and the view's pins for it, the "
+                           "top-fraction table (deciles, and the capacity over the volume as "
+                           "its own row) with cumulative precision, lift, positives captured "
+                           "and cost, and flagging from the conditions' threshold probability "
+                           "before and after Platt and isotonic calibration on folds beside "
+                           "the best threshold. A read-only handle's curves are the thinned "
+                           "ones its link shows.",
+            "parameters": [_DATASET_ID, *_VIEW_QUERY],
+            "responses": _export_responses(_json_reply(
+                "The numbers, as an attachment.", _closed({
+                    "classifier": {"type": "string"}, "volume": _NUMBER,
+                    "unit": {"type": "string"},
+                    "conditions": _closed({"p_pos": _NUMBER, "cost_fn": _NUMBER,
+                                           "cost_fp": _NUMBER, "cost_tp": _NUMBER,
+                                           "cost_tn": _NUMBER, "pc": RATE},
+                                          description="The view's conditions."),
+                    "cheapest": _closed({"threshold": THRESHOLD, "expected_cost": _NUMBER},
+                                        description="The cheapest threshold (null: flag "
+                                                    "nothing) and its expected cost per case."),
+                    "pins": {"type": "array", "items": _closed(
+                        {"threshold": _NUMBER, "expected_cost": _NUMBER},
+                        description="A pin of this classifier and its expected cost per "
+                                    "case.")},
+                    "curve": _closed({"threshold": {"type": "array", "items": THRESHOLD},
+                                      "fpr": NUMBERS, "tpr": NUMBERS, "expected_cost": NUMBERS},
+                                     description="Flag score >= threshold (null first: flag "
+                                                 "nothing): its ROC point and expected cost "
+                                                 "per case."),
+                    "top_fractions": {"type": "object", "description": "Per fraction of the "
+                                      "cases with the highest scores: threshold, flagged, "
+                                      "positives, precision, lift, recall, expected_cost; "
+                                      "capacity is the capacity row's index (or null)."},
+                    "calibrate_then_choose": {"type": "object", "description": "tau (the "
+                                              "threshold probability), prevalence and rows "
+                                              "(scores, platt, isotonic, best) with threshold, "
+                                              "flagged, expected_cost, regret and refused; or "
+                                              "error."},
+                }, description="Issue 28's views for one classifier.")),
+                bad_view=_error("A view value that is not a number or out of its bounds, or "
+                                "ticked classifiers the data set does not have.")),
         },
     },
     "/api/v1/analyses": {

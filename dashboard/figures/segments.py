@@ -45,7 +45,7 @@ def segments_figure(segments: Sequence[Mapping[str, Any]] | None, *,
         "shared_expected_cost", "regret_vs_shared"}`` per segment (costs per case); None or
         empty draws an empty plot saying ``message``.
     shared : mapping, optional
-        The shared choice (``classifier``, ``threshold``), named in the legend.
+        The shared choice (``classifier``, ``threshold``), named in the hover text.
     volume : float
         Cases per period of the whole file, shared by the segments in proportion to their
         rows (a segment's period cost is its per-case cost times ``volume * n / N``).
@@ -72,15 +72,17 @@ def segments_figure(segments: Sequence[Mapping[str, Any]] | None, *,
     share = [volume * int(r["n"]) / total for r in rows]
     own = [float(r["expected_cost"]) * s for r, s in zip(rows, share)]
     common = [float(r["shared_expected_cost"]) * s for r, s in zip(rows, share)]
+    # Short: at 390 px a legend entry longer than the plot is cut (the sentence above the
+    # table names the shared choice).
     shared_name = "one shared threshold"
-    if shared:
-        shared_name += f" ({shared.get('classifier')} at {threshold_text(shared.get('threshold'))})"
     fig.add_trace(go.Bar(
         uid="shared", name=shared_name, y=names, x=common, orientation="h",
         marker={"color": TRIVIAL_COLOR},
         customdata=[[_money(c, unit), _money(c - o, unit)] for c, o in zip(common, own)],
-        hovertemplate="%{y}: shared threshold costs %{customdata[0]} per period"
-                      " (regret %{customdata[1]})<extra></extra>"))
+        hovertemplate="%{y}: the shared threshold" + (
+            f" ({shared.get('classifier')} at {threshold_text(shared.get('threshold'))})"
+            if shared else "") + " costs %{customdata[0]} per period"
+                                 " (regret %{customdata[1]})<extra></extra>"))
     fig.add_trace(go.Bar(
         uid="own", name="a threshold of its own", y=names, x=own, orientation="h",
         marker={"color": [classifier_color(index[str(r["classifier"])])

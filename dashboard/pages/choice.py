@@ -41,11 +41,9 @@ from dash import ClientsideFunction, Dash, Input, Output, State, dcc, html, no_u
 
 from costdash._wording import counted
 from costdash.conditions import OperatingCondition
-from costdash.errors import CostdashError, ParameterError
+from costdash.errors import CostdashError
 from costdash.hull import optimal_vertex
-from costdash.roc import RocCurve, roc_of, thin_indices
-from costdash.threshold_money import (DECILES, CostByThreshold, cost_by_threshold,
-                                      top_fraction_table)
+from costdash.threshold_money import CostByThreshold
 from costdash.view import MAX_PINS, View, field_named, number_text
 from dashboard import ids
 from dashboard.page_kit import (PAGES_NAMESPACE, Reply, check_fields, classifier_options, each,
@@ -56,9 +54,10 @@ from dashboard.figures.classifier_list import (classifier_tools, grouped_reasons
 from dashboard.figures.common import LEGEND_MAX, graph_config
 from dashboard.figures.threshold_money import money_by_threshold_figure
 from dashboard.jobs.gate import ComputeRefused, client_key, heavy_work, run_bounded
+from dashboard.results import threshold_money_result
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound
-from dashboard.viewmodel import hull_from_entry, thinned_roc
+from dashboard.viewmodel import hull_from_entry
 from dashboard.viewstate import page_view, problems_note
 
 NO_DATA = ("No data set is open. Upload a predictions file or open a demo on the Explore page; "
@@ -586,65 +585,15 @@ def choice_view(services: Services, ref: dict[str, Any] | None, calibration: Any
 
 # --- money against the threshold and the top-fraction table (issue 28, items 1 and 2) -----------
 
-MONEY_VERSION = 1
-MONEY_MAX_POINTS = 2000
-"""Points of the money curve drawn (evenly spread, the cheapest and each pin kept)."""
-
-
-def _finite(values: Any) -> list[float | None]:
-    return [v if math.isfinite(v) else None for v in np.asarray(values, dtype=float).tolist()]
-
-
-def money_roc(services: Services, data_id: str, scope: str, model: str) -> RocCurve:
-    """The ROC curve a money curve is read off: exact in the full scope, the thinned one a read
-    link shows in the thinned scope (no exact count at a threshold the viewer chose)."""
-    if scope == "thinned":
-        entries = {c["name"]: c for c in services.views.full(data_id)["classifiers"]}
-        if model not in entries:
-            raise ParameterError(f"no classifier named {model!r} in this data set")
-        return thinned_roc(entries[model])
-    try:
-        return roc_of(services.store.get(data_id).classifier(model))
-    except KeyError:
-        raise ParameterError(f"no classifier named {model!r} in this data set") from None
 
 
 def money_json(services: Services, data_id: str, model: str, condition: OperatingCondition,
                share: float | None, pins: list[float]) -> dict[str, Any]:
-    """Money against the threshold of ``model`` (:func:`costdash.threshold_money.cost_by_threshold`)
-    and its top-fraction table (:func:`~costdash.threshold_money.top_fraction_table`, deciles
-    and the capacity's ``share`` of cases), through the results service (kind
-    ``threshold-money``, per data set, classifier, conditions, capacity share and pins)."""
-    def compute(scope: str) -> dict[str, Any]:
-        roc = money_roc(services, data_id, scope, model)
-        curve = cost_by_threshold(roc, condition)
-        keep = {curve.best, *(curve.at(t) for t in pins)}
-        idx = np.union1d(thin_indices(curve.threshold.size, MONEY_MAX_POINTS),
-                         np.fromiter(keep, dtype=np.int64))
-        fractions = sorted({*DECILES, *([share] if share is not None and 0 < share < 1
-                                         else [])})
-        table = top_fraction_table(roc, fractions, condition=condition)
-        return {"classifier": model, "best": int(np.searchsorted(idx, curve.best)),
-                "threshold": _finite(curve.threshold[idx]), "fpr": curve.fpr[idx].tolist(),
-                "tpr": curve.tpr[idx].tolist(),
-                "normalized_cost": curve.normalized_cost[idx].tolist(),
-                "expected_cost": curve.expected_cost[idx].tolist(),
-                "table": {"fraction": table.fraction.tolist(),
-                          "threshold": _finite(table.threshold),
-                          "flagged": table.flagged.tolist(),
-                          "positives": table.positives.tolist(),
-                          "precision": _finite(table.precision), "lift": _finite(table.lift),
-                          "recall": _finite(table.recall),
-                          "expected_cost": _finite(table.expected_cost),
-                          "n": table.n, "n_pos": table.n_pos,
-                          "capacity": (None if share is None or not 0 < share < 1
-                                       else fractions.index(share))}}
-
-    c = condition
-    return services.results.json(
-        "threshold-money", data_id,
-        {"version": MONEY_VERSION, "model": model, "share": share, "pins": sorted(pins),
-         "condition": [c.p_pos, c.cost_fn, c.cost_fp, c.cost_tp, c.cost_tn]}, compute)
+    """Money against the threshold of ``model`` and its top-fraction table with the capacity's
+    ``share``, through the results service (:func:`dashboard.results.threshold_money_result`,
+    kind ``threshold-money``; the thinned curve in the thinned scope)."""
+    return threshold_money_result(services.results, services.views, data_id, model, condition,
+                                  share, pins)
 
 
 def money_curve(result: dict[str, Any], condition: OperatingCondition) -> CostByThreshold:
@@ -826,6 +775,11 @@ def money_section(view: View) -> html.Section:
                             html.Span(f"(volume {view.volume:,.0f})", className="hint")],
                            htmlFor=MONEY_CAPACITY),
                 number_box(MONEY_CAPACITY, view.capacity, placeholder="no limit"),
+            ]),
+            html.Div(className="folds-field", children=[
+                html.Span("Download", className="label"),
+                html.A("threshold-money.json", href="#", className="export-link",
+                       **{"data-export": "threshold-money.json"}),
             ]),
         ]),
         html.Div(id=MONEY_ERROR, className="error", role="alert"),

@@ -44,17 +44,15 @@ from typing import Any
 import numpy as np
 from dash import ClientsideFunction, Dash, Input, Output, dcc, html
 
-from costdash.calibrated_choice import choose_after_calibration
-from costdash.calibration import CALIBRATIONS, calibrate_classifier
 from costdash.conditions import OperatingCondition, default_condition
 from costdash.curves import (Reliability, ScoreHistograms, capacity_on_gains, curve_point,
-                             flagged_share, gains_curve, iso_f1, pr_curve, pr_hull, reliability,
+                             gains_curve, iso_f1, pr_curve, pr_hull, reliability,
                              score_histograms)
 from costdash.dataset import CountedClassifier
 from costdash.errors import CostdashError
 from costdash.hull import ALL_NEGATIVE, ALL_POSITIVE, optimal_vertex
 from costdash.pinned import pin_threshold
-from costdash.roc import RocCurve, roc_of, thin_indices
+from costdash.roc import RocCurve, roc_of
 from costdash.view import View, combination_problems, field_named, number_text
 from dashboard.page_kit import (PAGES_NAMESPACE, Reply, check_fields, condition_field,
                                 default_model, each, follow_implied, number_box, record_view,
@@ -64,6 +62,7 @@ from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_f
                                       reliability_figure)
 from dashboard.figures.classifier_list import (HULL_ONLY_ON, brier_table, classifier_tools,
                                                grouped_reasons, shown_classifiers, swatch_legend)
+from dashboard.results import calibrate_choose_result
 from dashboard.services import Services
 from dashboard.storage import DatasetNotFound
 from dashboard.viewmodel import hull_from_entry, thinned_roc
@@ -80,7 +79,6 @@ QUANTILE_BINS = "curves-quantile-bins"
 CALIBRATE = "curves-calibrate"
 """The reliability bins' toggle (the view's ``quantile_bins``) and the "calibrate, then choose"
 table (rows ``curves-calibrate-<method>``: ``scores``, ``platt``, ``isotonic``, ``best``)."""
-CALIBRATED_VERSION = 1
 
 
 # --- layout ----------------------------------------------------------------------------------
@@ -521,77 +519,13 @@ CALIBRATE_LABELS = {"scores": "scores as they are", "platt": "Platt (logistic) o
                     "isotonic": "isotonic on folds", "best": "best threshold (hindsight)"}
 
 
-def _calibrated_roc(services: Services, data_id: str, model: str, method: str) -> RocCurve | str:
-    """The ROC curve of ``model``'s scores calibrated by ``method`` cross-fitted on folds
-    (:func:`costdash.calibration.calibrate_classifier`), or why there is none; through the
-    results service (kind ``calibrated-roc``, per data set, classifier and method: computed once,
-    reused under every condition), thinned in the thinned scope."""
-    def compute(scope: str) -> dict[str, Any]:
-        try:
-            c = services.store.get(data_id).classifier(model)
-        except KeyError:
-            return {"error": f"no classifier named {model!r} in this data set"}
-        if isinstance(c, CountedClassifier):
-            return {"error": f"{model} was given as confusion matrices: there are no scores "
-                             "to calibrate."}
-        try:
-            roc = calibrate_classifier(c, method)
-        except CostdashError as exc:
-            return {"error": str(exc)}
-        cap = services.results.max_points(scope)
-        if cap is not None:
-            keep = thin_indices(roc.size, cap)
-            roc = RocCurve(name=roc.name, tp=roc.tp[keep], fp=roc.fp[keep],
-                           threshold=roc.threshold[keep], n_pos=roc.n_pos, n_neg=roc.n_neg)
-        return {"tp": roc.tp.tolist(), "fp": roc.fp.tolist(), "threshold": _arr(roc.threshold),
-                "n_pos": int(roc.n_pos), "n_neg": int(roc.n_neg)}
-
-    r = services.results.json("calibrated-roc", data_id,
-                              {"version": CALIBRATED_VERSION, "model": model, "method": method},
-                              compute)
-    if "error" in r:
-        return r["error"]
-    return RocCurve(name=model, tp=np.asarray(r["tp"], dtype=np.int64),
-                    fp=np.asarray(r["fp"], dtype=np.int64), threshold=_nan(r["threshold"]),
-                    n_pos=int(r["n_pos"]), n_neg=int(r["n_neg"]))
-
-
 def calibrated_choice(services: Services, data_id: str, model: str,
                       condition: OperatingCondition) -> dict[str, Any]:
     """:func:`costdash.calibrated_choice.choose_after_calibration` of ``model`` at
-    ``condition`` as JSON, through the results service (kind ``calibrate-choose``): the scores'
-    curve is exact in the full scope and the thinned one a read link shows in the thinned
-    scope; the calibrated curves come from :func:`_calibrated_roc`."""
-    def compute(scope: str) -> dict[str, Any]:
-        if scope == "thinned":
-            entries = {e["name"]: e for e in services.views.full(data_id)["classifiers"]}
-            if model not in entries:
-                return {"error": f"no classifier named {model!r} in this data set"}
-            scores = thinned_roc(entries[model])
-        else:
-            try:
-                c = services.store.get(data_id).classifier(model)
-            except KeyError:
-                return {"error": f"no classifier named {model!r} in this data set"}
-            scores = roc_of(c)
-        calibrated = {m: _calibrated_roc(services, data_id, model, m) for m in CALIBRATIONS}
-        try:
-            choice = choose_after_calibration(scores, calibrated, condition)
-        except CostdashError as exc:
-            return {"error": str(exc)}
-        return {"tau": choice.tau, "prevalence": choice.prevalence,
-                "rows": [{"method": r.method, "threshold": r.threshold,
-                          "flagged": None if r.refused else
-                          flagged_share(r.fpr, r.tpr, prior=choice.prevalence),
-                          "expected_cost": None if r.refused else r.expected_cost,
-                          "regret": None if r.refused else choice.regret(r.method),
-                          "refused": r.refused} for r in choice.rows]}
-
-    c = condition
-    return services.results.json(
-        "calibrate-choose", data_id,
-        {"version": CALIBRATED_VERSION, "model": model,
-         "condition": [c.p_pos, c.cost_fn, c.cost_fp, c.cost_tp, c.cost_tn]}, compute)
+    ``condition``, through the results service
+    (:func:`dashboard.results.calibrate_choose_result`, kind ``calibrate-choose``, the
+    calibrated curves kind ``calibrated-roc``; thinned in the thinned scope)."""
+    return calibrate_choose_result(services.results, services.views, data_id, model, condition)
 
 
 def calibrate_preview(services: Services, ref: dict[str, Any] | None, model: Any, p_pos: Any,

@@ -1,7 +1,7 @@
 """The Segments page: one threshold for everyone, or one per segment (issue 28, item 4)?
 
-For a data set uploaded with a segment column (region, product, site: "Segment column" when the
-file is uploaded on Explore, ``segment_column`` of ``POST /api/v1/datasets``), per segment: its
+For a data set uploaded with a segment column (region, product, site: offered below Explore's
+upload zone once a file is read, ``segment_column`` of ``POST /api/v1/datasets``), per segment: its
 rows and p(+) (its prevalence), the classifier and threshold optimal on its rows at that p(+) and
 the view's costs, its expected cost, and the regret of the shared choice (the one the view's
 conditions make on every row) on the same rows; above, what a threshold per segment saves in all.
@@ -19,7 +19,8 @@ Element ids (a stable contract): ``segments-p-pos``, ``segments-cost-fn``, ``seg
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -30,6 +31,7 @@ from costdash.view import View, field_named, number_text
 from dashboard import ids
 from dashboard.figures.common import graph_config, threshold_text
 from dashboard.figures.segments import segments_figure
+from dashboard.jobs.gate import ComputeRefused, client_key, heavy_work, run_bounded
 from dashboard.page_kit import (check_fields, condition_field, each, follow_implied, record_view,
                                 view_fields_store, warn)
 from dashboard.results import segments_result
@@ -37,11 +39,12 @@ from dashboard.services import Services
 from dashboard.storage import DatasetNotFound
 from dashboard.viewstate import page_view, problems_note
 
-NO_DATA = ("No data set is open. Upload a predictions file on the Explore page with a segment "
-           "column (Reading options → Segment column), then come back here.")
-NO_SEGMENTS = ("This data set has no segment column. Upload the file again on Explore and "
-               "choose its segment column (region, product, site ...) under Reading options → "
-               "Segment column; the file must have the wide layout (one row per case).")
+NO_DATA = ("No data set is open. Upload a predictions file on the Explore page; once it is "
+           "read, choose its segment column below the upload zone (a text column is offered), "
+           "then come back here.")
+NO_SEGMENTS = ("This data set has no segment column. Upload the file again on Explore and, once "
+               "it is read, choose its segment column (region, product, site ...) below the "
+               "upload zone; the file must have the wide layout (one row per case).")
 
 HELP = html.Details(className="help segments-why", children=[
     html.Summary("What the numbers mean"),
@@ -104,22 +107,44 @@ def layout(query: Mapping[str, Any], services: Services, *, shared: Any = None,
         ]),
         html.Section(className="card segments-readout", children=[
             html.P(id=ids.SEGMENTS_SUMMARY, className="segments-sentence"),
-            html.Div(id=ids.SEGMENTS_TABLE, className="table-scroll"),
+            # Wider than a phone: it scrolls in its box, the page does not.
+            html.Div(id=ids.SEGMENTS_TABLE, className="table-scroll",
+                     style={"overflowX": "auto", "maxWidth": "100%"}),
         ]),
-        html.Div(className="plots segments-plots", children=[
-            html.Figure(className="plot segments-plot", children=[
-                dcc.Graph(id=ids.SEGMENTS_GRAPH, figure=segments_figure(None),
-                          config=graph_config("segments"), className="graph"),
-                html.Figcaption("Expected cost per period of each segment: grey with the shared "
-                                "threshold, coloured (the classifier's colour) with a threshold "
-                                "of its own; the gap is the regret of sharing."),
-            ]),
+        # Not in the pages' grid of fixed-height plots: one row per segment, the figure's own
+        # height (the callback sets it), the whole width.
+        html.Section(className="card segments-plot", children=[
+            dcc.Graph(id=ids.SEGMENTS_GRAPH, figure=segments_figure(None),
+                      config=graph_config("segments"), style=graph_style(None)),
+            html.P("Expected cost per period of each segment: grey with the shared threshold, "
+                   "coloured (the classifier's colour and hatching) with a threshold of its "
+                   "own; the gap is the regret of sharing.", className="note"),
         ]),
         HELP,
     ])
 
 
 # --- server side (a plain function; the callback only wires it) ------------------------------
+
+def _gated(services: Services, data_id: str
+           ) -> Callable[[], AbstractContextManager[Callable[[Callable[[], Any]], Any]]]:
+    """A miss computed through the compute gate (a slot for this client and data set, a child
+    process with a deadline), as the Threshold choice page's."""
+    client = client_key()
+
+    @contextmanager
+    def run() -> Iterator[Callable[[Callable[[], Any]], Any]]:
+        with heavy_work(services, client, "segments", handle=data_id) as deadline:
+            yield lambda fn: run_bounded(fn, timeout=deadline.seconds_left(), what="segments")
+
+    return run
+
+
+def graph_style(figure: Any) -> dict[str, str]:
+    """The graph's box: as tall as its figure (one row per segment)."""
+    height = getattr(getattr(figure, "layout", None), "height", None) or 240
+    return {"height": f"{int(height)}px", "width": "100%"}
+
 
 def _money(value: float, unit: str) -> str:
     return f"{number_text(float(f'{value:.4g}'))} {unit}".strip()
@@ -145,8 +170,9 @@ def segments_table(rows: list[dict[str, Any]], *, volume: float, unit: str) -> h
             html.Td(f"{float(r['regret_vs_shared']):.4g}"),
             html.Td(_money(float(r["regret_vs_shared"]) * period, unit)),
         ]))
-    return html.Table(className="readout-table segments-rows", children=[
-        html.Thead(head), html.Tbody(body)])
+    # One line per row (the box scrolls sideways at 390 px instead of rows growing tall).
+    return html.Table(className="readout-table segments-rows", style={"whiteSpace": "nowrap"},
+                      children=[html.Thead(head), html.Tbody(body)])
 
 
 def segments_view(services: Services, ref: dict[str, Any] | None, p_pos: Any, cost_fn: Any,
@@ -177,9 +203,13 @@ def segments_view(services: Services, ref: dict[str, Any] | None, p_pos: Any, co
         view = View().with_values(models=ref.get("models") or None, p_pos=typed["p_pos"],
                                   cost_fn=typed["cost_fn"], cost_fp=typed["cost_fp"],
                                   cost_tp=ref.get("cost_tp"), cost_tn=ref.get("cost_tn"))
-        result = segments_result(services.results, ref["id"], view)
+        result = segments_result(services.results, ref["id"], view,
+                                 run=_gated(services, ref["id"]))
     except (DatasetNotFound, CostdashError) as exc:
         out["error"] = str(exc)
+        return out
+    except ComputeRefused as exc:
+        out["error"] = exc.message
         return out
     if result.get("segment_column") is None:
         out["message"] = NO_SEGMENTS
@@ -208,7 +238,8 @@ def segments_view(services: Services, ref: dict[str, Any] | None, p_pos: Any, co
 OUTPUTS = (("info", ids.SEGMENTS_INFO, "children"), ("error", ids.SEGMENTS_ERROR, "children"),
            ("message", ids.SEGMENTS_MESSAGE, "children"),
            ("summary", ids.SEGMENTS_SUMMARY, "children"),
-           ("figure", ids.SEGMENTS_GRAPH, "figure"), ("table", ids.SEGMENTS_TABLE, "children"),
+           ("figure", ids.SEGMENTS_GRAPH, "figure"), ("style", ids.SEGMENTS_GRAPH, "style"),
+           ("table", ids.SEGMENTS_TABLE, "children"),
            ("p_implied", ids.SEGMENTS_P_IMPLIED, "data"))
 
 VIEW_CONTROLS = {"data": (ids.SEGMENTS_DATA_ID, "data"), "p_pos": (ids.SEGMENTS_P_VIEW, "data"),
@@ -223,6 +254,7 @@ def register_callbacks(app: Dash, services: Services) -> None:
                         ids.SEGMENTS_COST_FP))
     def _view(ref, p_pos, cost_fn, cost_fp):
         out = segments_view(services, ref, p_pos, cost_fn, cost_fp)
+        out["style"] = graph_style(out["figure"])
         return tuple(out[k] for k, _, _ in OUTPUTS)
 
     follow_implied(app, ids.SEGMENTS_P_VIEW, ids.SEGMENTS_P_POS, ids.SEGMENTS_P_IMPLIED)

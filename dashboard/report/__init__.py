@@ -52,7 +52,7 @@ from dashboard.figures.axes import fpr_floor, log_fpr, log_odds
 from dashboard.figures.cost import cost_figure
 from dashboard.figures.ranges import ranges_figure
 from dashboard.figures.roc import roc_figure
-from dashboard.report.choice import _choice_section
+from dashboard.report.choice import _choice_section, _threshold_money_section
 from dashboard.report.curves import _curves_section
 from dashboard.report.format import (CHOSEN_COLOR, FIGURE_SIZE, REPORT_MAX_POINTS, _e, _exact_title,
                                      _figure_html, _meta, _num, _table, _threshold,
@@ -362,6 +362,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
 
     parts.append(_curves_section(dataset, analysis, view, max_points))
     parts.append(_choice_section(dataset, view, max_points, choice))
+    parts.append(_threshold_money_section(dataset, analysis, view, max_points))
     parts.append(_segments_section(dataset, view))
 
     # Bands of unticked classifiers are not this view's (nor the report's) business.

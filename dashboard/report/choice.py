@@ -8,7 +8,12 @@ A part of :func:`dashboard.report.build_report`.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from costdash.dataset import Dataset
+from costdash.threshold_money import CostByThreshold
 from costdash.view import View, number_text
 from dashboard.report.format import (FIGURE_SIZE, _e, _figure_html, _meta, _num, _table, _threshold,
                                      _vertex_name, _with_unit, friendly)
@@ -148,3 +153,77 @@ def _beta_choices_html(rp: dict | None) -> str:
             f"over its central 95% (PC(+) {_num(lo)} to {_num(hi)}) the smallest worst-case "
             f"normalized regret is {pick(rp['minimax_regret'])} "
             f"({_num(rp['minimax_regret']['max_regret'])}).</p>")
+
+
+def _threshold_money_section(dataset: Dataset, analysis: Any, view: View,
+                             max_points: int | None = None) -> str:
+    """Money against the threshold of one classifier (the view's ``model``, else the current
+    choice's) at the view's conditions, with its cheapest threshold and pins, and its
+    top-fraction table with the capacity's row (issue 28, items 1 and 2; the Threshold choice
+    page's first card; core: :mod:`costdash.threshold_money`). ``max_points``: a read-only
+    link's scope, the curve thinned to it first."""
+    from costdash.roc import RocCurve, thin_indices
+    from costdash.threshold_money import DECILES, cost_by_threshold, top_fraction_table
+    from dashboard.figures.threshold_money import money_by_threshold_figure
+
+    selected = [c.name for c in analysis.classifiers]
+    vertex = analysis.operating_point.vertex.classifier
+    name = (view.model if view.model in selected
+            else vertex if vertex in selected else selected[0])
+    roc = analysis.classifier(name).roc
+    if max_points is not None:
+        keep = thin_indices(roc.size, max_points)
+        roc = RocCurve(name=roc.name, tp=roc.tp[keep], fp=roc.fp[keep],
+                       threshold=roc.threshold[keep], n_pos=roc.n_pos, n_neg=roc.n_neg)
+    cond = analysis.operating_point.condition
+    curve = cost_by_threshold(roc, cond)
+    volume = view.volume if view.volume > 0 else 0.0
+    scale = volume or 1.0
+    share = None if view.capacity is None or not volume else view.capacity / volume
+    fractions = sorted({*DECILES, *([share] if share is not None and 0 < share < 1 else [])})
+    table = top_fraction_table(roc, fractions, condition=cond)
+    pins = [(k, t) for k, (n, t) in enumerate(view.pins or ()) if n == name]
+    cap = fractions.index(share) if share is not None and 0 < share < 1 else None
+    # Drawn thinned (the report's points per curve), the cheapest and the pins kept.
+    idx = np.union1d(thin_indices(curve.threshold.size, CHOICE_MAX_POINTS),
+                     [curve.best, *(curve.at(t) for _, t in pins)]).astype(np.int64)
+    drawn = CostByThreshold(classifier=name, condition=cond, threshold=curve.threshold[idx],
+                            fpr=curve.fpr[idx], tpr=curve.tpr[idx],
+                            normalized_cost=curve.normalized_cost[idx],
+                            expected_cost=curve.expected_cost[idx],
+                            best=int(np.searchsorted(idx, curve.best)))
+    fig = money_by_threshold_figure(
+        drawn, volume=scale, unit=view.unit, index=dataset.names.index(name),
+        pins=[t for _, t in pins], pin_slots=[k for k, _ in pins],
+        capacity_threshold=None if cap is None else float(table.threshold[cap]))
+    fig.update_layout(autosize=False, width=2 * FIGURE_SIZE[0] + 16, height=FIGURE_SIZE[1])
+    per = "per period" if volume else "per case"
+
+    def money(x: float) -> str:
+        return _with_unit(friendly(x * scale), view.unit)
+
+    rows = []
+    for k, f in enumerate(table.fraction):
+        t = float(table.threshold[k])
+        rows.append([("<b>" if k == cap else "") + _e(f"{f * 100:.4g}%")
+                     + (" (capacity)</b>" if k == cap else ""),
+                     _e("flag nothing" if np.isnan(t) else number_text(float(f"{t:.6g}"))),
+                     _e(money(float(table.expected_cost[k]))),
+                     _num(float(table.precision[k])), _num(float(table.lift[k])),
+                     f"{int(table.positives[k]):,}", _num(float(table.recall[k])),
+                     f"{int(table.flagged[k]):,}"])
+    best = curve.best_threshold
+    pinned = "".join(f" Pin {k + 1} (score ≥ {_e(number_text(t))}) costs "
+                     f"{_e(money(float(curve.expected_cost[curve.at(t)])))}."
+                     for k, t in pins)
+    return ('<section id="threshold-money"><h2>Money against the threshold</h2>'
+            f"<p>{_e(name)} at these conditions: the cheapest threshold is "
+            f"<b>{_e('flag nothing' if best is None else 'score ≥ ' + number_text(best))}</b>, "
+            f"expected cost {_e(money(curve.best_expected_cost))} {per}.{pinned}</p>"
+            f'<div class="fig">{_figure_html(fig, False, "choice-money-figure")}</div>'
+            "<h3>Acting on the top scores</h3>"
+            + _table(["top of scores", "flag score ≥", f"expected cost {per}",
+                      "cumulative precision", "lift", "positives captured",
+                      "share of positives", "flagged"], rows, name_cols=2,
+                     css_class="top-fraction")
+            + "</section>")

@@ -87,10 +87,12 @@ def _curves_section(dataset: Dataset, analysis: Analysis, view: View,
             continue
         try:
             rels.append(reliability(c.y_true, c.score, bins=CURVES_REL_BINS, weight=c.count,
-                                    name=name))
+                                    name=name, strategy="quantile" if view.quantile_bins
+                                    else "uniform"))
         except CostdashError as exc:
             refused[name] = str(exc)
-    rel = reliability_figure(rels, index, refused=refused)
+    rel = reliability_figure(rels, index, refused=refused,
+                             counts=next((r for r in rels if r.name == shown), None))
     for fig in (pr, gains, hist, rel):
         fig.update_layout(autosize=False, width=FIGURE_SIZE[0], height=FIGURE_SIZE[1])
     at = ("on the test set's counts" if prior_arg is None
@@ -120,8 +122,59 @@ def _curves_section(dataset: Dataset, analysis: Analysis, view: View,
                      css_class="curves")
             + capacity
             + _table(["classifier", "Brier score"], brier, css_class="brier")
+            + _calibrate_html(dataset, analysis, view, shown, max_points)
             + '<div class="figs">'
             + "".join(f'<div class="fig">{_figure_html(fig, False, f"curves-{key}-figure")}'
                       "</div>" for key, fig in (("pr", pr), ("gains", gains), ("hist", hist),
                                                 ("rel", rel)))
             + "</div></section>")
+
+
+def _calibrate_html(dataset: Dataset, analysis: Analysis, view: View, name: str,
+                    max_points: int | None) -> str:
+    """The Curves page's "calibrate, then choose" table for ``name`` (issue 28, item 6; core:
+    :func:`costdash.calibrated_choice.choose_after_calibration`): flagging from the conditions'
+    threshold probability before and after Platt and isotonic calibration on folds, beside the
+    best threshold. ``max_points``: a read-only link's scope, every curve thinned to it."""
+    from costdash.calibrated_choice import choose_after_calibration
+    from costdash.calibration import CALIBRATIONS, calibrate_classifier
+
+    c = dataset.classifier(name)
+    if isinstance(c, CountedClassifier):
+        return ""
+    calibrated: dict[str, RocCurve | str] = {}
+    for method in CALIBRATIONS:
+        try:
+            roc = calibrate_classifier(c, method)
+            calibrated[method] = roc if max_points is None else _thinned(roc, max_points)
+        except CostdashError as exc:
+            calibrated[method] = str(exc)
+    scores = analysis.classifier(name).roc
+    if max_points is not None:
+        scores = _thinned(scores, max_points)
+    try:
+        out = choose_after_calibration(scores, calibrated, analysis.operating_point.condition)
+    except CostdashError:
+        return ""
+    volume = view.volume if view.volume > 0 else 0.0
+    unit = view.unit
+    labels = {"scores": "scores as they are", "platt": "Platt (logistic) on folds",
+              "isotonic": "isotonic on folds", "best": "best threshold (hindsight)"}
+
+    def money(x: float) -> str:
+        return "–" if not math.isfinite(x) else _e(f"{friendly(x * (volume or 1.0))} {unit}")
+
+    rows = []
+    for r in out.rows:
+        flag = ("–" if r.refused else "flag nothing" if r.threshold is None else
+                f"{'score' if r.method in ('scores', 'best') else 'calibrated p'} ≥ "
+                f"{readout(r.threshold)}")
+        rows.append([_e(labels.get(r.method, r.method)), money(r.expected_cost),
+                     money(out.regret(r.method)), _e(flag), _e(r.refused or "")])
+    per = "per period" if volume else "per case"
+    return (f"<h3>Calibrate, then choose the threshold: {_e(name)}</h3>"
+            f"<p>At these conditions a probability is worth flagging from pₜ = "
+            f"{readout(out.tau)} (the cost ratio at the data's prevalence "
+            f"{readout(out.prevalence)}).</p>"
+            + _table(["", f"expected cost {per}", "more than the best", "flag", "why not"], rows,
+                     css_class="calibrate"))

@@ -144,12 +144,34 @@ def test_an_unreachable_provider_is_a_503_page(tmp_path):
     assert reply.status_code == 503 and "not reachable" in reply.get_data(as_text=True)
 
 
+def test_the_logins_code_and_state_stay_out_of_logs():
+    from dashboard.config import redact_tokens
+
+    line = '"GET /auth/callback?code=1n5CeBXNK4BNbPd39udD5CRo1d4nluCxsGUNY8oGkf5S&state=9v2O HTTP/1.1"'
+    assert redact_tokens(line) == \
+        '"GET /auth/callback?code=<redacted>&state=<redacted> HTTP/1.1"'
+
+
 def test_a_forged_callback_is_refused(app):
     client = app.server.test_client()
     client.get("/auth/login")
     forged = client.get("/auth/callback?code=whatever&state=not-the-state")
     assert forged.status_code == 400 and "Login failed" in forged.get_data(as_text=True)
     assert client.get("/explore").status_code == 302
+
+
+def test_a_callback_is_good_once_and_only_in_the_browser_that_started_it(app):
+    started = app.server.test_client()
+    authorize = started.get("/auth/login").headers["Location"]
+    back = requests.post(authorize, data={"sub": "mallory@example.org"}, allow_redirects=False,
+                         timeout=10).headers["Location"]
+    path = urlsplit(back).path + "?" + urlsplit(back).query
+    # Another browser (a victim sent the link: login CSRF) has no such state: refused.
+    victim = app.server.test_client()
+    assert victim.get(path).status_code == 400
+    assert victim.get("/explore").status_code == 302
+    assert started.get(path).status_code == 302
+    assert started.get(path).status_code == 400  # the state was used up
 
 
 def test_logout_needs_a_same_origin_post(app):
@@ -277,6 +299,15 @@ def test_session_changes_refuse_other_origins(app):
 
 
 def test_my_analyses_manage_and_the_trail(app, predictions_csv):
+    manage_and_trail(app, predictions_csv)
+
+
+def test_my_analyses_on_postgresql(tmp_path, provider, fresh_postgres_url, predictions_csv):
+    manage_and_trail(accounts_app(tmp_path, provider, database_url=fresh_postgres_url),
+                     predictions_csv)
+
+
+def manage_and_trail(app, predictions_csv):
     alice = app.server.test_client()
     login(alice, "alice@example.org")
     body = share(alice, predictions_csv, name="Fraud").get_json()

@@ -189,7 +189,8 @@ def test_upload_good_file(client, services, predictions_csv):
     resp = upload(client, predictions_csv)
     assert resp.status_code == 200, resp.get_json()
     body = resp.get_json()
-    assert set(body) == {"id", "name", "n", "classifiers"}
+    assert set(body) == {"id", "name", "n", "classifiers", "target_class", "segment_column"}
+    assert body["target_class"] is None and body["segment_column"] is None
     assert body["name"] == "predictions.csv" and body["n"] == 3000
     assert body["classifiers"] == ["alpha", "beta", "gamma"]
     assert services.store.exists(body["id"])

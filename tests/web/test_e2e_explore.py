@@ -293,3 +293,36 @@ def test_full_view_from_url_and_screenshot(live_server, page: Page, predictions_
     page.wait_for_timeout(300)
     screenshot(page, screenshot_dir / "explore.png")
     assert errors == []
+
+
+def test_slider_keys_are_drawn_at_once_then_the_slider_and_box_follow(live_server, page: Page):
+    """Arrow and Page keys on a slider are drawn in the key's own handler (issue 23) at the
+    position the slider itself would take (Radix: on the 0.01 grid, x10 with Shift or Page
+    Up/Down); the thumb and the number box follow; keys it does not take (End) still move the
+    slider, and the drawing follows it."""
+    record = live_server.store.put(DEMOS["breast-cancer"].path, "breast-cancer.csv")
+    errors = open_page(live_server, page, f"/explore?data={record.id}&p_pos=0.05&cost_fn=30"
+                                          "&cost_fp=1")
+    dataset = load_predictions(DEMOS["breast-cancer"].path)
+    assert_readouts(page, dataset, 0.05, 30.0, 1.0)
+    thumb = page.locator("#cost-fn-slider [role=slider]")
+    thumb.focus()
+    # Keys that reach the slider component bubble up to the document; the taken ones do not.
+    page.evaluate("""() => { window.__bubbled = [];
+        document.addEventListener('keydown', (ev) => window.__bubbled.push(ev.key)); }""")
+    # log10(30) = 1.477 rounds to the grid's 1.48, so Radix steps from 1.48.
+    for key, position in (("PageUp", 1.58), ("Shift+ArrowLeft", 1.48), ("ArrowLeft", 1.47),
+                          ("ArrowUp", 1.48)):
+        page.keyboard.press(key)
+        expect(thumb).to_have_attribute("aria-valuenow", f"{position:g}")
+        cost = float(f"{10 ** position:.3g}")      # the box's value: 3 significant digits
+        page.wait_for_function("(v) => parseFloat(document.getElementById('cost-fn-input')"
+                               ".value) === v", arg=cost)
+        assert_readouts(page, dataset, 0.05, cost, 1.0)
+    assert page.evaluate("window.__bubbled") == ["Shift"]     # the modifier's own keydown
+    page.keyboard.press("End")                     # the slider's own key: to its maximum
+    expect(thumb).to_have_attribute("aria-valuenow", "6")
+    assert page.evaluate("window.__bubbled") == ["Shift", "End"]
+    assert_readouts(page, dataset, 0.05, 1e6, 1.0)
+    assert query(page)["cost_fn"] == "1000000"
+    assert errors == []

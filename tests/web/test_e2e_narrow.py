@@ -22,6 +22,9 @@ from .test_e2e_view import CONDITIONS, upload
 pytestmark = pytest.mark.browser
 
 STRIPS = {"ranges-graph"}
+AREA_PAGES = {"explore", "folds"}
+"""Pages whose plotting areas (inside the axes) are held to 300 x 300 px too: at 390 px their
+plots run edge to edge (assets/style.css)."""
 
 MEASURE = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((gd) => {
     const box = (el) => { const r = el.getBoundingClientRect();
@@ -57,6 +60,9 @@ def test_at_390_px_plots_are_legible(live_server, browser, path, screenshot_dir)
         where = (path, g["id"])
         if g["id"] not in STRIPS:
             assert g["graph"]["width"] >= 300 and g["graph"]["height"] >= 300, (where, g["graph"])
+        if g["id"] not in STRIPS and path in AREA_PAGES:
+            # The plotting area itself (inside the axes), not just the figure around it.
+            assert g["area"]["width"] >= 299.5 and g["area"]["height"] >= 299.5, (where, g["area"])
         for text, t in g["titles"]:
             inside = (t["left"] >= g["graph"]["left"] - 0.5 and t["right"] <= g["graph"]["right"] + 0.5
                       and t["top"] >= g["graph"]["top"] - 0.5

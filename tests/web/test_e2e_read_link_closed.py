@@ -92,7 +92,7 @@ def test_a_read_link_holds_no_handle_and_its_nav_stays_in_it(live_server, browse
     offered = viewer.evaluate("""() => [...document.querySelectorAll("a.nav-link")]
         .filter((a) => a.offsetParent !== null).map((a) => [a.id, a.getAttribute("href")])""")
     assert sorted(i for i, _ in offered) == ["nav-choice", "nav-curves", "nav-explore",
-                                             "nav-production"]
+                                             "nav-production", "nav-segments"]
     leaving = [h for h in _anchors(viewer) if not _inside(h, token)]
     assert leaving == [], leaving
     expect(viewer.locator("#nav-compare")).to_be_hidden()
@@ -100,6 +100,7 @@ def test_a_read_link_holds_no_handle_and_its_nav_stays_in_it(live_server, browse
 
     for nav, sub, loaded in (("#nav-curves", "/curves", "#curves-info"),
                              ("#nav-choice", "/choice", "#choice-info"),
+                             ("#nav-segments", "/segments", "#segments-info"),
                              ("#nav-explore", "", "#dataset-info")):
         viewer.click(nav)
         viewer.wait_for_function("(p) => location.pathname === p", arg=f"/s/{token}{sub}")

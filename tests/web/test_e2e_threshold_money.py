@@ -6,6 +6,9 @@ counts, quantile bins and the "calibrate, then choose" table on Curves. The scre
 
 from __future__ import annotations
 
+import json
+import urllib.request
+
 import pandas as pd
 import pytest
 from playwright.sync_api import Page
@@ -62,6 +65,14 @@ def test_money_plot_table_and_click_to_pin(live_server, page: Page, tmp_path, sc
     assert "2.5% (capacity)" in page.inner_text("#choice-deciles-capacity")
     assert {"cost", "cheapest", "capacity"} <= set(traces(page, "choice-money-graph"))
     assert model in page.inner_text("#choice-money-note")
+    # The section's download is the API's answer for the view on screen.
+    href = page.get_attribute("a[data-export='threshold-money.json']", "href")
+    assert f"model={model}" in href and "capacity=25" in href
+    with urllib.request.urlopen(live_server.url + href, timeout=30) as resp:
+        got = json.loads(resp.read())
+    assert got["classifier"] == model
+    cheapest = f"{got['cheapest']['expected_cost'] * 1000:,.2f} €"
+    assert cheapest in page.inner_text("#choice-money-note")
     # The plot is legible at this width: no figure under 300 px.
     geometry = [g for g in page.evaluate(GEOMETRY) if g["id"] == "choice-money-graph"]
     check_geometry(geometry)

@@ -235,7 +235,7 @@ def test_view_bounds_and_defaults_are_the_parsers():
 def test_export_query_parameters_are_the_view(path):
     parameters = openapi_document()["paths"][path]["get"]["parameters"]
     query = {p["name"]: p for p in parameters if p["in"] == "query"}
-    assert set(query) - {"band"} == set(VIEW_KEYS)
+    assert set(query) - {"band", "standalone"} == set(VIEW_KEYS)
     view = openapi_document()["components"]["schemas"]["View"]["properties"]
     for name in set(VIEW_KEYS) - {"pins"}:
         assert {k: v for k, v in query[name]["schema"].items()} == \
@@ -353,6 +353,12 @@ def exercise_datasets(api: Api, demo: Path, broken: Path) -> None:
     message = api.call("get", choice + "?calibration=magic", 400).get_json()["error"]
     assert "platt or isotonic" in message
     api.call("get", "/api/v1/datasets/" + "0" * 32 + "/choice.json", 404)
+    money = f"/api/v1/datasets/{record['id']}/threshold-money.json"
+    got = api.call("get", money + "?p_pos=0.1&cost_fn=20&model=gbm&capacity=100&pins=gbm:0.5",
+                   200).get_json()
+    assert got["classifier"] == "gbm" and got["top_fractions"]["capacity"] == 0
+    api.call("get", money + "?models=gbm,nope", 400)
+    api.call("get", "/api/v1/datasets/" + "0" * 32 + "/threshold-money.json", 404)
     api.call("get", "/api/v1/datasets/" + "0" * 32 + "/hull.csv", 404)
     api.call("delete", f"/api/v1/datasets/{record['id']}", 204)
     api.call("delete", f"/api/v1/datasets/{record['id']}", 404)
@@ -451,7 +457,9 @@ def exercise_service(api: Api) -> None:
 def exercise_gate(api: Api, demo: Path) -> None:
     """Issue 22, finding 7: an uncached report or threshold choice with no compute slot free is
     refused at once, 429 when the client's own slot is held, 503 when the site's are, both with
-    Retry-After; a cached one is answered all the same."""
+    Retry-After; a cached one is answered all the same, and so is a threshold choice at a new
+    condition whose condition-free curves the worker keeps (issue 23: only its own part is
+    computed); one with a new Beta needs new curves."""
     from dashboard.jobs.gate import LEASE_SECONDS
     from dashboard.storage.sharedstate import give_back, take_slot
 
@@ -466,9 +474,10 @@ def exercise_gate(api: Api, demo: Path) -> None:
                      services.settings.max_heavy_jobs_per_client, LEASE_SECONDS)
     try:
         for held, status in (([mine], 429), (sites, 503)):
-            for path in ("report.html", "choice.json"):
+            api.call("get", f"{base}/choice.json?p_pos=0.7", 200)  # its own part only
+            for path, new in (("report.html", "p_pos=0.7"), ("choice.json", "p_pos=0.7&beta_a=2")):
                 api.call("get", f"{base}/{path}?p_pos=0.2", 200)  # cached: no slot taken
-                refused = api.call("get", f"{base}/{path}?p_pos=0.7", status)
+                refused = api.call("get", f"{base}/{path}?{new}", status)
                 assert "not started" in refused.get_json()["error"]
                 assert int(refused.headers["Retry-After"]) > 0
             # A browser following "Download report" gets a page saying so.
@@ -523,6 +532,7 @@ def exercise_storage_down(api: Api, demo: Path) -> None:
                     f"/api/v1/datasets/{dataset['id']}/report.html",
                     f"/api/v1/datasets/{dataset['id']}/decision.json",
                     f"/api/v1/datasets/{dataset['id']}/choice.json",
+                    f"/api/v1/datasets/{dataset['id']}/threshold-money.json",
                     f"/api/v1/analyses/{token}"):
             api.call("get", url, 503)
         api.call("delete", f"/api/v1/datasets/{dataset['id']}", 503)

@@ -75,7 +75,7 @@ def test_the_scope_of_a_share_reference_is_the_owners_view(link):
     assert services.sharing.scope(handle).classifiers == ("logreg", "gbm")
 
 
-@pytest.mark.parametrize("sub", ["", "/curves", "/choice"])
+@pytest.mark.parametrize("sub", ["", "/curves", "/choice", "/segments"])
 def test_a_read_links_page_and_nav_hold_no_handle_and_stay_in_the_link(link, sub):
     services, owner, token, handle = link
     out = route_outputs(f"/s/{token}{sub}", "?p_pos=0.3", services)
@@ -86,7 +86,7 @@ def test_a_read_links_page_and_nav_hold_no_handle_and_stay_in_the_link(link, sub
     assert all(h.startswith(f"/s/{token}") for h in hrefs), hrefs
     assert brand == f"/s/{token}"
     offered = {p.slug: h for p, h, s in zip(PAGES, hrefs, styles) if s is None}
-    assert set(offered) == {"explore", "curves", "choice", "production"}
+    assert set(offered) == {"explore", "curves", "choice", "production", "segments"}
     assert offered["curves"].startswith(f"/s/{token}/curves?")
     assert "data=" not in "".join(hrefs)
     # A viewer's ?data= does not bring another data set into the link's pages.

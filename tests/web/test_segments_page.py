@@ -345,3 +345,28 @@ def _walk(component):
     for child in children if isinstance(children, (list, tuple)) else [children]:
         if child is not None and not isinstance(child, (str, int, float)):
             yield from _walk(child)
+
+
+def test_a_refused_slot_is_said_and_not_cached(client, services, monkeypatch):
+    from contextlib import contextmanager
+
+    import dashboard.api as api_module
+    from dashboard.jobs.gate import ComputeRefused
+
+    @contextmanager
+    def busy(*_args, **_kwargs):
+        raise ComputeRefused("The server is busy; try again in a moment.", 503, 5)
+        yield  # pragma: no cover
+
+    body = upload(client, csv_bytes(segmented_frame()), segment_column="region").get_json()
+    monkeypatch.setattr(page, "heavy_work", busy)
+    out = page.segments_view(services, page.reference(View().with_values(data=body["id"])),
+                             None, "3", "1")
+    assert out["error"] == "The server is busy; try again in a moment."
+    monkeypatch.setattr(api_module, "heavy_work", busy)
+    q = f"/api/v1/datasets/{body['id']}/decision.json?cost_fn=3"
+    refused = client.get(q).get_json()["decision"]
+    assert refused["segments_error"].startswith("The server is busy") and "classifier" in refused
+    monkeypatch.undo()
+    # Not cached so: the next request, with a slot, has the segments.
+    assert len(client.get(q).get_json()["decision"]["segments"]) == 4

@@ -332,3 +332,59 @@ def test_read_link_shows_the_views_from_its_thinned_curves(tmp_path, breast_canc
     _, message = choice.pin_click({"points": [{"x": float(cost.x[3])}]}, [], "gbm",
                                   shared=bool(ref.get("shared")))
     assert "nothing is saved" in message
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+def test_report_carries_money_table_counts_and_calibrate(demo):
+    """The report of a view shows what the pages show for it: the money section for the view's
+    classifier with its capacity row, quantile bins with the counts under the reliability
+    diagram, and the calibrate table, with the same numbers."""
+    import re
+
+    from dashboard.report import build_report
+
+    view = View.parse(f"{VIEW}&model=gbm&capacity=125&quantile_bins=1&pins=gbm:0.5")
+    page = build_report(demo, view=view)
+    section = page[page.index('<section id="threshold-money">'):]
+    section = section[:section.index("</section>")]
+    assert "gbm at these conditions" in section and "Pin 1 (score ≥ 0.5)" in section
+    c = demo.classifier("gbm")
+    y, s = c.y_true.astype(bool), c.score
+    _, money = _brute_money(y, s, 0.1, 20.0, 1.0, -2.0)
+    from dashboard.report.format import friendly
+    assert f"expected cost {friendly(money.min() * 1000)} € per period" in section
+    assert "12.5% (capacity)" in section
+    rows = re.findall(r"<tr>(.*?)</tr>", section)
+    assert len(rows) == 1 + 11                   # the header, deciles and the capacity
+    assert "rel-counts" in page and "quantile bins" in page
+    assert "Calibrate, then choose the threshold: gbm" in page
+
+
+# --- the API ---------------------------------------------------------------------------------------
+
+def test_api_answers_the_pages_numbers(services, client, demo):
+    record = services.put_demo("breast-cancer")
+    query = f"{VIEW}&model=gbm&capacity=125&pins=gbm:0.5"
+    reply = client.get(f"/api/v1/datasets/{record.id}/threshold-money.json?{query}")
+    assert reply.status_code == 200
+    got = reply.get_json()
+    assert got["classifier"] == "gbm"
+    c = demo.classifier("gbm")
+    y, s = c.y_true.astype(bool), c.score
+    ts, money = _brute_money(y, s, 0.1, 20.0, 1.0, -2.0)
+    assert got["cheapest"]["expected_cost"] == pytest.approx(money.min(), rel=1e-12)
+    assert got["cheapest"]["threshold"] == ts[int(np.argmin(money))]
+    flag = s >= 0.5
+    tpr, fpr = (flag & y).sum() / y.sum(), (flag & ~y).sum() / (~y).sum()
+    assert got["pins"] == [{"threshold": 0.5, "expected_cost": pytest.approx(
+        0.1 * (tpr * -2 + (1 - tpr) * 20) + 0.9 * fpr, rel=1e-12)}]
+    table = got["top_fractions"]
+    assert table["fraction"][table["capacity"]] == 0.125
+    cal = got["calibrate_then_choose"]
+    assert [r["method"] for r in cal["rows"]] == ["scores", "platt", "isotonic", "best"]
+    # The same numbers the pages show.
+    view = View.parse(f"data={record.id}&{query}")
+    page = choice.money_view(services, choice.reference(view), "gbm", 125,
+                             [{"model": "gbm", "threshold": 0.5}])
+    assert f"{got['cheapest']['expected_cost'] * 1000:,.2f} €" in _text(page.note)
