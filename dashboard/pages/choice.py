@@ -779,6 +779,7 @@ def money_section(view: View) -> html.Section:
             html.Div(className="folds-field", children=[
                 html.Span("Download", className="label"),
                 html.A("threshold-money.json", href="#", className="export-link",
+                       style={"whiteSpace": "nowrap"},
                        **{"data-export": "threshold-money.json"}),
             ]),
         ]),
