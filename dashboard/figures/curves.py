@@ -452,7 +452,8 @@ def reliability_figure(results: Sequence[Reliability], index: Mapping[str, int],
         # A few names fit on the plot; more are listed beside it by the page.
         names = (", ".join(sorted(refused)) if len(refused) <= 4
                  else f"{len(refused)} classifiers (listed with the Brier scores)")
-        fig.add_annotation(text=f"Not shown (scores outside [0, 1]): {names}", x=0, y=1,
+        # Two short lines: one ran off the plot at 390 px.
+        fig.add_annotation(text=f"Not shown (scores outside [0, 1]):<br>{names}", x=0, y=1,
                            xref="paper", yref="paper", xanchor="left", yanchor="top",
                            showarrow=False, font={"size": 11, "color": "#57606a"},
                            align="left")

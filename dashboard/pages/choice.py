@@ -17,8 +17,16 @@ figure from :mod:`dashboard.figures.choice`; callbacks only wire them:
    minimax-regret and Bayes fixed choices in money per period, the worst corner, and whether
    switching by condition (the policy table) is worth it.
 
+Before them, **money against the threshold** (issue 28): one classifier's expected cost per
+period at every threshold (:func:`costdash.threshold_money.cost_by_threshold`), the cheapest and
+the pins marked, a click pinning the threshold clicked (the view's ``pins``), and its top-fraction
+table with the capacity's row (:func:`~costdash.threshold_money.top_fraction_table`), through the
+results service (:func:`dashboard.results.threshold_money_result`).
+
 Controls (view fields): ``calibration`` (``choice-calibration``), ``beta_a`` and ``beta_b``
-(``choice-beta-a``, ``choice-beta-b``). The conditions, ticked classifiers, pins, sensitivity box,
+(``choice-beta-a``, ``choice-beta-b``), ``model`` (``choice-money-model``), ``capacity``
+(``choice-capacity``) and ``pins`` (the ``choice-pins`` store, which a click on
+``choice-money-graph`` edits). The conditions, ticked classifiers, pins, sensitivity box,
 volume and unit come from the view (Explore sets them) and travel on with it.
 
 Nothing here runs on Explore's slider path: the page computes on the server when it is opened
@@ -779,6 +787,7 @@ def money_section(view: View) -> html.Section:
             html.Div(className="folds-field", children=[
                 html.Span("Download", className="label"),
                 html.A("threshold-money.json", href="#", className="export-link",
+                       style={"whiteSpace": "nowrap"},
                        **{"data-export": "threshold-money.json"}),
             ]),
         ]),

@@ -15,7 +15,12 @@ point and the pinned points from the core's other modules); the figures from
   classifier; else the first ticked), per class on shared bins, with the chosen and pinned
   thresholds.
 * **Reliability** of every ticked classifier whose scores are probabilities, with its Brier
-  score; the others are named with the reason.
+  score (the others are named with the reason), in equal-width or quantile bins (the view's
+  ``quantile_bins``, ``curves-quantile-bins``), the shown classifier's examples per bin under it.
+* **Calibrate, then choose** (``curves-calibrate``): the shown classifier flagged from the
+  conditions' threshold probability as its scores are and after Platt and isotonic calibration
+  on folds, beside its best threshold (:mod:`costdash.calibrated_choice`, through
+  :func:`dashboard.results.calibrate_choose_result`).
 
 Hovering a threshold in any plot marks it in all four, in the browser (no server round trip).
 
