@@ -267,8 +267,6 @@ CHOICE_TABLE = "choice-table"
 CHOICE_URL = "choice-url"
 CHOICE_WORST = "choice-worst"
 
-VIEW_SCHEMA = "costdash-view-schema"
-"""The inert JSON script of the view schema, in every page (:mod:`dashboard.viewstate`)."""
 # Segments page and the upload's one-vs-rest and segment choices (issue 28)
 SEGMENTS_REF = "segments-ref"
 SEGMENTS_DATA_ID = "segments-data-id"
@@ -292,6 +290,8 @@ UPLOAD_SEGMENT = "upload-segment"
 UPLOAD_SEGMENT_COLUMN = "upload-segment-column"
 UPLOAD_SEGMENT_READ = "upload-segment-read"
 
+VIEW_SCHEMA = "costdash-view-schema"
+"""The inert JSON script of the view schema, in every page (:mod:`dashboard.viewstate`)."""
 
 
 # --- families -------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ ID_VALUES = {v for k, v in vars(ids).items() if k.isupper() and isinstance(v, st
 NOT_IDS = {
     # attributes the scripts set
     "aria-busy", "aria-label", "aria-valuenow", "aria-valuetext", "aria-disabled", "aria-hidden",
+    "aria-valuemin", "aria-valuemax",
     # plotly shapes and trace names drawn or looked up by explore.js
     "all-negative", "all-positive", "capacity-limit", "capacity-line", "chosen-line",
     "iso-performance", "np-limit", "np-line", "hull-vertices", "np-single", "capacity-single",
