@@ -353,13 +353,28 @@ def test_the_level_is_shown_only_where_the_published_study_earned_it():
 
 
 def test_calibrated_follows_method_and_production_size_end_to_end():
+    # Whatever the published run earned, the estimate's flag and note follow the table.
+    from scipy.special import expit
+
+    from costdash import prevalence as module
+
     rng = np.random.default_rng(12)
     y, s = _binormal(rng, 2000, 0.3, shift=2.0)
     ref = ScoredClassifier("m", y, s)
-    _, prod = _binormal(rng, 5000, 0.1, shift=2.0)
-    acc = estimate_prevalence(ref, prod, method="acc", threshold=1.0, resamples=20)
-    assert acc.calibrated and "10,000 production cases" in acc.note
-    small = estimate_prevalence(ref, prod[:100], method="acc", threshold=1.0, resamples=20)
-    assert not small.calibrated and small.note.startswith("no level")
-    em = estimate_prevalence(ref, prod, resamples=20)
-    assert not em.calibrated and "em (platt)" in em.note
+    _, prod = _binormal(rng, 5000, 0.1, shift=2.0)          # 5,000 cases: the 10,000 band
+    posterior = ScoredClassifier("m", y, expit(2.0 * s - 2.0 + np.log(0.3 / 0.7)))
+    for method, calibration, reference, production, kw in (
+            ("acc", None, ref, prod, {"threshold": 1.0}),
+            ("em", "bcts", ref, prod, {}),
+            ("em", "none", posterior, expit(2.0 * prod - 2.0 + np.log(0.3 / 0.7)),
+             {"calibration": "none"}),
+            ("em", "platt", ref, prod, {"calibration": "platt"})):
+        est = estimate_prevalence(reference, production, method=method, resamples=20, **kw)
+        earned = 10_000 in module._EARNED.get((method, calibration), ())
+        assert est.calibrated == earned
+        assert est.note.startswith("no level") != earned
+        name = method if calibration is None else f"{method} ({calibration})"
+        assert est.note.startswith(name) or f"level: {name} at" in est.note
+        small = estimate_prevalence(reference, production[:100], method=method, resamples=20,
+                                    **kw)
+        assert not small.calibrated and small.note.startswith("no level")
