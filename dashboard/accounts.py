@@ -39,7 +39,7 @@ from flask import (Blueprint, Flask, current_app, g, has_request_context, jsonif
                    request, session, url_for)
 
 from costdash.errors import CostdashError
-from dashboard.account_store import TOKEN_PREFIX, AccountStore, Person
+from dashboard.storage.accounts import TOKEN_PREFIX, AccountStore, Person
 from dashboard.config import Settings
 from dashboard.pages import page_for
 from dashboard.responses import page

@@ -25,7 +25,7 @@ from typing import Any
 from flask import Blueprint, current_app, redirect, request
 
 from costdash.errors import CostdashError
-from dashboard.account_store import Person
+from dashboard.storage.accounts import Person
 from dashboard.accounts import (accounts, create_token_for, current_person, login_url,
                                 owned_analyses, revoke_token_for, same_origin)
 from dashboard.api.manage import manage_page

@@ -127,7 +127,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 DASHBOARD_LAYERS = (
     ("dashboard.figures",),
     ("dashboard.config", "dashboard.storage", "dashboard.jobs", "dashboard.viewmodel",
-     "dashboard.results", "dashboard.account_store"),
+     "dashboard.results"),
     ("dashboard.sharing", "dashboard.services"),
     ("dashboard.pages", "dashboard.explore_layout", "dashboard.shell", "dashboard.page_kit",
      "dashboard.band_kit", "dashboard.viewstate", "dashboard.ids", "dashboard.api",

@@ -34,7 +34,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from dashboard.storage.sharedstate import transaction, upsert
-from dashboard.storage import SqlStore
+from dashboard.storage.sql import SqlStore
 
 __all__ = ["AccountStore", "ApiToken", "AuditEntry", "Person", "TOKEN_PREFIX"]
 

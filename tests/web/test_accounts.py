@@ -15,7 +15,7 @@ import pytest
 import requests
 import sqlalchemy as sa
 
-from dashboard.account_store import AccountStore, Person
+from dashboard.storage.accounts import AccountStore, Person
 from dashboard.factory import create_app
 from dashboard.storage import SqlStore
 
