@@ -5,14 +5,17 @@ Design (issue 25): a labelled reference of 5,000 rows at prevalence 0.3; product
 target is the population prior); two score families:
 
 * ``binormal``: negatives N(0, 1), positives N(1.5, 1): the log-odds are linear in the score, so
-  Platt scaling is the true calibration ("a well-calibrated classifier");
-* ``beta``: negatives Beta(2, 5), positives Beta(5, 2): the log-odds are 3·logit(s), which Platt
-  on the raw score only approximates (a miscalibrated map, as real models have).
+  Platt scaling on it is the true calibration;
+* ``beta``: negatives Beta(2, 5), positives Beta(5, 2): probabilities whose log-odds are
+  3·logit(s) + logit(0.3), linear in the score's log-odds (bcts's shape) but not in the score
+  (Platt on the raw score, the default before bcts, was biased at p(+) 0.01).
 
-For every reference set both methods are fitted once (``em`` with Platt, ``acc`` at the threshold
-the policy deploys at p(+) 0.3 with unit costs) and read every production sample, at the
-package's defaults (200 bootstrap replicates, level 0.9). Per design: mean absolute error, bias,
-coverage of the nominal 90 % interval and its mean width.
+For every reference set three readings are fitted once (:data:`READINGS`): ``em`` at its default
+calibration (bcts); ``acc`` at the threshold the policy deploys at p(+) 0.3 with unit costs; and
+the well-calibrated classifier (the same scores mapped to their true posterior at p(+) 0.3, the
+same ROC curve) read by ``em`` with ``calibration="none"``; each reads every production sample
+at the package's defaults (200 bootstrap replicates, level 0.9). Per design: mean absolute error,
+bias, coverage of the nominal 90 % interval and its mean width.
 
 Alerts (at 10,000 rows, unit costs so PC(+) = p(+)): for each set and production prevalence two
 deployed choices are watched, the one the policy picks at p(+) 0.3 and the one it picks at the
@@ -20,10 +23,11 @@ true prevalence; a watched period counts as *inside* when the true PC(+) lies in
 choice's ``valid_pc`` and *far* when it lies 0.05 or more outside it. The issue asks for alerts
 in at most 5 % of inside periods and at least 90 % of far ones.
 
-Run ``nice -n 15 python studies/prevalence_shift.py [--sets 300] [--seed 0] [--csv FILE]``; the
-tables go to the CSV file and beside it as markdown (``.md``), rewritten every 20 sets; the
-published run and its table are in docs/production.md. Separate random streams for the data and
-for the bootstrap.
+Run ``nice -n 15 python studies/prevalence_shift.py [--sets 300] [--seed 0] [--workers 6]
+[--cache DIR] [--csv FILE]``; the tables go to the CSV file and beside it as markdown (``.md``),
+rewritten every 20 sets; the published run and its table are in docs/production.md. Each task of
+10 sets has its own random streams for the data and for the bootstrap (seed, task), so the
+results do not depend on the number of workers.
 """
 
 from __future__ import annotations
