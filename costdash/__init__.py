@@ -103,6 +103,10 @@ _LAZY = {
     "SegmentPolicy": "costdash.segments",
     "segment_policy": "costdash.segments",
     "one_vs_rest_frame": "costdash.one_vs_rest",
+    "CalibratedChoice": "costdash.calibrated_choice",
+    "choose_after_calibration": "costdash.calibrated_choice",
+    "cost_interval": "costdash.readout_intervals",
+    "regret_interval": "costdash.readout_intervals",
     # issue 27: the Explore page inline in a notebook. The one name the core hands over to the
     # dashboard: named here as a string (no import statement), imported when first looked up, so
     # `import costdash` and the CLI stay free of Dash (tests/test_layers.py reads imports).
@@ -154,6 +158,10 @@ __all__ = [
     "SegmentPolicy",
     "segment_policy",
     "one_vs_rest_frame",
+    "CalibratedChoice",
+    "choose_after_calibration",
+    "cost_interval",
+    "regret_interval",
     "show",
     "ALL_NEGATIVE",
     "ALL_POSITIVE",

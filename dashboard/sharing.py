@@ -141,7 +141,8 @@ SHARE_PREFIX = "share:"
 
 
 READ_LINK_PAGES_ONLY = ("This data was opened through a read-only link: it shows on the link's "
-                        "own pages only (Explore, Curves, Threshold choice).")
+                        "own pages only (Explore, Curves, Threshold choice, Production, "
+                        "Segments).")
 """What the pages a read link does not grant (Compare, Confidence, Folds) say to its handle."""
 
 

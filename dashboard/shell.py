@@ -61,8 +61,8 @@ def not_found(pathname: str) -> html.Div:
 
 SHARED_PAGES = ("", "curves", "choice", "production", "segments")
 """The pages a read-only link shows: ``/s/<token>`` (Explore), ``/s/<token>/curves``,
-``/s/<token>/choice`` (Threshold choice) and ``/s/<token>/production`` (its production periods,
-read-only)."""
+``/s/<token>/choice`` (Threshold choice), ``/s/<token>/production`` (its production periods,
+read-only) and ``/s/<token>/segments``."""
 
 SHARED_TITLES = ("Explore", "Curves", "Threshold choice", "Production", "Segments")
 

@@ -94,3 +94,34 @@ def test_aggregate_no_label_writes_what_watch_reads(files, capsys, tmp_path):
     assert stats["rows"] == 12000
     table = pd.read_csv(out)
     assert list(table.columns) == ["period", "score", "n"] and table["n"].sum() == 12000
+
+
+def test_calibration_choices_are_the_cores():
+    import argparse
+
+    from costdash.cli.watch import register
+    from costdash.prevalence import CALIBRATIONS
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    register(sub)
+    watch_parser = sub.choices["watch"]
+    action = next(a for a in watch_parser._actions if a.dest == "calibration")
+    assert tuple(action.choices) == CALIBRATIONS and action.default == "bcts"
+
+
+def test_calibration_reaches_the_estimate(files, capsys):
+    from costdash import load_predictions
+    from costdash.monitor import watch, watch_to_dict
+    from costdash.production_io import load_production
+
+    common = [str(files / "ref.csv"), str(files / "prod.csv"), "--period-column", "week",
+              "--p-pos", "0.3", "--cost-fn", "5", "--cost-fp", "1", "--deployed", "gbm:1.0"]
+    isotonic = _run(capsys, *common, "--calibration", "isotonic")
+    default = _run(capsys, *common)
+    production = load_production(str(files / "prod.csv"), classifier="gbm",
+                                 period_column="week")
+    expected = watch_to_dict(watch(load_predictions(str(files / "ref.csv")), production.table,
+                                   period=production.period, p_pos=0.3, cost_fn=5, cost_fp=1,
+                                   deployed=("gbm", 1.0), calibration="isotonic"))
+    assert [p["p_pos"] for p in isotonic["periods"]] == [p["p_pos"] for p in expected["periods"]]
+    assert [p["p_pos"] for p in isotonic["periods"]] != [p["p_pos"] for p in default["periods"]]

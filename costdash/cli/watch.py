@@ -57,6 +57,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "classify-and-count at the deployed threshold")
     parser.add_argument("--level", type=float, default=0.9, metavar="L",
                         help="interval level (default 0.9)")
+    # the names of costdash.prevalence.CALIBRATIONS, written out: importing it would bring scipy
+    # into every `costdash --help` (tests/test_watch_cli.py holds the two equal)
+    parser.add_argument("--calibration", choices=("bcts", "platt", "isotonic", "none"),
+                        default="bcts",
+                        help="how em turns scores into posteriors: bcts, Platt on the log-odds of "
+                             "probability scores (default); platt, Platt on the score; isotonic; none, the "
+                             "scores are taken as calibrated probabilities (a well-calibrated "
+                             "classifier: the most accurate estimate when that holds)")
     add_loader_options(parser)
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     parser.set_defaults(func=run)
@@ -92,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     result = watch(reference, production.table, period=production.period, p_pos=args.p_pos,
                    cost_fn=args.cost_fn, cost_fp=args.cost_fp, cost_tp=args.cost_tp,
                    cost_tn=args.cost_tn, deployed=deployed, classifier=args.classifier,
-                   method=args.method, level=args.level)
+                   method=args.method, level=args.level,
+                   calibration=args.calibration)
     if args.json:
         print_json({**watch_to_dict(result), "notes": list(production.notes)})
         return 0
