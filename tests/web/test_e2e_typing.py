@@ -34,10 +34,16 @@ WATCH = """() => {
     new MutationObserver(() => window.__pcLog.push([performance.now(), el.textContent]))
         .observe(el, {childList: true, characterData: true, subtree: true});
 }"""
-SHOWN = """([t0, pc]) => (window.__pcLog || []).some(([t, x]) => t >= t0 &&
-    Math.abs(parseFloat(x) - pc) <= 1e-3 * pc)"""
-SHOWN_AT = """([t0, pc]) => window.__pcLog.find(([t, x]) => t >= t0 &&
-    Math.abs(parseFloat(x) - pc) <= 1e-3 * pc)[0] - t0"""
+# The readout shows the typed value. On a slow machine the box's 0.25 s pause may commit and draw
+# the value before Enter; Enter then brings exactly what is on screen and the page does not
+# draw it again (no mutation after t0), so what counts is the text on screen, not a new write.
+# Consecutive VALUES differ, so a stale readout never passes.
+SHOWN = """([t0, pc]) => Math.abs(parseFloat(
+    document.getElementById('pc-value').textContent) - pc) <= 1e-3 * pc"""
+SHOWN_AT = """([t0, pc]) => {
+    const hit = window.__pcLog.find(([t, x]) => t >= t0 && Math.abs(parseFloat(x) - pc) <= 1e-3 * pc);
+    return hit ? hit[0] - t0 : 0;
+}"""
 
 
 def type_value(page: Page, text: str) -> None:
