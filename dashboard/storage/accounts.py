@@ -25,7 +25,6 @@ import hashlib
 import hmac
 import json
 import secrets
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from dashboard.storage.sharedstate import transaction, upsert
+from dashboard.storage.sharedstate import ensure_tables, transaction, upsert
 from dashboard.storage.sql import SqlStore
 
 __all__ = ["AccountStore", "ApiToken", "AuditEntry", "Person", "TOKEN_PREFIX"]
@@ -94,18 +93,8 @@ audit_table = sa.Table(
     sa.Column("at", sa.Float, nullable=False, index=True),
 )
 
-_ready: set[int] = set()
-_ready_lock = threading.Lock()
-
-
 def _tables(store: SqlStore) -> None:
-    key = id(store.engine)
-    if key in _ready:
-        return
-    with _ready_lock:
-        with transaction(store) as conn:
-            _metadata.create_all(conn, checkfirst=True)
-        _ready.add(key)
+    ensure_tables(store, _metadata)
 
 
 def token_key(token: str) -> str:

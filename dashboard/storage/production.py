@@ -44,7 +44,7 @@ from costdash.errors import InputFileError
 from costdash.monitor import Watch, watch
 from costdash.production_io import ProductionScores, load_production
 from costdash.view import View
-from dashboard.storage.sharedstate import transaction
+from dashboard.storage.sharedstate import ensure_tables, transaction
 from dashboard.storage.sql import SqlStore
 
 __all__ = ["MAX_BATCHES", "Batch", "ProductionStore", "alert_payloads", "deployed_of",
@@ -76,18 +76,8 @@ production_batches_table = sa.Table(
     sa.Column("content", sa.LargeBinary, nullable=False),  # Parquet: score, n, period
 )
 
-_ready: set[int] = set()
-_ready_lock = threading.Lock()
-
-
 def _tables(store: SqlStore) -> None:
-    key = id(store.engine)
-    if key in _ready:
-        return
-    with _ready_lock:
-        with transaction(store) as conn:
-            _metadata.create_all(conn, checkfirst=True)
-        _ready.add(key)
+    ensure_tables(store, _metadata)
 
 
 @dataclass(frozen=True)

@@ -120,6 +120,25 @@ def transaction(store: SqlStore) -> Iterator[sa.Connection]:
         yield conn
 
 
+_created: set[tuple[int, int]] = set()
+_created_lock = threading.Lock()
+
+
+def ensure_tables(store: SqlStore, metadata: sa.MetaData) -> None:
+    """Create a part's own tables (``metadata``) in the store's database on first use.
+
+    A memo per process of which (engine, metadata) pairs are done, not state: it only spares
+    the ``CREATE TABLE IF NOT EXISTS`` round trips, and every process reaches the same tables.
+    """
+    key = (id(store.engine), id(metadata))
+    if key in _created:
+        return
+    with _created_lock:
+        with transaction(store) as conn:
+            metadata.create_all(conn, checkfirst=True)
+        _created.add(key)
+
+
 def upsert(store: SqlStore, table: sa.Table) -> Any:
     """The dialect's ``INSERT`` (with ``on_conflict_do_nothing`` / ``_do_update``)."""
     if store.dialect == "sqlite":
