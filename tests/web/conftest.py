@@ -14,12 +14,14 @@ safe when other test modules of the session use ``dash_thread_server``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,31 +130,32 @@ class LiveServer:
     log: Path
 
 
-@pytest.fixture
-def live_server(tmp_path):
-    """``python app.py --port N`` with its own data dir; stopped (SIGTERM) after the test."""
-    data_dir = tmp_path / "live-data"
+@contextlib.contextmanager
+def running_app(tmp_path: Path, *, ready_path: str = "/explore",
+                env: dict[str, str] | None = None) -> Iterator[str]:
+    """``python app.py --port N`` with its data dir under ``tmp_path`` and ``env`` added; yields
+    its URL once ``ready_path`` answers 200; stopped (SIGTERM) after."""
     port = free_port()
     log = tmp_path / "server.log"
-    env = {**os.environ, "COSTDASH_DATA_DIR": str(data_dir), "PYTHONUNBUFFERED": "1"}
-    env.pop("PORT", None)
+    full_env = {**os.environ, "COSTDASH_DATA_DIR": str(tmp_path / "live-data"),
+                "PYTHONUNBUFFERED": "1", **(env or {})}
+    full_env.pop("PORT", None)
     with open(log, "wb") as out:
         proc = subprocess.Popen([sys.executable, str(REPO / "app.py"), "--port", str(port)],
-                                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+                                cwd=REPO, env=full_env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
         while True:
             try:
-                with urllib.request.urlopen(url + "/explore", timeout=2) as resp:
+                with urllib.request.urlopen(url + ready_path, timeout=2) as resp:
                     if resp.status == 200:
                         break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("app.py did not start:\n" + log.read_text()) from None
                 time.sleep(0.1)
-        store = SqlStore(database_url(Settings.from_mapping({"data_dir": data_dir})))
-        yield LiveServer(url, data_dir, store, log)
+        yield url
     finally:
         proc.terminate()
         try:
@@ -160,3 +163,12 @@ def live_server(tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    """``python app.py --port N`` with its own data dir; stopped (SIGTERM) after the test."""
+    data_dir = tmp_path / "live-data"
+    with running_app(tmp_path) as url:
+        store = SqlStore(database_url(Settings.from_mapping({"data_dir": data_dir})))
+        yield LiveServer(url, data_dir, store, tmp_path / "server.log")

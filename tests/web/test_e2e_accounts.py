@@ -7,18 +7,13 @@ the provider. Screenshots of My analyses at 1440 and 390 px wide."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-import urllib.request
 import warnings
 
 import pytest
 import requests
 from playwright.sync_api import Page, expect
 
-from .conftest import REPO, free_port
+from .conftest import running_app
 from .test_e2e_explore import choose_file, open_page, screenshot
 
 with warnings.catch_warnings():
@@ -33,36 +28,10 @@ def accounts_server(tmp_path):
     """``(app URL, issuer URL)``: a provider in a thread and ``python app.py`` using it."""
     with run_server_in_thread() as provider:
         issuer = f"http://localhost:{provider.server_port}"
-        port = free_port()
-        log = tmp_path / "server.log"
-        env = {**os.environ, "COSTDASH_DATA_DIR": str(tmp_path / "live-data"),
-               "PYTHONUNBUFFERED": "1", "COSTDASH_OIDC_ISSUER": issuer,
-               "COSTDASH_OIDC_CLIENT_ID": "costdash-e2e",
+        env = {"COSTDASH_OIDC_ISSUER": issuer, "COSTDASH_OIDC_CLIENT_ID": "costdash-e2e",
                "COSTDASH_OIDC_CLIENT_SECRET": "e2e-secret"}
-        env.pop("PORT", None)
-        with open(log, "wb") as out:
-            proc = subprocess.Popen([sys.executable, str(REPO / "app.py"), "--port", str(port)],
-                                    cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    with urllib.request.urlopen(url + "/healthz", timeout=2) as resp:
-                        if resp.status == 200:
-                            break
-                except OSError:
-                    if proc.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError("app.py did not start:\n" + log.read_text()) from None
-                    time.sleep(0.1)
+        with running_app(tmp_path, ready_path="/healthz", env=env) as url:
             yield url, issuer
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
 
 
 class _Server:
