@@ -42,12 +42,12 @@
     // --- shape slots ----------------------------------------------------------------------------
     //
     // Each figure carries a FIXED list of shapes, one slot per moving part, always with the same
-    // type and attributes; only coordinates and colours change. Plotly then redraws just the
-    // shapes layer (a few ms); adding, removing or retyping a shape (or touching annotations)
-    // makes it re-plot every trace instead (50-150 ms with 20 classifiers, measured). An unused
-    // slot is parked outside the axes (whose ranges are fixed), where it is clipped away. A new
-    // figure comes from the server without shapes; the first relayout into it adds the slots
-    // (still only the shapes layer: 5-20 ms with 20 classifiers, measured).
+    // type and attributes; only coordinates and colours change. explore-plots.js draws them in
+    // an SVG layer of its own, one element per slot, so a step only changes attributes; they are
+    // the figure's layout shapes too (what a download draws). Adding, removing or retyping a
+    // Plotly shape (or touching annotations) would make Plotly re-plot every trace (50-150 ms
+    // with 20 classifiers, measured). An unused slot is parked outside the axes (whose ranges
+    // are fixed), where it is clipped away. A new figure comes from the server without shapes.
 
     const COLORS = {iso: "#1f2328", np: "#D55E00", capacity: "#CC79A7",
         band: "rgba(230,159,0,0.16)", segment: "rgba(230,159,0,0.55)"};

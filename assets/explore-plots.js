@@ -1,7 +1,8 @@
 /*
  * explore-plots.js -- the Explore page's plots beyond their figures: the moving parts drawn into
- * them (layout shapes, without a re-plot of the traces), the zoom to the current choice, the
- * hover that emphasises one classifier in every view, and the classifier list as their legend.
+ * them (an SVG layer of their own, kept as the figure's layout shapes too, never re-plotted),
+ * the zoom to the current choice, the hover that emphasises one classifier in every view, and
+ * the classifier list as their legend.
  */
 (function () {
     "use strict";
@@ -12,19 +13,26 @@
 
     // --- drawing the moving parts ----------------------------------------------------------------
     //
-    // The moving parts are layout shapes only, drawn by Plotly.relayout of just the shapes: it
-    // redraws the shapes layer in 1-8 ms (as long as the list keeps its structure, see "shape
-    // slots"). They never go through the figure prop: a Patch makes dcc.Graph call Plotly.react,
-    // which here re-plots every trace (60-120 ms per figure with 20 classifiers on a 2-vCPU
-    // machine, measured), and for a new view that was a second full drawing of both figures
-    // right after their first (issue 11). So dcc.Graph draws a new figure without them, and they
-    // are put in as soon as it is on screen: on a graph already drawn once, by its plotly_react
-    // event (after any re-plot by dcc.Graph: new figure, legend click); on a graph's first
-    // drawing, by whenPlotted. dcc.Graph listens to plotly_relayout to copy layout edits into its
-    // figure prop, which would start the slow Plotly.react after all, so that one event is muted
-    // while we draw.
+    // The moving parts (the shape slots of explore-geometry.js) are drawn by this file into an
+    // SVG layer of its own inside each plot, not by Plotly: a step only sets the attributes of
+    // elements that already exist, positioned with the axes' own pixel mapping (l2p, _offset).
+    // Plotly.relayout of the shapes, which this replaced, re-ran Plotly's layout defaults over
+    // every trace: ~30 ms of a ~48 ms step with 20 classifiers and pins (CPU profile, issue 23),
+    // and a Patch of the figure prop re-plots every trace (60-120 ms per figure, issue 11).
+    //
+    // The same slots stay the figure's own shapes (gd.layout.shapes, a plain assignment, no
+    // redraw), so a PNG/SVG download, which plots a copy of gd.data and gd.layout, shows them,
+    // and so do the tests that read them. When Plotly does redraw a figure (zoom, resize, a new
+    // figure, a legend click) it draws them too, at the same places; its own copy is hidden
+    // (class costdash-marked) because it would be stale after the next step. The layer is
+    // placed again after every drawing of the figure (plotly_afterplot, plotly_react) and while
+    // a pan or zoom is dragged (plotly_relayouting), from the axes as they are then.
+    //
+    // dcc.Graph listens to plotly_relayout to copy layout edits into its figure prop, which would
+    // start a slow Plotly.react, so that one event is muted while this file relayouts (zoom).
 
     const latest = {};
+    const SVG_NS = "http://www.w3.org/2000/svg";
 
     /** Whether `gd` shows a figure of `view` (a figure's uirevision is its data set). */
     function plottedFor(gd, view) {
@@ -34,7 +42,9 @@
     function hook(gd, id) {
         if (gd.__costdashHooked) return;
         gd.__costdashHooked = true;
+        gd.__costdashId = id;
         gd.__costdashMute = 0;
+        hideOwnShapes();
         const emit = gd.emit;
         gd.emit = function (name) {
             if (name === "plotly_relayout" && gd.__costdashMute > 0) return undefined;
@@ -46,6 +56,10 @@
             if (zoomOn) applyZoom(false);
         });
         if (id === "ranges-graph") gd.on("plotly_afterplot", () => placeRangesLine());
+        else {
+            gd.on("plotly_afterplot", () => putLatest(gd, id));
+            gd.on("plotly_relayouting", () => putLatest(gd, id));
+        }
         gd.on("plotly_hover", (ev) => {
             const pt = ev && ev.points && ev.points[0];
             focus(pt && pt.data ? classifierOfUid(pt.data.uid) : null);
@@ -53,54 +67,213 @@
         gd.on("plotly_unhover", () => focus(null));
     }
 
-    // Plotly.relayout re-runs the layout defaults, and with autosize they read the graph's
-    // size from its computed style (plotAutoSize): a synchronous layout of the whole page,
-    // which a step has just changed (readouts, the table), once per graph: the largest part
-    // of a slider step with pins and 20 classifiers (issue 23). The shapes do not change the
-    // graph's size, so the size it has is passed in for that one call (the user layout is put
-    // back at once; a resize relayouts with autosize as before).
-    function quietRelayout(gd, want, json) {
-        gd.__costdashMute += 1;
-        gd.__costdashDrawn = json || JSON.stringify(want);
-        const lay = gd.layout, full = gd._fullLayout;
-        const pin = Boolean(lay && full && full.autosize && full.width > 0 && full.height > 0 &&
-            lay.width === undefined && lay.height === undefined);
-        const had = pin && Object.prototype.hasOwnProperty.call(lay, "autosize");
-        const autosize = pin ? lay.autosize : undefined;
-        if (pin) Object.assign(lay, {autosize: false, width: full.width, height: full.height});
-        let done;
-        try {
-            done = window.Plotly.relayout(gd, {shapes: want});
-        } finally {
-            if (pin) {
-                delete lay.width;
-                delete lay.height;
-                if (had) lay.autosize = autosize;
-                else delete lay.autosize;
-                if (gd._fullLayout) gd._fullLayout.autosize = true;
-            }
-        }
-        return Promise.resolve(done)
-            .catch(() => undefined)
-            .finally(() => { gd.__costdashMute -= 1; });
+    // Plotly's stroke dashes (Drawing.dashStyle), so the marks look as its shapes did.
+    function dashArray(dash, width) {
+        const w = Math.max(width || 1, 3);
+        const pattern = {dot: [w, w], dash: [3 * w, 3 * w], longdash: [5 * w, 5 * w],
+            dashdot: [3 * w, w, w, w], longdashdot: [5 * w, 2 * w, w, 2 * w]}[dash];
+        return pattern ? pattern.map((x) => x + "px").join(",") : "";
     }
 
-    /** The latest moving parts into a graph that does not show them (a figure just drawn). */
+    const svgEl = (name, attrs, parent) => {
+        const el = document.createElementNS(SVG_NS, name);
+        for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, v);
+        if (parent) parent.appendChild(el);
+        return el;
+    };
+
+    function set(el, name, value) {
+        const v = String(value);
+        const cache = el.__costdashAttrs || (el.__costdashAttrs = {});
+        if (cache[name] !== v) {
+            cache[name] = v;
+            el.setAttribute(name, v);
+        }
+    }
+
+    /**
+     * The layer of a graph (built on first use and again when Plotly rebuilt its SVG): two
+     * groups in Plotly's own SVG, one under the traces (layer "below", as Plotly puts such
+     * shapes) and one over them (layer "above"), each clipped to the plotting area, with one
+     * element per slot of `shapes` (the slots never change their kind or number for a figure).
+     */
+    function layerOf(gd, shapes) {
+        const svg = gd.querySelector(".main-svg");
+        if (!svg) return null;
+        let L = gd.__costdashMarks;
+        const key = shapes.map((s) => s.name + ":" + s.type + ":" + s.layer).join("|");
+        if (L && L.svg === svg && L.key === key && L.below.isConnected && L.above.isConnected) {
+            return L;
+        }
+        if (L) {
+            L.below.remove();
+            L.above.remove();
+            if (L.clip) L.clip.remove();
+        }
+        const uid = "costdash-marks-clip-" + (gd.__costdashId || "plot");
+        let defs = svg.querySelector("defs");
+        if (!defs) {
+            defs = svgEl("defs", {}, null);
+            svg.insertBefore(defs, svg.firstChild);
+        }
+        const clip = svgEl("clipPath", {id: uid}, defs);
+        const clipRect = svgEl("rect", {}, clip);
+        const group = (cls) => svgEl("g", {"class": "costdash-marks " + cls,
+            "clip-path": "url(#" + uid + ")", "aria-hidden": "true"});
+        const below = group("costdash-marks-below"), above = group("costdash-marks-above");
+        // Where Plotly draws its own shapes of each layer (or as near as this SVG allows).
+        const lower = svg.querySelector(".layer-below") || svg.querySelector(".cartesianlayer");
+        if (lower) lower.parentNode.insertBefore(below, lower.nextSibling);
+        else svg.appendChild(below);
+        const upper = gd.querySelector(".layer-above");    // in Plotly's top SVG
+        if (upper) upper.parentNode.insertBefore(above, upper.nextSibling);
+        else svg.appendChild(above);
+        const nodes = shapes.map((s) => {
+            const parent = s.layer === "below" ? below : above;
+            const g = svgEl("g", {"class": "costdash-mark", "data-name": s.name}, parent);
+            const kind = s.type === "circle" ? "ellipse" : (s.type === "rect" &&
+                s.xsizemode === "pixel") ? "rect" : "path";
+            const shape = svgEl(kind, {"fill-rule": "evenodd"}, g);
+            const label = s.label ? svgEl("text", {"text-anchor": "start"}, g) : null;
+            if (label) label.textContent = s.label.text;
+            return {g, shape, label, kind};
+        });
+        L = gd.__costdashMarks = {svg, key, below, above, clip, clipRect, nodes, textHeight: {}};
+        gd.classList.add("costdash-marked");
+        return L;
+    }
+
+    /** Plotly's own drawing of the moving shapes (after a zoom, a resize or a new figure) is
+     * hidden where the layer draws them: after the next step it would be stale. */
+    function hideOwnShapes() {
+        if (document.getElementById("costdash-marks-style")) return;
+        const el = document.createElement("style");
+        el.id = "costdash-marks-style";
+        el.textContent = ".js-plotly-plot.costdash-marked .main-svg .shapelayer{display:none}";
+        document.head.appendChild(el);
+    }
+
+    /** The height Plotly gives a label's text box (it places the text by it), measured once
+     * per font size (a layout read, at the layer's first drawing only). */
+    function textHeight(L, el, size) {
+        if (L.textHeight[size] === undefined) {
+            let h = 0;
+            try {
+                h = el.getBBox().height;
+            } catch (err) {
+                h = 0;
+            }
+            if (!(h > 0)) return 1.3 * size;     // not laid out yet: Plotly's line spacing
+            L.textHeight[size] = h;
+        }
+        return L.textHeight[size];
+    }
+
+    /** Draw `shapes` (data coordinates of the figure's axes, or paper) into the layer of `gd`,
+     * by attributes only. */
+    function paintMarks(gd, shapes) {
+        const full = gd._fullLayout;
+        const xa = full && full.xaxis, ya = full && full.yaxis, gs = full && full._size;
+        if (!xa || !ya || !gs || typeof xa.l2p !== "function") return;
+        const L = layerOf(gd, shapes);
+        if (!L) return;
+        set(L.clipRect, "x", xa._offset);
+        set(L.clipRect, "y", ya._offset);
+        set(L.clipRect, "width", Math.max(xa._length, 0));
+        set(L.clipRect, "height", Math.max(ya._length, 0));
+        const px = (ref, v) => (ref === "paper" ? gs.l + gs.w * v : xa._offset + xa.l2p(v));
+        const py = (ref, v) => (ref === "paper" ? gs.t + gs.h * (1 - v) : ya._offset + ya.l2p(v));
+        const r = (v) => Math.round(v * 100) / 100;
+        const family = (full.font && full.font.family) || "sans-serif";
+        shapes.forEach((s, k) => {
+            const n = L.nodes[k];
+            let d = null, transform = null, ax = 0, ay = 0;
+            if (s.xsizemode === "pixel") {
+                ax = px(s.xref, s.xanchor);
+                ay = py(s.yref, s.yanchor);
+                if (!Number.isFinite(ax) || !Number.isFinite(ay)) {
+                    set(n.g, "display", "none");
+                    return;
+                }
+                transform = "translate(" + r(ax) + "," + r(ay) + ")";
+                if (n.kind === "ellipse") {
+                    set(n.shape, "cx", (s.x0 + s.x1) / 2);
+                    set(n.shape, "cy", -(s.y0 + s.y1) / 2);
+                    set(n.shape, "rx", Math.abs(s.x1 - s.x0) / 2);
+                    set(n.shape, "ry", Math.abs(s.y1 - s.y0) / 2);
+                } else if (n.kind === "rect") {
+                    set(n.shape, "x", Math.min(s.x0, s.x1));
+                    set(n.shape, "y", -Math.max(s.y0, s.y1));
+                    set(n.shape, "width", Math.abs(s.x1 - s.x0));
+                    set(n.shape, "height", Math.abs(s.y1 - s.y0));
+                } else {
+                    // A path in pixels about its anchor, y upwards (as Plotly reads it).
+                    d = s.path.replace(/(-?[\d.eE+-]+),(-?[\d.eE+-]+)/g,
+                        (_, x, y) => x + "," + (-Number(y)));
+                }
+            } else if (s.type === "path") {
+                d = s.path.replace(/(-?[\d.eE+-]+),(-?[\d.eE+-]+)/g, (_, x, y) =>
+                    r(px(s.xref, Number(x))) + "," + r(py(s.yref, Number(y))));
+            } else if (s.type === "line") {
+                d = "M" + r(px(s.xref, s.x0)) + "," + r(py(s.yref, s.y0)) + " L" +
+                    r(px(s.xref, s.x1)) + "," + r(py(s.yref, s.y1));
+            } else {                                          // a rect in data/paper units
+                const x0 = px(s.xref, s.x0), x1 = px(s.xref, s.x1);
+                const y0 = py(s.yref, s.y0), y1 = py(s.yref, s.y1);
+                d = "M" + r(x0) + "," + r(y0) + " H" + r(x1) + " V" + r(y1) + " H" + r(x0) + " Z";
+            }
+            if (d !== null && d.indexOf("NaN") >= 0) {
+                set(n.g, "display", "none");
+                return;
+            }
+            set(n.g, "display", "inline");
+            set(n.g, "opacity", s.opacity === undefined ? 1 : s.opacity);
+            if (transform !== null) set(n.g, "transform", transform);
+            if (d !== null) set(n.shape, "d", d);
+            const line = s.line || {};
+            const width = line.width === undefined ? 2 : line.width;
+            set(n.shape, "stroke", width > 0 ? line.color || "#444" : "none");
+            set(n.shape, "stroke-width", width + "px");
+            set(n.shape, "stroke-dasharray", dashArray(line.dash, width) || "none");
+            set(n.shape, "fill", s.type === "line" ? "none" : s.fillcolor || "rgba(0,0,0,0)");
+            if (n.label) {
+                // Plotly's place for a "bottom left" label of a closed shape: padding + 3 px in
+                // from its left edge; the text box's bottom `padding` px above its bottom edge.
+                const lab = s.label, font = lab.font || {}, size = font.size || 12;
+                const pad = lab.padding === undefined ? 3 : lab.padding;
+                const half = n.kind === "path" ? pathHalf(s.path) : Math.abs(s.x1 - s.x0) / 2;
+                set(n.label, "font-size", size + "px");
+                set(n.label, "font-family", family);
+                set(n.label, "fill", font.color || "#444");
+                set(n.label, "x", r(-half + pad + 3));
+                set(n.label, "y", r(half - pad + size - textHeight(L, n.label, size)));
+            }
+        });
+    }
+
+    /** Half the width of a small pixel path about its anchor (the pins' diamonds). */
+    function pathHalf(path) {
+        const xs = (path.match(/-?[\d.]+(?=,)/g) || []).map(Number);
+        return xs.length ? Math.max(...xs.map(Math.abs)) : 0;
+    }
+
+    /** The latest moving parts into a graph: its layer and the figure's own shapes. */
     function putLatest(gd, id) {
         const want = latest[id];
-        if (want && gd.layout && gd.layout.shapes !== want) quietRelayout(gd, want);
+        if (!want || !gd._fullLayout || !gd.layout) return;
+        gd.layout.shapes = want;
+        paintMarks(gd, want);
     }
 
     /** Draw `shapes` into a figure of `view` when one is on screen (a new view's figure may be
      * one of the old view: the new one replaces it, and plotly_react puts these back); else
      * keep them for whenPlotted. */
-    function drawOverlay(id, view, shapes, viewChanged) {
+    function drawOverlay(id, view, shapes) {
         latest[id] = shapes;
         const gd = graphDiv(id);
         if (!plottedFor(gd, view)) return;
         hook(gd, id);
-        const json = JSON.stringify(shapes);
-        if (viewChanged || gd.__costdashDrawn !== json) quietRelayout(gd, shapes, json);
+        putLatest(gd, id);
     }
 
     // --- zoom to the region around the current choice -------------------------------------------
@@ -204,7 +377,11 @@
         gd.__costdashMute += 1;
         return window.Plotly.relayout(gd, props)
             .catch(() => undefined)
-            .finally(() => { gd.__costdashMute -= 1; });
+            .finally(() => {
+                gd.__costdashMute -= 1;
+                const id = gd.__costdashId;
+                if (id && latest[id]) putLatest(gd, id);   // the axes moved under the marks
+            });
     }
 
     /** The point the zoom follows (render() gives it at every drawing), zoomed to when on. */

@@ -460,10 +460,11 @@
                  vol, unit, colorOf, texts, R, C, g, pcX);
         intervalTexts(k, d, pins, math, texts, titles);
 
-        // The figures first: drawing a shape's label measures its text, a synchronous layout
-        // of whatever the page has changed since the last frame; the text then goes in once.
-        drawOverlay("roc-graph", view, rocS, viewChanged);
-        drawOverlay("cost-graph", view, costS, viewChanged);
+        // The figures' marks first (attributes of their own SVG layer; a pin's label is
+        // measured once, when the layer is built): nothing in them reads the page's layout
+        // after the text below has changed it.
+        drawOverlay("roc-graph", view, rocS);
+        drawOverlay("cost-graph", view, costS);
         fillTable(view, cells, name);
         paint(texts, htmls, shown, titles);
         zoomTo({view: view, f: f, tp: tp, pcX: pcX, ne: ne, trivial: math.trivialCost(c), g: g});

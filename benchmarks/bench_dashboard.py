@@ -12,7 +12,8 @@ Two measurements, each against a real ``python app.py`` on a free port with a te
    the first moment after both figures have finished ``Plotly.react`` (their ``plotly_react``
    events) *and* the browser has painted that frame (a ``requestAnimationFrame`` callback, then a
    ``MessageChannel`` task, which runs after the paint), and the PC(+) readout has changed too
-   (the end is detected with MutationObservers on the figures' shapes layers and the readout).
+   (the end is detected with MutationObservers on the figures' shapes layers, or the page's own
+   layer of moving marks, and the readout).
 
 2. **Typed value + Enter -> repainted readouts and plots**, on the same page: ``--samples``
    times a new C(-|+) is put in its number box (``fill``: an ``input`` event, no key) and Enter is
@@ -102,11 +103,14 @@ INSTRUMENT = """() => {
             afterPaint(() => window.__lat.push(performance.now() - p.t0));
         }
     };
+    // The moving marks are Plotly's shapes (a new shapes layer) or, since issue 23, an SVG
+    // layer of the page's own whose elements' attributes change.
     for (const [which, el] of Object.entries(targets)) {
         new MutationObserver((records) => {
             if (which === 'readout' || records.some((r) => r.target.closest &&
-                    r.target.closest('.shapelayer'))) mark(which);
-        }).observe(el, {childList: true, subtree: true, characterData: true});
+                    r.target.closest('.shapelayer, .costdash-marks'))) mark(which);
+        }).observe(el, {childList: true, subtree: true, characterData: true,
+                        attributes: which !== 'readout'});
     }
 }"""
 
