@@ -224,8 +224,77 @@ def slider_samples(page, samples: int, pause_ms: int) -> list[float]:
     return page.evaluate("window.__lat")[5:]          # the first few warm up the JIT
 
 
+PROFILE_NAMES = ("render", "paintMarks", "fillTable", "paint", "fillPins", "intervalTexts",
+                 "decision", "relayout", "quietRelayout", "stepTo", "flushBoxes",
+                 "(garbage collector)")
+
+
+def profile_summary(profile: dict, steps: int) -> dict:
+    """A CDP ``Profiler`` profile in ms per step: the main thread's busy time, the time inside
+    each function of :data:`PROFILE_NAMES` (inclusive) and the top functions by self time."""
+    nodes = {n["id"]: n for n in profile["nodes"]}
+    self_us: dict[int, float] = {}
+    for node_id, dt in zip(profile["samples"], profile["timeDeltas"]):
+        self_us[node_id] = self_us.get(node_id, 0.0) + dt
+    children = {n["id"]: n.get("children", []) for n in profile["nodes"]}
+    inclusive: dict[int, float] = {}
+
+    def total(node_id: int) -> float:
+        if node_id not in inclusive:
+            stack, order = [node_id], []
+            while stack:                                   # iterative: deep JS stacks
+                k = stack.pop()
+                order.append(k)
+                stack.extend(c for c in children[k] if c not in inclusive)
+            for k in reversed(order):
+                inclusive[k] = self_us.get(k, 0.0) + sum(inclusive.get(c, 0.0)
+                                                         for c in children[k])
+        return inclusive[node_id]
+
+    parent = {c: n["id"] for n in profile["nodes"] for c in n.get("children", [])}
+
+    def under(node_id: int, name: str) -> bool:
+        k = parent.get(node_id)
+        while k is not None:
+            if nodes[k]["callFrame"]["functionName"] == name:
+                return True
+            k = parent.get(k)
+        return False
+
+    by_name: dict[str, float] = {}
+    self_by_name: dict[str, float] = {}
+    for n in profile["nodes"]:
+        name = n["callFrame"]["functionName"] or "(anonymous)"
+        url = n["callFrame"].get("url", "").rsplit("/", 1)[-1].split("?")[0]
+        label = f"{name} {url}".strip()
+        self_by_name[label] = self_by_name.get(label, 0.0) + self_us.get(n["id"], 0.0)
+        if name in PROFILE_NAMES and not under(n["id"], name):   # a recursive name once
+            by_name[name] = by_name.get(name, 0.0) + total(n["id"])
+    idle = sum(v for k, v in self_by_name.items() if k.startswith("(idle)"))
+    busy = sum(self_us.values()) - idle
+    per = lambda us: round(us / 1000 / max(steps, 1), 2)    # noqa: E731
+    top = sorted(((k, v) for k, v in self_by_name.items() if not k.startswith("(idle)")),
+                 key=lambda kv: -kv[1])[:12]
+    return {"steps": steps, "busy_ms_per_step": per(busy),
+            "inclusive_ms_per_step": {k: per(v) for k, v in sorted(by_name.items())},
+            "top_self_ms_per_step": {k: per(v) for k, v in top}}
+
+
+def profiled_slider_samples(page, samples: int, pause_ms: int) -> tuple[list[float], dict]:
+    """:func:`slider_samples` under the CDP sampling profiler (100 us); latencies and summary."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Profiler.enable")
+    cdp.send("Profiler.setSamplingInterval", {"interval": 100})
+    cdp.send("Profiler.start")
+    lat = slider_samples(page, samples, pause_ms)
+    profile = cdp.send("Profiler.stop")["profile"]
+    cdp.detach()
+    return lat, profile_summary(profile, samples + 5)
+
+
 def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: int,
-                 args_pause_ms: int = 150, variants: bool = False, pins: int = 0) -> dict:
+                 args_pause_ms: int = 150, variants: bool = False, pins: int = 0,
+                 profile: bool = False) -> dict:
     data_dir = tmp / "slider-data"
     print(f"[slider] generating {n_classifiers} classifiers x {n_rows:,} scores ...", flush=True)
     t = time.perf_counter()
@@ -258,6 +327,10 @@ def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: i
         reopen = time.perf_counter() - t
         page.wait_for_timeout(500)
         lat = slider_samples(page, samples, args_pause_ms)
+        cpu = None
+        if profile:       # a second series, so the profiler's overhead is not in `lat`
+            cpu = profiled_slider_samples(page, samples, args_pause_ms)[1]
+            print(f"[slider] CPU profile: {json.dumps(cpu)}", flush=True)
         typed = {}
         for mode in ("debounce", "enter"):
             page.evaluate("window.__lat = []")
@@ -306,7 +379,7 @@ def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: i
             "typing_p95_ms": round(percentile(debounce, 95), 1),
             "enter_vs_typing_p95": round(percentile(enter, 95) / percentile(debounce, 95), 3),
             "enter_vs_slider_p95": round(percentile(enter, 95) / percentile(lat, 95), 3),
-            "variants": by_variant, **sizes}
+            "variants": by_variant, "cpu_profile": cpu, **sizes}
 
 
 def post_dataset(url: str, path: Path) -> str:
@@ -334,7 +407,8 @@ def enter_samples(page, samples: int, pause_ms: int) -> list[float]:
 
 
 def bench_against(browser, tmp: Path, tree: Path, n_rows: int, n_classifiers: int,
-                  samples: int, rounds: int = 5, pause_ms: int = 150, pins: int = 0) -> dict:
+                  samples: int, rounds: int = 5, pause_ms: int = 150, pins: int = 0,
+                  profile: bool = False) -> dict:
     """The slider path (and the typed value + Enter path) of this checkout against another one
     (``tree``, e.g. a ``git worktree`` of the commit before a change), on the same data, the
     two pages measured in alternating rounds in the same browser, so both see the same machine
@@ -355,11 +429,15 @@ def bench_against(browser, tmp: Path, tree: Path, n_rows: int, n_classifiers: in
             page.wait_for_function(READY, timeout=300_000)
             page.wait_for_timeout(1500)
             pages[label], lat[label], enter[label] = page, [], []
+        cpu: dict[str, list[dict]] = {label: [] for label in pages}
         for r in range(rounds):
             for label, page in pages.items():
                 page.bring_to_front()
                 lat[label] += slider_samples(page, samples // rounds, pause_ms)
                 enter[label] += enter_samples(page, samples // rounds, pause_ms)
+                if profile:   # after the timed keys, so the profiler is not in their times
+                    cpu[label].append(profiled_slider_samples(page, samples // rounds,
+                                                              pause_ms)[1])
             print(f"[against] round {r + 1}/{rounds}: slider p95 so far " + ", ".join(
                 f"{k} {percentile(v, 95):.1f} ms" for k, v in lat.items()) + "; Enter p95 " +
                 ", ".join(f"{k} {percentile(v, 95):.1f} ms" for k, v in enter.items()),
@@ -375,6 +453,16 @@ def bench_against(browser, tmp: Path, tree: Path, n_rows: int, n_classifiers: in
     out["median_ratio"] = round(out["this checkout"]["median_ms"] / out["baseline"]["median_ms"],
                                 3)
     out["baseline_tree"] = str(tree)
+    if profile:
+        def mean_of(summaries: list[dict]) -> dict:
+            keys = {k for s in summaries for k in s["inclusive_ms_per_step"]}
+            return {"busy_ms_per_step": round(statistics.mean(
+                        s["busy_ms_per_step"] for s in summaries), 2),
+                    "inclusive_ms_per_step": {k: round(statistics.mean(
+                        s["inclusive_ms_per_step"].get(k, 0.0) for s in summaries), 2)
+                        for k in sorted(keys)},
+                    "top_self_ms_per_step (last round)": summaries[-1]["top_self_ms_per_step"]}
+        out["cpu_profile"] = {label: mean_of(v) for label, v in cpu.items()}
     out["pins"] = pins
     out["enter"] = {label: {"samples": len(v), "median_ms": round(statistics.median(v), 1),
                             "p95_ms": round(percentile(v, 95), 1)} for label, v in enter.items()}
@@ -444,6 +532,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pins", type=int, default=0,
                         help="open the slider page with this many pinned thresholds (issue 23's "
                              "bar: 2, with the strip chart)")
+    parser.add_argument("--profile", action="store_true",
+                        help="also a CDP CPU profile of the slider keys (ms per step, a second "
+                             "series of keys after the timed one)")
     parser.add_argument("--skip-upload", action="store_true")
     parser.add_argument("--skip-slider", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -465,7 +556,8 @@ def main(argv: list[str] | None = None) -> int:
         out["chromium"] = browser.version
         if not args.skip_slider and not args.against:
             out["slider"] = bench_slider(browser, tmp, args.rows, args.classifiers, args.samples,
-                                         variants=args.variants, pins=args.pins)
+                                         variants=args.variants, pins=args.pins,
+                                         profile=args.profile)
             s = out["slider"]
             print(f"[slider] {s['samples']} key presses: median {s['median_ms']} ms, "
                   f"p95 {s['p95_ms']} ms, max {s['max_ms']} ms", flush=True)
@@ -475,10 +567,13 @@ def main(argv: list[str] | None = None) -> int:
                   f"{s['enter_vs_slider_p95']}x the slider path", flush=True)
         if args.against:
             a = out["against"] = bench_against(browser, tmp, args.against.resolve(), args.rows,
-                                               args.classifiers, args.samples, pins=args.pins)
+                                               args.classifiers, args.samples, pins=args.pins,
+                                               profile=args.profile)
             print(f"[against] slider p95 {a['this checkout']['p95_ms']} ms here, "
                   f"{a['baseline']['p95_ms']} ms in {a['baseline_tree']}: ratio {a['p95_ratio']} "
                   f"(medians: {a['median_ratio']})", flush=True)
+            for label, cpu in (a.get("cpu_profile") or {}).items():
+                print(f"[against] CPU profile, {label}: {json.dumps(cpu)}", flush=True)
             e = a["enter"]
             print(f"[against] typed value + Enter p95 {e['this checkout']['p95_ms']} ms here, "
                   f"{e['baseline']['p95_ms']} ms in the baseline: ratio {e['p95_ratio']}",
