@@ -610,9 +610,54 @@ def calibrated_roc_result(results: Results, dataset_id: str, model: str, method:
                 "threshold": _finite_list(roc.threshold[keep]),
                 "n_pos": int(roc.n_pos), "n_neg": int(roc.n_neg)}
 
-    return results.json("calibrated-roc", dataset_id,
-                        {"version": THRESHOLD_MONEY_VERSION, "model": model, "method": method},
-                        compute)
+    return results.json("calibrated-roc", dataset_id, _calibrated_parts(model, method), compute)
+
+
+def _calibrated_parts(model: str, method: str) -> dict[str, Any]:
+    """What a calibrated curve (kind ``calibrated-roc``) is keyed by."""
+    return {"version": THRESHOLD_MONEY_VERSION, "model": model, "method": method}
+
+
+def _roc_of_entry(model: str, r: dict[str, Any]) -> Any:
+    """The :class:`~costdash.roc.RocCurve` of a :func:`calibrated_roc_result` without error."""
+    import numpy as np
+
+    from costdash.roc import RocCurve
+
+    return RocCurve(name=model, tp=np.asarray(r["tp"], dtype=np.int64),
+                    fp=np.asarray(r["fp"], dtype=np.int64),
+                    threshold=np.array([np.nan if t is None else t for t in r["threshold"]],
+                                       dtype=np.float64),
+                    n_pos=int(r["n_pos"]), n_neg=int(r["n_neg"]))
+
+
+def calibrated_roc_texts(results: Results, dataset_id: str, models: list[str]
+                         ) -> Callable[[str, str], Any]:
+    """The calibrated curves of ``models`` already cached (:func:`calibrated_roc_result`, in
+    the handle's scope), read now and decoded when asked: ``lookup(model, method)`` is the
+    :class:`~costdash.roc.RocCurve`, the refusal's text, or None (not computed yet). Nothing
+    is computed: the report (:func:`dashboard.report.report_inputs`) reuses what the Curves
+    page computed, and computes the rest itself.
+    """
+    from costdash.calibration import CALIBRATIONS
+
+    scope = results.scope(dataset_id)
+    texts = {}
+    for model in models:
+        for method in CALIBRATIONS:
+            text = results.peek("calibrated-roc", dataset_id, _calibrated_parts(model, method),
+                                scope=scope, checked=False)
+            if text is not None:
+                texts[model, method] = text
+
+    def lookup(model: str, method: str) -> Any:
+        text = texts.get((model, method))
+        if text is None:
+            return None
+        r = json.loads(text)
+        return r["error"] if "error" in r else _roc_of_entry(model, r)
+
+    return lookup
 
 
 def calibrate_choose_result(results: Results, views: Any, dataset_id: str, model: str,
@@ -624,13 +669,10 @@ def calibrate_choose_result(results: Results, views: Any, dataset_id: str, model
     read link shows in the thinned scope; the calibrated curves of
     :func:`calibrated_roc_result`."""
     def compute(scope: str) -> dict[str, Any]:
-        import numpy as np
-
         from costdash.calibrated_choice import choose_after_calibration
         from costdash.calibration import CALIBRATIONS
         from costdash.curves import flagged_share
         from costdash.errors import CostdashError
-        from costdash.roc import RocCurve
 
         try:
             scores = _threshold_money_roc(results, views, dataset_id, scope, model)
@@ -639,12 +681,7 @@ def calibrate_choose_result(results: Results, views: Any, dataset_id: str, model
         calibrated: dict[str, Any] = {}
         for method in CALIBRATIONS:
             r = calibrated_roc_result(results, dataset_id, model, method)
-            calibrated[method] = r["error"] if "error" in r else RocCurve(
-                name=model, tp=np.asarray(r["tp"], dtype=np.int64),
-                fp=np.asarray(r["fp"], dtype=np.int64),
-                threshold=np.array([np.nan if t is None else t for t in r["threshold"]],
-                                   dtype=np.float64),
-                n_pos=int(r["n_pos"]), n_neg=int(r["n_neg"]))
+            calibrated[method] = r["error"] if "error" in r else _roc_of_entry(model, r)
         try:
             choice = choose_after_calibration(scores, calibrated, condition)
         except CostdashError as exc:

@@ -36,7 +36,8 @@ import csv
 import datetime as _dt
 import io
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,8 @@ __all__ = [
     "friendly",
     "percent",
     "readout",
+    "report_inputs",
+    "report_points",
     "report_view",
     "safe_cell",
     "view_rows",
@@ -99,13 +102,23 @@ footer{margin-top:2em;color:#888;font-size:.85em}
 
 # --- figures --------------------------------------------------------------------------------------
 
+def report_points(max_points: int | None) -> int:
+    """Points per ROC curve of the report's view model (a read link's ``max_points`` at most)."""
+    return min(REPORT_MAX_POINTS, max_points or REPORT_MAX_POINTS)
+
+
 def _report_figures(dataset: Dataset, analysis: Analysis, name: str, view: View,
-                    max_points: int | None = None) -> tuple[go.Figure, go.Figure, go.Figure]:
+                    max_points: int | None = None, view_model: dict | None = None
+                    ) -> tuple[go.Figure, go.Figure, go.Figure]:
     """The dashboard's ROC and cost figures and operating-ranges strip chart of the ticked
     classifiers, as Explore draws them under the view's axes and "hull classifiers only", with
-    the chosen operating point drawn in."""
-    model = build_view_model(dataset, dataset_id="report", name=name,
-                             max_points=min(REPORT_MAX_POINTS, max_points or REPORT_MAX_POINTS))
+    the chosen operating point drawn in (``view_model``: see :func:`build_report`)."""
+    if view_model is not None:
+        # The same packing as build_view_model's below; only the id and name are the report's.
+        model = {**view_model, "id": "report", "name": name}
+    else:
+        model = build_view_model(dataset, dataset_id="report", name=name,
+                                 max_points=report_points(max_points))
     selected = [c.name for c in analysis.classifiers]
     if selected != [c["name"] for c in model["classifiers"]]:
         # The overall hull of the ticked classifiers, from the same packed hulls as the page's.
@@ -145,6 +158,75 @@ def _bands_list(bands: Any) -> list[CostBand]:
     if isinstance(bands, Mapping):
         return list(bands.values())
     return list(bands)
+
+
+# --- what the dashboard already keeps ---------------------------------------------------------------
+
+def report_inputs(services: Any, dataset_id: str, max_points: int | None) -> dict[str, Any]:
+    """:func:`build_report`'s ``view_model`` and ``calibrated`` of a stored data set, from what
+    the dashboard already keeps, for a report in the scope of ``max_points``; call it in the
+    web process before the report is built in a child process (issue 23).
+
+    * ``view_model``: the cached view model (:meth:`dashboard.services.ViewModels.full`,
+      computed when the data set was stored), when its points per curve are the report's
+      (``settings.max_roc_points`` is :func:`report_points` of ``max_points``): a cold report
+      then analyses no classifier twice and packs no curve again.
+    * ``calibrated``: the calibrated curves the Curves page has already computed through the
+      results service (:func:`dashboard.results.calibrated_roc_result`, kind
+      ``calibrated-roc``, read without computing), under the same condition.
+
+    It also loads plotly's validators in this process once (:func:`warm_figures`): a child
+    process forked from it then builds its figures without importing them again.
+
+    Parameters
+    ----------
+    services : dashboard.services.Services
+    dataset_id : str
+        The handle the report is asked through (checked live by the caller).
+    max_points : int or None
+        The report's ``max_points`` (:meth:`dashboard.results.Results.max_points` of the
+        handle's scope).
+
+    Returns
+    -------
+    dict
+        Keyword arguments for :func:`build_report` (empty when nothing kept is the report's).
+    """
+    warm_figures()
+    if services.settings.max_roc_points != report_points(max_points):
+        return {}
+    from dashboard.results import calibrated_roc_texts
+
+    view_model = services.views.full(dataset_id)
+    names = [c["name"] for c in view_model["classifiers"]]
+    return {"view_model": view_model,
+            "calibrated": calibrated_roc_texts(services.results, dataset_id, names)}
+
+
+_warm_lock = threading.Lock()
+_warmed = False
+
+
+def warm_figures() -> None:
+    """Build two small reports in this process, once: plotly imports its figure classes and
+    validators on first use, ~0.5 s that every report built in a fresh child process would
+    otherwise pay again (the gate's children are forked from here and inherit them)."""
+    global _warmed
+    with _warm_lock:
+        if _warmed:
+            return
+        from costdash.io import load_predictions
+
+        rng = np.random.default_rng(0)
+        y = rng.random(300) < 0.3
+        table = "y_true,a,b\n" + "".join(
+            f"{int(t)},{1 / (1 + math.exp(-u - 2 * t)):.4f},{1 / (1 + math.exp(-v - t)):.4f}\n"
+            for t, u, v in zip(y, rng.normal(size=300), rng.normal(size=300)))
+        data = load_predictions(io.BytesIO(table.encode()), name="warm.csv")
+        for query in ({}, {"log_fpr": "1", "log_pc": "1", "max_fpr": "0.1", "volume": "100",
+                           "capacity": "20", "sens_p": "0.2,0.4", "pins": "a:0.5"}):
+            build_report(data, view=View.parse(query), plotly_src="/plotly.js")
+        _warmed = True
 
 
 # --- the view -------------------------------------------------------------------------------------
@@ -214,7 +296,8 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
                  name: str | None = None, generated: _dt.datetime | None = None,
                  dashboard_url: str | None = None, max_points: int | None = None,
                  choice: dict | None = None, plotly_src: str | None = None,
-                 standalone_url: str | None = None) -> str:
+                 standalone_url: str | None = None, view_model: dict | None = None,
+                 calibrated: Callable[[str, str], Any] | None = None) -> str:
     """One self-contained HTML file reporting ``dataset`` as the Explore page shows it.
 
     Parameters
@@ -257,6 +340,18 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
     standalone_url : str, optional
         With ``plotly_src``: where the standalone form of this report is (named in the note
         shown when plotly.js does not load).
+    view_model : dict, optional
+        The data set's view model with every classifier
+        (:func:`dashboard.viewmodel.build_view_model` of the whole data set with
+        ``max_points`` :func:`report_points` of ``max_points``), when already computed, e.g.
+        the dashboard's cached one (:meth:`dashboard.services.ViewModels.full`); else built
+        here (an analysis of every classifier).
+    calibrated : callable, optional
+        ``calibrated(classifier, method)``: that classifier's ROC curve of scores calibrated
+        by ``method`` (:func:`costdash.calibration.calibrate_classifier`, thinned to
+        :func:`report_points` of ``max_points`` when ``max_points`` is given) or the text of
+        the refusal, when already computed; None where not (computed here). See
+        :func:`report_inputs`.
 
     Raises
     ------
@@ -331,7 +426,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
     parts.append(_constraints_section(analysis, view))
     parts.append(_pinned_section(analysis, view))
 
-    roc, cost, ranges = _report_figures(dataset, analysis, name, view, max_points)
+    roc, cost, ranges = _report_figures(dataset, analysis, name, view, max_points, view_model)
     parts.append('<section id="figures"><h2>ROC space and cost space</h2><div class="figs">'
                  f'<div class="fig">{_figure_html(roc, plotly_src is None, "roc-figure")}'
                  "</div>"
@@ -360,7 +455,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
                                                   hull.threshold)], css_class="hull")
                  + "</section>")
 
-    parts.append(_curves_section(dataset, analysis, view, max_points))
+    parts.append(_curves_section(dataset, analysis, view, max_points, calibrated))
     parts.append(_choice_section(dataset, view, max_points, choice))
     parts.append(_threshold_money_section(dataset, analysis, view, max_points))
     parts.append(_segments_section(dataset, view))

@@ -9,6 +9,8 @@ A part of :func:`dashboard.report.build_report`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 from costdash.analysis import Analysis
 from costdash.curves import (capacity_on_gains, curve_point, gains_curve, iso_f1, pr_curve, pr_hull,
@@ -34,7 +36,8 @@ def _thinned(roc: RocCurve, max_points: int | None = None) -> RocCurve:
 
 
 def _curves_section(dataset: Dataset, analysis: Analysis, view: View,
-                    max_points: int | None = None) -> str:
+                    max_points: int | None = None,
+                    calibrated: Callable[[str, str], Any] | None = None) -> str:
     """The Curves page for this view: precision–recall (with the hull mapped into PR space and
     iso-F1 lines), gains and lift with the capacity, the score distributions of one classifier
     and the reliability diagram, with the chosen and pinned thresholds and their readouts
@@ -122,7 +125,7 @@ def _curves_section(dataset: Dataset, analysis: Analysis, view: View,
                      css_class="curves")
             + capacity
             + _table(["classifier", "Brier score"], brier, css_class="brier")
-            + _calibrate_html(dataset, analysis, view, shown, max_points)
+            + _calibrate_html(dataset, analysis, view, shown, max_points, calibrated)
             + '<div class="figs">'
             + "".join(f'<div class="fig">{_figure_html(fig, False, f"curves-{key}-figure")}'
                       "</div>" for key, fig in (("pr", pr), ("gains", gains), ("hist", hist),
@@ -131,11 +134,14 @@ def _curves_section(dataset: Dataset, analysis: Analysis, view: View,
 
 
 def _calibrate_html(dataset: Dataset, analysis: Analysis, view: View, name: str,
-                    max_points: int | None) -> str:
+                    max_points: int | None,
+                    known: Callable[[str, str], Any] | None = None) -> str:
     """The Curves page's "calibrate, then choose" table for ``name`` (issue 28, item 6; core:
     :func:`costdash.calibrated_choice.choose_after_calibration`): flagging from the conditions'
     threshold probability before and after Platt and isotonic calibration on folds, beside the
-    best threshold. ``max_points``: a read-only link's scope, every curve thinned to it."""
+    best threshold. ``max_points``: a read-only link's scope, every curve thinned to it.
+    ``known(name, method)``: a calibrated curve (or refusal) already computed, or None (the
+    cross-fitting is most of a cold report's time)."""
     from costdash.calibrated_choice import choose_after_calibration
     from costdash.calibration import CALIBRATIONS, calibrate_classifier
 
@@ -144,6 +150,10 @@ def _calibrate_html(dataset: Dataset, analysis: Analysis, view: View, name: str,
         return ""
     calibrated: dict[str, RocCurve | str] = {}
     for method in CALIBRATIONS:
+        found = None if known is None else known(name, method)
+        if found is not None:
+            calibrated[method] = found
+            continue
         try:
             roc = calibrate_classifier(c, method)
             calibrated[method] = roc if max_points is None else _thinned(roc, max_points)
