@@ -44,6 +44,11 @@ accesslog = "-"
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms pid=%(p)s'
+if os.environ.get("COSTDASH_LOG_REQUEST_KIND") == "1":
+    # For the load benchmark only (benchmarks/bench_load.py): the kind of request its client
+    # names in a header, and the server's time for it in microseconds, so the time of each
+    # callback (all POSTs to one address) can be told apart in this log.
+    access_log_format += ' kind=%({x-load-kind}i)s us=%(D)s'
 # The app's own warnings (e.g. "Redis cache ... failed") need a handler too, with the same
 # timestamp and pid as gunicorn's lines; gunicorn merges this with its defaults (top-level keys
 # replace its own, so both handlers are spelled out).

@@ -3,18 +3,22 @@ timings (benchmarks/bench_load.py is the script; its docstring says what runs)."
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import re
 import secrets
+import select
 import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import psutil
@@ -66,11 +70,13 @@ def targets_for(saved: Saved) -> dict[str, Target]:
     dead = secrets.token_urlsafe(24)  # well-formed, unknown: the lookup runs, then 404
     return {
         "link": Target("link", f"/s/{saved.share}", 200,
-                       lambda r: "react-entry-point" in r.text and saved.manage not in r.text),
+                       lambda r: b"react-entry-point" in r.content
+                       and saved.manage.encode() not in r.content),
         "api": Target("api", f"/api/v1/analyses/{saved.share}", 200,
                       lambda r: _is_analysis(r.json(), saved)),
         "healthz": Target("healthz", "/healthz", 200, lambda r: r.json() == {"status": "ok"}),
-        "dead-link": Target("dead-link", f"/s/{dead}", 404, lambda r: "leads nowhere" in r.text),
+        "dead-link": Target("dead-link", f"/s/{dead}", 404,
+                            lambda r: b"leads nowhere" in r.content),
     }
 
 
@@ -88,8 +94,141 @@ class Sample:
     size: int = 0
 
 
+class Reply:
+    """What a check sees of a reply: ``status_code``, ``content`` (bytes), ``text`` and
+    ``json()`` (the names of :class:`requests.Response`, so a check reads either)."""
+
+    __slots__ = ("status_code", "content")
+
+    def __init__(self, status_code: int, content: bytes):
+        self.status_code, self.content = status_code, content
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
+class Connection:
+    """One client's keep-alive HTTP/1.1 connection to the server (:mod:`http.client`: a
+    fraction of the CPU of ``requests`` per request; the clients share the machine with the
+    server, so what they spend is taken from it).
+
+    A connection the server closed while idle (gunicorn's ``keepalive`` is 5 s) is noticed
+    before the request is sent, and a request that finds it closed as it is sent is sent again
+    once on a new connection (:attr:`reconnects` counts both), as urllib3 does for
+    ``requests``: neither is the server failing a request.
+    """
+
+    def __init__(self, base: str, timeout: float = TIMEOUT):
+        parts = urlsplit(base)
+        self.host, self.port, self.timeout = parts.hostname, parts.port or 80, timeout
+        self.conn: http.client.HTTPConnection | None = None
+        self.reconnects = 0
+
+    def _fresh(self) -> http.client.HTTPConnection:
+        self.close()
+        self.conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        return self.conn
+
+    def _stale(self) -> bool:
+        sock = self.conn.sock if self.conn is not None else None
+        if sock is None:
+            return False
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable)  # an idle keep-alive socket is readable only once closed
+
+    def request(self, method: str, path: str, body: bytes | None,
+                headers: Mapping[str, str]) -> Reply:
+        reused = self.conn is not None and self.conn.sock is not None
+        if self.conn is None or self._stale():
+            if self.conn is not None:
+                self.reconnects += 1
+            self._fresh()
+            reused = False
+        try:
+            return self._send(method, path, body, headers)
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            if not reused:
+                raise
+            self.reconnects += 1
+            self._fresh()
+            return self._send(method, path, body, headers)
+
+    def _send(self, method: str, path: str, body: bytes | None,
+              headers: Mapping[str, str]) -> Reply:
+        assert self.conn is not None
+        self.conn.request(method, path, body=body, headers=headers)
+        resp = self.conn.getresponse()
+        content = resp.read()  # reading the body is part of the latency
+        if resp.will_close:
+            self.close()
+        return Reply(resp.status, content)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+_VERIFIED: dict[tuple[Any, ...], bool] = {}
+"""Replies already checked, by (target, status, digest of the body): a check is a function of
+the body, so the same bytes get the same verdict without decoding 100 kB of JSON again."""
+
+
+def _check(target: Target, reply: Reply) -> str | None:
+    """None when ``reply`` has the target's status and its body passes the target's check,
+    else what is wrong."""
+    if reply.status_code != target.status:
+        return f"status {reply.status_code}, expected {target.status}: {reply.content[:200]!r}"
+    key = (target.kind, target.method, target.path, target.body, reply.status_code,
+           hash(reply.content))
+    if key in _VERIFIED:
+        return None
+    try:
+        if not target.check(reply):
+            return f"unexpected body: {reply.content[:200]!r}"
+    except ValueError as exc:  # JSON that does not parse
+        return f"bad JSON ({exc}): {reply.content[:200]!r}"
+    _VERIFIED[key] = True
+    return None
+
+
+KIND_HEADER = "X-Load-Kind"
+"""Names the kind of each request for the server's access log (gunicorn.conf.py logs it with
+the server's time when ``COSTDASH_LOG_REQUEST_KIND=1``: :func:`server_times`)."""
+
+
+def _encoded(target: Target) -> tuple[bytes | None, dict[str, str]]:
+    """The request body as bytes and its headers, made once per target (not per request)."""
+    if target.body is None:
+        return None, {KIND_HEADER: target.kind}
+    body = target.body.encode()
+    return body, {**JSON_HEADERS, "Content-Length": str(len(body)), KIND_HEADER: target.kind}
+
+
+def timed_request(conn: Connection, target: Target,
+                  encoded: tuple[bytes | None, dict[str, str]] | None = None) -> Sample:
+    """One request on a keep-alive connection, timed from before sending to the whole body
+    read; checked (:func:`_check`)."""
+    body, headers = encoded if encoded is not None else _encoded(target)
+    start = time.perf_counter()
+    try:
+        reply = conn.request(target.method, target.path, body, headers)
+        elapsed = time.perf_counter() - start
+    except (OSError, http.client.HTTPException) as exc:
+        conn.close()
+        return Sample(target.kind, time.perf_counter() - start, None,
+                      f"{type(exc).__name__}: {exc}")
+    return Sample(target.kind, elapsed, reply.status_code, _check(target, reply),
+                  len(reply.content))
+
+
 def timed_get(session: requests.Session, base: str, target: Target) -> Sample:
-    """One request, timed from before sending to the whole body read; checked."""
+    """One request through ``requests`` (kept for callers outside the load; the load's clients
+    use :func:`timed_request`), timed from before sending to the whole body read; checked."""
     start = time.perf_counter()
     try:
         if target.body is None:
@@ -97,21 +236,13 @@ def timed_get(session: requests.Session, base: str, target: Target) -> Sample:
         else:
             resp = session.request(target.method, base + target.path, data=target.body,
                                    headers=JSON_HEADERS, timeout=TIMEOUT)
-        size = len(resp.content)  # reading the body is part of the latency
+        content = resp.content
         elapsed = time.perf_counter() - start
     except requests.RequestException as exc:
         return Sample(target.kind, time.perf_counter() - start, None,
                       f"{type(exc).__name__}: {exc}")
-    error = None
-    if resp.status_code != target.status:
-        error = f"status {resp.status_code}, expected {target.status}: {resp.text[:200]!r}"
-    else:
-        try:
-            if not target.check(resp):
-                error = f"unexpected body: {resp.text[:200]!r}"
-        except ValueError as exc:  # JSON that does not parse
-            error = f"bad JSON ({exc}): {resp.text[:200]!r}"
-    return Sample(target.kind, elapsed, resp.status_code, error, size)
+    return Sample(target.kind, elapsed, resp.status_code,
+                  _check(target, Reply(resp.status_code, content)), len(content))
 
 
 # --- running it -----------------------------------------------------------------------------------
@@ -124,6 +255,8 @@ class LoadResult:
     wall_seconds: float
     clients: int
     requests_per_client: int
+    reconnects: int = 0
+    """Keep-alive connections found closed by the server and opened again (not errors)."""
 
     @property
     def errors(self) -> list[Sample]:
@@ -146,40 +279,54 @@ def run_load(base: str, analyses: list[Saved] | list[dict[str, Target]], clients
     Client ``i`` reads analysis ``i mod len(analyses)`` and starts its walk through ``mix`` at
     position ``i``, so at any moment every kind of request is in flight. ``analyses`` are saved
     analyses (the kinds of :func:`targets_for`) or, per analysis, the targets by kind (a
-    viewer's page: :func:`viewer_targets`).
+    viewer's page: :func:`viewer_targets`). Each client keeps one keep-alive connection
+    (:class:`Connection`, as a browser would) and sends bodies encoded before the clock starts.
     """
     per_analysis = [a if isinstance(a, dict) else targets_for(a) for a in analyses]
+    encoded = [{kind: _encoded(t) for kind, t in targets.items()} for targets in per_analysis]
     samples: list[list[Sample]] = [[] for _ in range(clients)]
+    reconnects = [0] * clients
     barrier = threading.Barrier(clients + 1)
 
     def client(i: int) -> None:
-        targets = per_analysis[i % len(per_analysis)]
-        with requests.Session() as session:
+        targets, bodies = per_analysis[i % len(per_analysis)], encoded[i % len(per_analysis)]
+        conn = Connection(base)
+        try:
             barrier.wait()
             for k in range(requests_per_client):
-                samples[i].append(timed_get(session, base, targets[mix[(i + k) % len(mix)]]))
+                kind = mix[(i + k) % len(mix)]
+                samples[i].append(timed_request(conn, targets[kind], bodies[kind]))
+        finally:
+            reconnects[i] = conn.reconnects
+            conn.close()
 
     threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(clients)]
     for t in threads:
         t.start()
-    barrier.wait()  # every client has its session: the clock starts with the first request
+    barrier.wait()  # every client has its connection object: the clock starts now
     start = time.perf_counter()
     for t in threads:
         t.join()
     wall = time.perf_counter() - start
-    return LoadResult([s for per in samples for s in per], wall, clients, requests_per_client)
+    return LoadResult([s for per in samples for s in per], wall, clients, requests_per_client,
+                      sum(reconnects))
 
 
 def run_baseline(base: str, saved: Saved | dict[str, Target], n: int) -> LoadResult:
     """One client, ``n`` sequential requests of each kind (kinds interleaved)."""
     targets = saved if isinstance(saved, dict) else targets_for(saved)
+    bodies = {kind: _encoded(t) for kind, t in targets.items()}
     samples: list[Sample] = []
+    conn = Connection(base)
     start = time.perf_counter()
-    with requests.Session() as session:
+    try:
         for _ in range(n):
             for kind in targets:
-                samples.append(timed_get(session, base, targets[kind]))
-    return LoadResult(samples, time.perf_counter() - start, 1, n * len(targets))
+                samples.append(timed_request(conn, targets[kind], bodies[kind]))
+    finally:
+        conn.close()
+    return LoadResult(samples, time.perf_counter() - start, 1, n * len(targets),
+                      conn.reconnects)
 
 
 def predictions_csv(seed: int, n: int = 5000, models: int = 3) -> bytes:
@@ -220,7 +367,8 @@ def web_role(backend: str, workdir: Path, workers: int) -> Iterator[Role]:
             extra["cache_url"] = stack.enter_context(fresh_redis_url())
         elif backend != "sqlite":
             raise ValueError(f"unknown backend {backend!r}")
-        env = deploy_env(workdir / "data", secret_key=secrets.token_hex(32), **extra)
+        env = deploy_env(workdir / "data", secret_key=secrets.token_hex(32),
+                         COSTDASH_LOG_REQUEST_KIND="1", **extra)
         role = start_web(env, workdir / "web.log", workers=workers)
         try:
             yield role
@@ -241,7 +389,11 @@ def cpu_seconds(role: Role) -> dict[str, float]:
         except psutil.NoSuchProcess:
             pass
     me = os.times()
-    return {"server_workers": server, "client": me.user + me.system}
+    t = psutil.cpu_times()
+    # Everything the machine's CPUs did: the difference to server + client is PostgreSQL,
+    # Redis and whatever else runs (other sessions' jobs on a shared machine).
+    busy = sum(t) - t.idle - getattr(t, "iowait", 0.0)
+    return {"server_workers": server, "client": me.user + me.system, "machine": busy}
 
 
 def server_problems(log_text: str) -> list[str]:
@@ -249,6 +401,17 @@ def server_problems(log_text: str) -> list[str]:
     bad = re.compile(r'Traceback|" 5\d\d |WORKER TIMEOUT|Worker \(pid:\d+\) was sent|'
                      r"\[ERROR\]|\[CRITICAL\]")
     return [line for line in log_text.splitlines() if bad.search(line)]
+
+
+def server_times(log_text: str) -> dict[str, np.ndarray]:
+    """The server's time of each request (seconds, gunicorn's ``%(D)s``: from the request
+    parsed to the reply written, in the worker) by the kind its client named
+    (:data:`KIND_HEADER`); empty unless the role logged them (``COSTDASH_LOG_REQUEST_KIND``)."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for kind, us in re.findall(r" kind=(\S+) us=(\d+)", log_text):
+        if kind != "-":
+            out[kind].append(int(us) / 1e6)
+    return {kind: np.array(v) for kind, v in out.items()}
 
 
 def worker_pids(log_text: str) -> Counter:
@@ -266,14 +429,17 @@ def percentiles_ms(x: np.ndarray) -> dict[str, float]:
     return {"p50": round(float(p50), 2), "p95": round(float(p95), 2), "p99": round(float(p99), 2)}
 
 
-def summary(load: LoadResult, baseline: LoadResult) -> dict[str, Any]:
-    """Throughput, percentiles per kind and overall, errors, and loaded/baseline p95 ratios."""
+def summary(load: LoadResult, baseline: LoadResult,
+            server: Mapping[str, np.ndarray] | None = None) -> dict[str, Any]:
+    """Throughput, percentiles per kind and overall, errors, and loaded/baseline p95 ratios;
+    with ``server`` (:func:`server_times` of the load's requests), each kind's server time."""
     out: dict[str, Any] = {
         "requests": len(load.samples), "wall_s": round(load.wall_seconds, 3),
         "throughput_rps": round(len(load.samples) / load.wall_seconds, 1),
         "errors": len(load.errors), "overall": percentiles_ms(load.latencies()),
         "baseline_errors": len(baseline.errors), "kinds": {},
         "statuses": {k: {str(s): n for s, n in c.items()} for k, c in load.statuses().items()},
+        "reconnects": load.reconnects,
     }
     for kind in dict.fromkeys(s.kind for s in load.samples):
         loaded, single = percentiles_ms(load.latencies(kind)), percentiles_ms(
@@ -283,6 +449,8 @@ def summary(load: LoadResult, baseline: LoadResult) -> dict[str, Any]:
                               "bytes": int(np.mean(sizes)) if sizes else 0,
                               "baseline": single,
                               "p95_ratio": round(loaded["p95"] / single["p95"], 1)}
+        if server and kind in server:
+            out["kinds"][kind]["server"] = percentiles_ms(server[kind])
     healthz = out["kinds"]["healthz"]["baseline"]["p95"]
     out["overall_p95_over_baseline_healthz_p95"] = round(out["overall"]["p95"] / healthz, 1)
     return out

@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 import requests
 
 from benchmarks._load_core import (
-    Saved, Target, cpu_seconds, run_baseline, run_load, save_analyses, server_problems, summary,
-    targets_for, worker_pids)
+    Saved, Target, cpu_seconds, run_baseline, run_load, save_analyses, server_problems,
+    server_times, summary, targets_for, worker_pids)
 from tests.support.processes import deploy_env, start_web
 from tests.support.services import fresh_postgres_database, fresh_redis_url
 
@@ -252,7 +252,8 @@ def run_viewers(backend: str = "postgres", clients: int = 50, requests_per_clien
         if backend == "postgres":
             extra["database_url"] = stack.enter_context(fresh_postgres_database())
             extra["cache_url"] = stack.enter_context(fresh_redis_url())
-        env = deploy_env(workdir / "data", secret_key=secrets.token_hex(32), **extra)
+        env = deploy_env(workdir / "data", secret_key=secrets.token_hex(32),
+                         COSTDASH_LOG_REQUEST_KIND="1", **extra)
         clock = time.perf_counter()
         phases: dict[str, float] = {}
 
@@ -292,12 +293,18 @@ def run_viewers(backend: str = "postgres", clients: int = 50, requests_per_clien
             targets = [viewer_targets(s, page) for s, page in zip(saved, captured)]
             mix = viewer_mix(captured[0])
             cpu_before = cpu_seconds(role)
+            mark = len(role.log_text())
             viewer = run_load(role.url, targets, clients, requests_per_client, mix)
             cpu_after = cpu_seconds(role)
             phase("load")
+            time.sleep(0.2)  # the last access-log lines written
+            viewer_server = server_times(role.log_text()[mark:])
             single = run_baseline(role.url, targets[0], baseline)
+            mark = len(role.log_text())
             plain_load = (run_load(role.url, saved, clients, requests_per_client)
                           if plain else None)
+            time.sleep(0.2)
+            plain_server = server_times(role.log_text()[mark:])
         finally:
             logs.append(role.log_text())
             role.stop()
@@ -305,8 +312,9 @@ def run_viewers(backend: str = "postgres", clients: int = 50, requests_per_clien
     log = "\n".join(logs)
     cpu = {k: round(cpu_after[k] - cpu_before[k], 1) for k in cpu_before}
     return {"config": config, "captured": captured[0], "viewer": viewer, "plain": plain_load,
-            "baseline": single, "summary": {**summary(viewer, single), "cpu_seconds": cpu},
-            "plain_summary": summary(plain_load, single) if plain_load else None,
+            "baseline": single,
+            "summary": {**summary(viewer, single, viewer_server), "cpu_seconds": cpu},
+            "plain_summary": summary(plain_load, single, plain_server) if plain_load else None,
             "server_problems": server_problems(log), "worker_pids": worker_pids(log),
             "log": log, "phases_s": phases}
 

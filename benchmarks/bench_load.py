@@ -92,17 +92,30 @@ def print_summary(s: dict[str, Any], config: dict[str, Any]) -> None:
     o = s["overall"]
     print(f"overall latency  p50 {o['p50']:.1f} ms  p95 {o['p95']:.1f} ms  p99 {o['p99']:.1f} ms; "
           f"p95 / single-client healthz p95 = {s['overall_p95_over_baseline_healthz_p95']}x")
-    print("\n| kind | n | body bytes | p50 ms | p95 ms | p99 ms | single-client p50 ms | "
-          "single-client p95 ms | p95 ratio |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n| kind | n | body bytes | p50 ms | p95 ms | p99 ms | server p50 ms | server p95 ms "
+          "| single-client p50 ms | single-client p95 ms | p95 ratio |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for kind, k in s["kinds"].items():
         load, single = k["load"], k["baseline"]
+        server = k.get("server") or {"p50": float("nan"), "p95": float("nan")}
         print(f"| {kind} | {k['n']} | {k['bytes']:,} | {load['p50']:.1f} | {load['p95']:.1f} | "
-              f"{load['p99']:.1f} | {single['p50']:.1f} | {single['p95']:.1f} "
-              f"| {k['p95_ratio']}x |")
-    print(f"\nstatuses: {s['statuses']}")
+              f"{load['p99']:.1f} | {server['p50']:.1f} | {server['p95']:.1f} | "
+              f"{single['p50']:.1f} | {single['p95']:.1f} | {k['p95_ratio']}x |")
+    print("(server: the worker's time from the request parsed to the reply written, from the "
+          "access log; the rest of a request's time is queueing and the client)")
+    print(f"\nstatuses: {s['statuses']}; keep-alive connections reopened: "
+          f"{s.get('reconnects', 0)}")
     if "cpu_seconds" in s:
-        print(f"CPU seconds during the load: server workers {s['cpu_seconds']['server_workers']}, "
-              f"client threads {s['cpu_seconds']['client']} (wall {s['wall_s']:.1f} s)")
+        cpu, n = s["cpu_seconds"], s["requests"]
+        print(f"CPU seconds during the load: server workers {cpu['server_workers']}, "
+              f"client threads {cpu['client']} (wall {s['wall_s']:.1f} s); per request "
+              f"{1000 * cpu['server_workers'] / n:.2f} ms server, "
+              f"{1000 * cpu['client'] / n:.2f} ms client")
+        if "machine" in cpu:
+            print(f"the machine's CPUs were busy {cpu['machine']} s of "
+                  f"{os.cpu_count() * s['wall_s']:.1f} s; besides server and client "
+                  f"(PostgreSQL, Redis, anything else running): "
+                  f"{cpu['machine'] - cpu['server_workers'] - cpu['client']:.1f} s")
 
 
 def run(backend: str = "postgres", clients: int = 50, requests_per_client: int = 200,
