@@ -129,14 +129,15 @@ def load_predictions(path: str | os.PathLike[str] | IO[bytes], *, name: str | No
     models = models or None  # asking for no classifiers at all can only mean "no filter"
     source, data = _read_source(path, name, max_bytes)
     fmt = _sniff_format(data, source)
-    if (fmt == "text" and layout in ("auto", "wide") and max_rows is None and positive is None
+    if (fmt == "text" and layout in ("auto", "wide") and positive is None
             and target_class is None and segment_column is None and model_column is None
             and score_column is None and fold_column is None):
-        # The simplest wide files, read as the rest are but without pandas (issue 23); None
-        # for anything else, read below.
+        # The simplest wide files, read as the rest are but without pandas (issue 23; with a
+        # server's row limit too: uploads); None for anything else, read below.
         from costdash.io.plain_csv import read_plain_wide
 
-        dataset = read_plain_wide(data, source, label_column=label_column, models=models)
+        dataset = read_plain_wide(data, source, label_column=label_column, models=models,
+                                  max_rows=max_rows)
         if dataset is not None:
             _check_classifier_count(dataset, source, max_classifiers)
             return dataset

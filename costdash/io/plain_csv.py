@@ -32,7 +32,7 @@ from costdash.io.layouts import (
     _select,
     _target_class_hint,
 )
-from costdash.io.reading import _as_utf8, _csv_dialect
+from costdash.io.reading import _as_utf8, _check_line_count, _csv_dialect
 
 NA_VALUES = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
              "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
@@ -81,7 +81,8 @@ def _numbers(column: pa.ChunkedArray) -> np.ndarray | None:
 
 
 def read_plain_wide(data: bytes, source: str, *, label_column: str | None = None,
-                    models: Sequence[str] | None = None) -> Dataset | None:
+                    models: Sequence[str] | None = None,
+                    max_rows: int | None = None) -> Dataset | None:
     """The data set of a plain wide CSV/TSV file's bytes, or None to read it the general way.
 
     Plain: text whose header names distinct non-blank columns, as many as every row has; the
@@ -89,15 +90,22 @@ def read_plain_wide(data: bytes, source: str, *, label_column: str | None = None
     and a pair whose positive class goes without saying; no fold column; every other column
     numbers (an id column excepted), each classifier's finite and none missing. A header
     the general reader refuses is refused here with the same message (the same function).
+
+    With ``max_rows`` (a server's limit), a file with more rows is refused as the general reader
+    refuses it: first from its line count, before the header is read (the same function, in
+    the same order), and a file the count cannot settle is left to the general reader when it
+    parses to more rows.
     """
     data = _as_utf8(data)
+    if max_rows is not None:
+        _check_line_count(data, source, "text", max_rows)
     sep, decimal, header = _csv_dialect(data, source)
     try:
         table = _parse(data, sep, decimal)
     except (pa.ArrowException, ValueError, OSError):
         return None
     names = [str(h).strip() for h in header]
-    if (table.num_rows == 0 or len(names) != table.num_columns or not all(names)
+    if (table.num_rows == 0 or (max_rows is not None and table.num_rows > max_rows) or len(names) != table.num_columns or not all(names)
             or len(set(names)) != len(names) or any("\x00" in n for n in names)
             or _detect_layout(names, None, None) != "wide"):
         return None
