@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,7 @@ from costdash.view import CONDITION_FIELDS, View
 from dashboard.config import Settings
 from dashboard.storage.demos import shared_demo
 from dashboard.results import Results, forget_results
-from dashboard.sharing import ShareService
+from dashboard.sharing import ShareService, request_lookups
 from dashboard.storage import DatasetNotFound, DatasetRecord, DatasetStore, Store
 from dashboard.viewmodel import (VIEW_VERSION, build_view_model, hull_from_entry,
                                  restrict_view_model)
@@ -123,6 +125,8 @@ class ViewModels:
     def __init__(self, store: DatasetStore, cache: Cache, settings: Settings):
         self.store, self.cache, self.settings = store, cache, settings
         self.version = code_version()
+        self._locks: dict[str, tuple[threading.Lock, int]] = {}
+        self._locks_lock = threading.Lock()
         self.results = Results(store, cache, settings, self.version)
         """The one door for derived results (:mod:`dashboard.results`), on the same cache."""
 
@@ -137,6 +141,19 @@ class ViewModels:
         self.cache.set(self._key(dataset_id), text)
         return text
 
+    def live(self, dataset_id: str) -> bool:
+        """Whether the store holds ``dataset_id`` now (:meth:`DatasetStore.exists`), asked once
+        per request: a handle the request already found live (its link's analysis was just
+        opened, :meth:`~dashboard.sharing.ShareService.open`, or a previous call) is not
+        looked up again."""
+        lookups = request_lookups()
+        if lookups is not None and lookups.get(("live", dataset_id)):
+            return True
+        found = self.store.exists(dataset_id)
+        if found and lookups is not None:
+            lookups[("live", dataset_id)] = True
+        return found
+
     def prime(self, record: DatasetRecord) -> None:
         """Compute and cache the view model of a record just stored (uses its loaded data)."""
         if self.cache.get(self._key(record.id)) is None:
@@ -145,7 +162,7 @@ class ViewModels:
     def full(self, dataset_id: str) -> dict[str, Any]:
         """The view model with every classifier; raises :class:`DatasetNotFound`."""
         text = self.cache.get(self._key(dataset_id))
-        if text is not None and not self.store.exists(dataset_id):
+        if text is not None and not self.live(dataset_id):
             # Deleted while the cache could not be told (Redis was down): the data is gone.
             self.forget(dataset_id)
             text = None
@@ -228,14 +245,39 @@ class ViewModels:
         key = self.results.key(f"payload.{what}", dataset_id, "page", parts,
                                version=self.version)
         text = self.cache.get(key)
-        if text is not None and (not checked or self.store.exists(dataset_id)):
+        if text is not None and (not checked or self.live(dataset_id)):
             return json.loads(text)
-        value = compute()
-        if keep(value):
-            self.cache.set(key, payload_json(value))
-            self.results.note(f"payload.{what}", dataset_id, key,
-                              bound=self.payloads_per_data_set)
+        # One build per key at a time in this process: from a cold start the first viewers of
+        # a link all miss together, and each building the same figures would queue every other
+        # request behind them (the rest wait for the first and read its entry).
+        with self._building(key):
+            text = self.cache.get(key)
+            if text is not None and (not checked or self.live(dataset_id)):
+                return json.loads(text)
+            value = compute()
+            if keep(value):
+                self.cache.set(key, payload_json(value))
+                self.results.note(f"payload.{what}", dataset_id, key,
+                                  bound=self.payloads_per_data_set)
         return value
+
+    @contextmanager
+    def _building(self, key: str) -> Iterator[None]:
+        """Hold the lock of ``key`` (one per key being built, dropped when nobody holds it)."""
+        with self._locks_lock:
+            lock, users = self._locks.get(key, (None, 0))
+            lock = lock or threading.Lock()
+            self._locks[key] = (lock, users + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self._locks_lock:
+                lock, users = self._locks[key]
+                if users == 1:
+                    del self._locks[key]
+                else:
+                    self._locks[key] = (lock, users - 1)
 
     def view(self, dataset_id: str, models: list[str] | None = None) -> dict[str, Any]:
         """The view model restricted to ``models`` (all classifiers when None)."""

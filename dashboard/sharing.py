@@ -91,6 +91,33 @@ def looks_like_token(value: object) -> bool:
     return isinstance(value, str) and bool(_TOKEN_PATTERN.match(value))
 
 
+_LOOKUPS = "costdash.lookups"
+
+
+def request_lookups() -> dict[Any, Any] | None:
+    """What the request being served has already looked up in the store (a link's analysis,
+    a handle found live), or None outside a request.
+
+    A viewer's page makes each of its requests look the same link up two or three times (the
+    guard of ``/s/<token>`` and the page's preview; a callback's scope and then the liveness of
+    its handle): one answer per request is enough, and each lookup is a database round trip.
+    Kept in the request's WSGI environment, so it never outlives the request (an app context a
+    test keeps open spans several requests; the environment does not), and dropped by every
+    change :class:`ShareService` makes.
+    """
+    import flask
+
+    if not flask.has_request_context():
+        return None
+    return flask.request.environ.setdefault(_LOOKUPS, {})
+
+
+def _forget_lookups() -> None:
+    lookups = request_lookups()
+    if lookups is not None:
+        lookups.clear()
+
+
 # --- the saved view ----------------------------------------------------------------------------
 #
 # One view schema (costdash.view): a saved view is View.to_json() without the data set (the
@@ -280,6 +307,7 @@ class ShareService:
         The analysis gets a read-only handle of its own (its record's ``dataset_id``); a
         read-only handle cannot be shared again: only an upload's handle can.
         """
+        _forget_lookups()
         now = time.time() if now is None else now
         upload = self.store.info(dataset_id)
         if upload is None:
@@ -300,12 +328,24 @@ class ShareService:
         return NewAnalysis(stored, manage)
 
     def open(self, share_token: str, now: float | None = None) -> AnalysisRecord:
-        """The live analysis behind a read-only link; :class:`AnalysisNotFound` otherwise."""
-        record = (self.store.find_analysis(share_key=token_key(share_token))
-                  if looks_like_token(share_token) else None)
+        """The live analysis behind a read-only link; :class:`AnalysisNotFound` otherwise.
+
+        Looked up once per request (:func:`request_lookups`); its read-only handle is then
+        known to be live for the rest of the request (``("live", handle)``).
+        """
+        lookups = request_lookups() if now is None else None
+        record = lookups.get(("open", share_token)) if lookups is not None else None
+        if record is None:
+            record = (self.store.find_analysis(share_key=token_key(share_token))
+                      if looks_like_token(share_token) else None)
         if record is None or record.expired(now):
             raise AnalysisNotFound("This link does not lead to a saved analysis: it was "
                                    "deleted, it expired, or it was mistyped.")
+        if lookups is not None:
+            # A live, unexpired analysis's read-only handle is live (the store's read-time
+            # rule, dashboard.storage.sql._live): its data set need not be looked up again.
+            lookups[("open", share_token)] = record
+            lookups[("live", record.dataset_id)] = True
         return record
 
     def scope(self, reference: object) -> DataScope:
@@ -440,6 +480,7 @@ class ShareService:
         return self._relinked(record, "")
 
     def _relinked(self, record: AnalysisRecord, token: str) -> AnalysisRecord:
+        _forget_lookups()
         done = self.store.replace_link(record.id, token, token_key(token or new_token()))
         if done is None:
             raise AnalysisNotFound(f"the analysis '{record.id}' was deleted meanwhile")
@@ -448,11 +489,13 @@ class ShareService:
         return new
 
     def rename(self, record: AnalysisRecord, name: Any) -> AnalysisRecord:
+        _forget_lookups()
         return self._updated(self.store.update_analysis(record.id, name=clean_name(name)), record)
 
     def set_expiry(self, record: AnalysisRecord, expires_in_days: Any,
                    now: float | None = None) -> AnalysisRecord:
         """Expire ``expires_in_days`` from now; None or empty clears the expiry."""
+        _forget_lookups()
         now = time.time() if now is None else now
         return self._updated(self.store.update_analysis(
             record.id, expires_at=expiry_from_days(expires_in_days, now)), record)
@@ -460,6 +503,7 @@ class ShareService:
     def delete(self, record: AnalysisRecord) -> None:
         """Delete the analysis and its read-only handle (and the data, unless an upload
         handle or another analysis still needs it)."""
+        _forget_lookups()
         for handle in self.store.delete_analysis(record.id) or ():
             self.forget_dataset(handle)
 
@@ -467,6 +511,7 @@ class ShareService:
         """Delete expired analyses and the data sets only they used; returns how many data
         sets went. (Their links answer 404 from the moment they expire, purged or not: every
         read checks the expiry.)"""
+        _forget_lookups()
         gone = self.store.purge_expired(now)
         for dataset_id in gone:
             self.forget_dataset(dataset_id)
@@ -477,6 +522,7 @@ class ShareService:
         ago; 0 keeps them for ever. Returns how many went."""
         if not retention_days or retention_days <= 0:
             return 0
+        _forget_lookups()
         now = time.time() if now is None else now
         gone = self.store.sweep_unshared(now - retention_days * DAY)
         for dataset_id in gone:
