@@ -128,12 +128,22 @@
             lines[0].split(s).length > lines[0].split(best).length ? s : best, ",");
         const unquote = (v) => v.trim().replace(/^"(.*)"$/, "$1");
         const header = lines[0].split(sep).map(unquote);
-        const rows = lines.slice(1, lines.length - 1).map((l) => l.split(sep).map(unquote));
+        const rows = lines.slice(1, lines.length - 1).map((l) => l.split(sep));
         return header.filter((name, k) => {
             if (LABELS.includes(name.toLowerCase()) || name.includes(":")) return false;
-            const values = new Set(rows.map((r) => r[k]).filter((v) => v !== undefined && v !== ""));
+            // Cells are unquoted as they are read, and a column stops at its 51st distinct
+            // value (too many for segments, whatever they are): a score column costs a few
+            // dozen cells, not all of them, while the page draws the data set (issue 23).
+            const values = new Set();
+            for (const r of rows) {
+                if (r[k] === undefined) continue;
+                const v = unquote(r[k]);
+                if (v === "") continue;
+                values.add(v);
+                if (values.size > 50) return false;
+            }
             const numeric = [...values].every((v) => Number.isFinite(Number(v)));
-            return !numeric && values.size >= 2 && values.size <= 50;
+            return !numeric && values.size >= 2;
         });
     }
 
@@ -223,11 +233,12 @@
         } else if (!payload.target_class) {
             hide("upload-target");
         }
-        showSegments(file, zone, payload, opts);
+        // The data set first: its view is asked for before the segment offer reads the file.
         setProps("dataset-ref", {data: {id: payload.id, name: payload.name, models: null}});
+        showSegments(file, zone, payload, opts);
     }
 
-    window.costdashUpload = {inBrowserTerms};
+    window.costdashUpload = {inBrowserTerms, segmentCandidates};
 
     const wired = new WeakSet();
 

@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_upload.py                  # 20 x 200,000, 5 fresh pages
     .venv/bin/python benchmarks/bench_upload.py --reps 7 --json upload.json
     .venv/bin/python benchmarks/bench_upload.py --fresh-server   # a new server per page too
+    .venv/bin/python benchmarks/bench_upload.py --against /tmp/before  # and another checkout
 
 A real ``python app.py`` (``bench_dashboard.Server``: a free port, a temp data dir) serves
 Explore; each repetition opens it in a fresh headless Chromium page with no data, sets the
@@ -29,7 +30,9 @@ Printed per repetition and as median / p95:
 The baselines, measured in the same run on the same files: ``pandas.read_csv`` +
 scikit-learn's ``roc_curve`` per classifier (what a script would do), and the bare ``POST
 /api/v1/datasets`` from Python (no browser); the ratios of the total to each are printed.
-``--trace DIR`` also writes a Chromium performance trace of each repetition there
+With ``--against TREE`` (e.g. ``git worktree add /tmp/before <commit>``) each file is also
+uploaded to a server of that checkout, the two alternating which goes first, and the ratio of
+the medians printed. ``--trace DIR`` also writes a Chromium performance trace of each repetition there
 (open it in chrome://tracing or Perfetto).
 """
 
@@ -45,6 +48,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from bench_dashboard import CHROMIUM, LAUNCH_ARGS, Server, percentile, post_dataset  # noqa: E402
@@ -179,6 +183,25 @@ def summary(values: list[float]) -> str:
     return f"median {statistics.median(values):.2f} s, p95 {percentile(values, 95):.2f} s"
 
 
+def describe(r: dict) -> str:
+    return (f"change -> readout {r['total_s']:.2f} s (plots {r['plots_s'] or float('nan'):.2f} "
+            f"s); server: upload route {r['server_route_s']:.2f} s (cpu "
+            f"{r['server_route_cpu_s']:.2f} s), {r['callbacks_after_post']} callbacks after it "
+            f"waited {r['callbacks_wait_s']:.2f} s ({r['callbacks_mb']:.2f} MB); browser "
+            f"{r['browser_s']:.2f} s (renderer busy {r['renderer_busy_s']:.2f} s); POST done at "
+            f"{r['post_s']:.2f} s; server process cpu {r['server_cpu_s']:.2f} s")
+
+
+def medians(reps: list[dict]) -> dict:
+    totals = [r["total_s"] for r in reps]
+    return {"total_median_s": round(statistics.median(totals), 3),
+            "total_p95_s": round(percentile(totals, 95), 3),
+            **{f"{k}_median_s": round(statistics.median(r[f"{k}_s"] for r in reps), 3)
+               for k in ("server_route", "server_route_cpu", "callbacks_wait", "browser",
+                         "renderer_busy", "server_cpu", "after_post")},
+            "reps_detail": reps}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=200_000)
@@ -186,14 +209,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=5, help="fresh pages (at least 5)")
     parser.add_argument("--fresh-server", action="store_true",
                         help="a new server for every page (its first upload is cold)")
+    parser.add_argument("--against", type=Path,
+                        help="another checkout (e.g. git worktree of an older commit): each file "
+                             "uploaded to it too, alternating, and the ratio printed")
     parser.add_argument("--trace", type=Path, help="write a Chromium trace per page here")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
 
     from playwright.sync_api import sync_playwright
 
+    trees = {"this checkout": REPO}
+    if args.against:
+        trees["against"] = args.against.resolve()
     names = [f"model_{k:02d}" for k in range(args.classifiers)]
-    reps: list[dict] = []
+    reps: dict[str, list[dict]] = {label: [] for label in trees}
     base_sk: list[tuple[float, float]] = []
     base_post: list[float] = []
     print(f"load average before: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)", flush=True)
@@ -201,74 +230,75 @@ def main(argv: list[str] | None = None) -> int:
             sync_playwright() as p:
         tmp = Path(tmpdir)
         browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        server = None if args.fresh_server else Server(tmp / "data")
+        servers: dict[str, Server] = {}
         try:
-            if server is not None:
+            if not args.fresh_server:
                 warm = tmp / "warm-up.csv"
                 write_csv(warm, args.rows, args.classifiers, seed=99)
-                one_upload(browser, server, warm, names)
+                for k, (label, repo) in enumerate(trees.items()):
+                    servers[label] = Server(tmp / f"data-{k}", repo=repo)
+                    one_upload(browser, servers[label], warm, names)
+            if args.trace:
+                args.trace.mkdir(parents=True, exist_ok=True)
             for rep in range(args.reps):
                 csv = tmp / f"upload-{rep}.csv"
                 write_csv(csv, args.rows, args.classifiers, seed=100 + rep)
-                here = server or Server(tmp / f"data-{rep}")
-                try:
-                    trace = args.trace / f"upload-{rep}.json" if args.trace else None
-                    if trace is not None:
-                        args.trace.mkdir(parents=True, exist_ok=True)
-                    r = one_upload(browser, here, csv, names, trace)
-                    # The baselines on the same file, between the pages: the same load.
-                    base_sk.append(baseline_pandas_sklearn(csv))
-                    base_post.append(baseline_post(here.url, csv))
-                finally:
-                    if here is not server:
-                        here.stop()
-                reps.append(r)
-                print(f"[{rep + 1}/{args.reps}] {csv.stat().st_size / 1e6:.0f} MB: change -> "
-                      f"readout {r['total_s']:.2f} s (plots {r['plots_s'] or float('nan'):.2f} "
-                      f"s); server: upload route {r['server_route_s']:.2f} s "
-                      f"(cpu {r['server_route_cpu_s']:.2f} s; {r['server_phases_ms']}), "
-                      f"{r['callbacks_after_post']} callbacks after it waited "
-                      f"{r['callbacks_wait_s']:.2f} s ({r['callbacks_mb']:.2f} MB); browser "
-                      f"{r['browser_s']:.2f} s (renderer busy {r['renderer_busy_s']:.2f} s); "
-                      f"POST done at {r['post_s']:.2f} s; server process cpu "
-                      f"{r['server_cpu_s']:.2f} s; baselines: pandas+sklearn "
-                      f"{base_sk[-1][0]:.2f} s (cpu {base_sk[-1][1]:.2f} s), bare POST "
-                      f"{base_post[-1]:.2f} s", flush=True)
+                order = list(trees.items())
+                if rep % 2:      # alternating: neither tree always goes first
+                    order.reverse()
+                for label, repo in order:
+                    here = servers.get(label) or Server(tmp / f"data-{label[:4]}-{rep}",
+                                                        repo=repo)
+                    try:
+                        trace = (args.trace / f"upload-{label.split()[0]}-{rep}.json"
+                                 if args.trace else None)
+                        r = one_upload(browser, here, csv, names, trace)
+                        if label == "this checkout":
+                            # The baselines on the same file, between the pages: the same load.
+                            base_sk.append(baseline_pandas_sklearn(csv))
+                            base_post.append(baseline_post(here.url, csv))
+                    finally:
+                        if here is not servers.get(label):
+                            here.stop()
+                    reps[label].append(r)
+                    print(f"[{rep + 1}/{args.reps}] {label}: {describe(r)}", flush=True)
+                print(f"[{rep + 1}/{args.reps}] baselines: pandas+sklearn {base_sk[-1][0]:.2f} s "
+                      f"(cpu {base_sk[-1][1]:.2f} s), bare POST {base_post[-1]:.2f} s", flush=True)
                 csv.unlink()
         finally:
-            if server is not None:
+            for server in servers.values():
                 server.stop()
             browser.close()
-    totals = [r["total_s"] for r in reps]
     sk = statistics.median(w for w, _ in base_sk)
     bare = statistics.median(base_post)
-    out = {
-        "rows": args.rows, "classifiers": args.classifiers, "reps": args.reps,
-        "fresh_server": args.fresh_server, "load_after": round(os.getloadavg()[0], 2),
-        "total_median_s": round(statistics.median(totals), 3),
-        "total_p95_s": round(percentile(totals, 95), 3),
-        **{f"{k}_median_s": round(statistics.median(r[f"{k}_s"] for r in reps), 3) for k in (
-            "server_route", "server_route_cpu", "callbacks_wait", "browser",
-            "renderer_busy", "server_cpu", "after_post")},
-        "baseline_pandas_sklearn_median_s": round(sk, 3),
-        "baseline_pandas_sklearn_cpu_median_s": round(statistics.median(c for _, c in base_sk),
-                                                      3),
-        "baseline_bare_post_median_s": round(bare, 3),
-        "ratio_vs_pandas_sklearn": round(statistics.median(totals) / sk, 2),
-        "ratio_vs_bare_post": round(statistics.median(totals) / bare, 2),
-        "bar_s": 1.5, "reps_detail": reps,
-    }
-    print(f"upload -> first readout, {args.classifiers} x {args.rows:,}: {summary(totals)} "
-          f"(bar 1.5 s: {'met' if percentile(totals, 95) <= 1.5 else 'not met'} at p95); "
-          f"server route median {out['server_route_median_s']:.2f} s (cpu "
-          f"{out['server_route_cpu_median_s']:.2f} s), view-load callbacks "
-          f"{out['callbacks_wait_median_s']:.2f} s, browser "
-          f"{out['browser_median_s']:.2f} s (renderer busy "
-          f"{out['renderer_busy_median_s']:.2f} s)", flush=True)
+    out = {"rows": args.rows, "classifiers": args.classifiers, "reps": args.reps,
+           "fresh_server": args.fresh_server, "load_after": round(os.getloadavg()[0], 2),
+           "bar_s": 1.5, "baseline_pandas_sklearn_median_s": round(sk, 3),
+           "baseline_pandas_sklearn_cpu_median_s": round(
+               statistics.median(c for _, c in base_sk), 3),
+           "baseline_bare_post_median_s": round(bare, 3)}
+    for label, results in reps.items():
+        m = out[label] = medians(results)
+        totals = [r["total_s"] for r in results]
+        print(f"{label}: upload -> first readout, {args.classifiers} x {args.rows:,}: "
+              f"{summary(totals)} (bar 1.5 s: "
+              f"{'met' if percentile(totals, 95) <= 1.5 else 'not met'} at p95); server route "
+              f"median {m['server_route_median_s']:.2f} s (cpu "
+              f"{m['server_route_cpu_median_s']:.2f} s), view-load callbacks "
+              f"{m['callbacks_wait_median_s']:.2f} s, browser {m['browser_median_s']:.2f} s "
+              f"(renderer busy {m['renderer_busy_median_s']:.2f} s); server process cpu "
+              f"{m['server_cpu_median_s']:.2f} s", flush=True)
+    here = out["this checkout"]
+    here["ratio_vs_pandas_sklearn"] = round(here["total_median_s"] / sk, 2)
+    here["ratio_vs_bare_post"] = round(here["total_median_s"] / bare, 2)
     print(f"baselines, same run, same files: pandas.read_csv + sklearn roc_curve x "
-          f"{args.classifiers} median {sk:.2f} s -> ratio {out['ratio_vs_pandas_sklearn']}x; "
-          f"bare POST median {bare:.2f} s -> ratio {out['ratio_vs_bare_post']}x; load average "
-          f"after {out['load_after']}", flush=True)
+          f"{args.classifiers} median {sk:.2f} s -> ratio {here['ratio_vs_pandas_sklearn']}x; "
+          f"bare POST (this checkout) median {bare:.2f} s -> ratio "
+          f"{here['ratio_vs_bare_post']}x; load average after {out['load_after']}", flush=True)
+    if args.against:
+        ratio = round(here["total_median_s"] / out["against"]["total_median_s"], 3)
+        out["ratio_vs_against"] = ratio
+        print(f"this checkout / {trees['against']}: median total ratio {ratio}", flush=True)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
     return 0
