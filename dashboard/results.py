@@ -631,17 +631,18 @@ def _roc_of_entry(model: str, r: dict[str, Any]) -> Any:
                     n_pos=int(r["n_pos"]), n_neg=int(r["n_neg"]))
 
 
-def calibrated_roc_texts(results: Results, dataset_id: str, models: list[str]
-                         ) -> Callable[[str, str], Any]:
-    """The calibrated curves of ``models`` already cached (:func:`calibrated_roc_result`, in
-    the handle's scope), read now and decoded when asked: ``lookup(model, method)`` is the
-    :class:`~costdash.roc.RocCurve`, the refusal's text, or None (not computed yet). Nothing
-    is computed: the report (:func:`dashboard.report.report_inputs`) reuses what the Curves
-    page computed, and computes the rest itself.
+def calibrated_roc_texts(results: Results, dataset_id: str, models: list[str],
+                         scope: str) -> Callable[[str, str], Any]:
+    """The calibrated curves of ``models`` already cached in ``scope``
+    (:func:`calibrated_roc_result`: the whole curve in the full scope, thinned to
+    ``max_roc_points`` in the thinned one), read now and decoded when asked:
+    ``lookup(model, method)`` is the :class:`~costdash.roc.RocCurve`, the refusal's text, or
+    None (not computed yet). Nothing is computed: the report
+    (:func:`dashboard.report.report_inputs`) reuses what the Curves page computed, and
+    computes the rest itself.
     """
     from costdash.calibration import CALIBRATIONS
 
-    scope = results.scope(dataset_id)
     texts = {}
     for model in models:
         for method in CALIBRATIONS:

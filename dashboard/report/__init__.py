@@ -55,11 +55,11 @@ from dashboard.figures.ranges import ranges_figure
 from dashboard.figures.roc import roc_figure
 from dashboard.report.choice import _choice_section, _threshold_money_section
 from dashboard.report.curves import _curves_section
-from dashboard.report.format import (CHOSEN_COLOR, FIGURE_SIZE, REPORT_MAX_POINTS, _e, _exact_title,
+from dashboard.report.format import (CHOSEN_COLOR, REPORT_MAX_POINTS, _e, _exact_title,
                                      _figure_html, _meta, _num, _table, _threshold,
                                      plotly_missing_note, plotly_script,
                                      _threshold_html, friendly, percent,
-                                     readable_threshold_text, readout)
+                                     readable_threshold_text, readout, sized)
 from dashboard.report.readouts import (_constraints_section, _money_section, _pinned_section,
                                        _sensitivity_section, constraint_points)
 from dashboard.viewmodel import build_view_model, restrict_view_model
@@ -84,6 +84,13 @@ CSV_NAMES = ("hull", "envelope", "operating_ranges")
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
+_NARROW_SCRIPT = (
+    # On a phone the figures' desktop margins would leave a plot under 300 px wide; the axes'
+    # automargin still makes room for their labels and titles.
+    '<script>window.addEventListener("load",function(){if(!window.Plotly||'
+    'window.innerWidth>=600)return;document.querySelectorAll(".js-plotly-plot")'
+    '.forEach(function(gd){Plotly.relayout(gd,{"margin.l":32,"margin.r":6});});});</script>')
+
 _CSS = """
 body{font-family:-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:24px auto;
 max-width:1100px;color:#222;padding:0 16px}
@@ -93,7 +100,11 @@ th,td{border:1px solid #ddd;padding:3px 8px;text-align:right}
 th{background:#f4f4f4}td.name,th.name{text-align:left}
 dl.meta{display:grid;grid-template-columns:max-content auto;gap:2px 16px;margin:.6em 0}
 dl.meta dt{font-weight:600}dl.meta dd{margin:0}
-.figs{display:flex;flex-wrap:wrap;gap:16px}.fig{flex:0 0 auto}
+.figs{display:flex;flex-wrap:wrap;gap:16px}.figs>.fig{flex:0 0 calc(50% - 8px);min-width:0}
+code{overflow-wrap:anywhere}
+@media (max-width:1000px){.figs>.fig{flex-basis:100%}}
+@media (max-width:600px){body{margin:12px auto;padding:0 8px}table{display:block;overflow-x:auto}}
+@media print{.fig{break-inside:avoid}}
 .chosen{font-size:1.05em;background:#fff7e6;border:1px solid #f0d9a8;padding:8px 12px}
 footer{margin-top:2em;color:#888;font-size:.85em}
 .threshold,.chosen-threshold{white-space:nowrap}
@@ -144,9 +155,9 @@ def _report_figures(dataset: Dataset, analysis: Analysis, name: str, view: View,
         hovertemplate="chosen<br>PC(+) %{x:.4f}<br>cost %{y:.4f}<extra></extra>"))
     for fig in (cost, ranges):
         fig.add_vline(x=float(pc_x[0]), line={"color": CHOSEN_COLOR, "width": 1, "dash": "dot"})
-    for fig in (roc, cost):
-        fig.update_layout(autosize=False, width=FIGURE_SIZE[0], height=FIGURE_SIZE[1])
-    ranges.update_layout(autosize=False, width=2 * FIGURE_SIZE[0])
+    sized(roc)
+    sized(cost)
+    sized(ranges, None)
     return roc, cost, ranges
 
 
@@ -173,7 +184,8 @@ def report_inputs(services: Any, dataset_id: str, max_points: int | None) -> dic
       then analyses no classifier twice and packs no curve again.
     * ``calibrated``: the calibrated curves the Curves page has already computed through the
       results service (:func:`dashboard.results.calibrated_roc_result`, kind
-      ``calibrated-roc``, read without computing), under the same condition.
+      ``calibrated-roc``, read without computing; thinned as the report thins them), under
+      the same condition.
 
     It also loads plotly's validators in this process once (:func:`warm_figures`): a child
     process forked from it then builds its figures without importing them again.
@@ -199,8 +211,9 @@ def report_inputs(services: Any, dataset_id: str, max_points: int | None) -> dic
 
     view_model = services.views.full(dataset_id)
     names = [c["name"] for c in view_model["classifiers"]]
+    scope = "full" if max_points is None else "thinned"
     return {"view_model": view_model,
-            "calibrated": calibrated_roc_texts(services.results, dataset_id, names)}
+            "calibrated": calibrated_roc_texts(services.results, dataset_id, names, scope)}
 
 
 _warm_lock = threading.Lock()
@@ -467,6 +480,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
                                     view if band_settings_known else None))
 
     parts.append(missing_check)
+    parts.append(_NARROW_SCRIPT)
     parts.append("<footer>Made with costdash. Operating ranges and cost areas are in PC(+) "
                  "(probability × cost); cost area is the expected normalized cost for PC(+) "
                  "uniform on [0, 1].</footer></body></html>")
@@ -558,7 +572,7 @@ def _bands_section(band_list: list[CostBand], analysis: Analysis, names: Sequenc
     for j, b in enumerate(band_list):
         fig = band_figure(b, name=b.name, index=index.get(b.name, j),
                           envelope=analysis.classifier(b.name).envelope, pc=pc)
-        fig.update_layout(autosize=False, width=FIGURE_SIZE[0], height=FIGURE_SIZE[1])
+        sized(fig)
         parts.append(f'<div class="fig">{_figure_html(fig, False, f"band-figure-{j}")}</div>')
     parts.append("</div></section>")
     return "".join(parts)

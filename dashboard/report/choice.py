@@ -15,8 +15,8 @@ import numpy as np
 from costdash.dataset import Dataset
 from costdash.threshold_money import CostByThreshold
 from costdash.view import View, number_text
-from dashboard.report.format import (FIGURE_SIZE, _e, _figure_html, _meta, _num, _table, _threshold,
-                                     _vertex_name, _with_unit, friendly)
+from dashboard.report.format import (_e, _figure_html, _meta, _num, _table, _threshold,
+                                     _vertex_name, _with_unit, friendly, sized)
 
 CHOICE_MAX_POINTS = 400
 """Each threshold-choice curve is thinned to at most this many points (as each ROC curve of the
@@ -45,9 +45,8 @@ def _choice_section(dataset: Dataset, view: View, max_points: int | None = None,
     cond = summary["conditions"]
     cost = threshold_choice_figure(summary["classifiers"], index, pc_now=cond["pc"],
                                    box_pc=None if robust is None else robust["pc_range"])
-    cost.update_layout(autosize=False, width=2 * FIGURE_SIZE[0] + 16)
-    dca = decision_curve_figure(summary["decision_curves"], index)
-    dca.update_layout(autosize=False, width=2 * FIGURE_SIZE[0] + 16, height=FIGURE_SIZE[1])
+    sized(cost, None)
+    dca = sized(decision_curve_figure(summary["decision_curves"], index))
     beta = summary["beta"]
     averaged = ("PC(+) uniform on [0, 1]" if beta == [1.0, 1.0]
                 else f"PC(+) ~ Beta({beta[0]:g}, {beta[1]:g})")
@@ -196,7 +195,7 @@ def _threshold_money_section(dataset: Dataset, analysis: Any, view: View,
         drawn, volume=scale, unit=view.unit, index=dataset.names.index(name),
         pins=[t for _, t in pins], pin_slots=[k for k, _ in pins],
         capacity_threshold=None if cap is None else float(table.threshold[cap]))
-    fig.update_layout(autosize=False, width=2 * FIGURE_SIZE[0] + 16, height=FIGURE_SIZE[1])
+    sized(fig)
     per = "per period" if volume else "per case"
 
     def money(x: float) -> str:

@@ -22,8 +22,8 @@ from costdash.roc import RocCurve, thin_indices
 from costdash.view import View
 from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_figure,
                                       reliability_figure)
-from dashboard.report.format import (FIGURE_SIZE, REPORT_MAX_POINTS, _e, _figure_html, _table,
-                                     _threshold, _vertex_name, friendly, percent, readout)
+from dashboard.report.format import (REPORT_MAX_POINTS, _e, _figure_html, _table,
+                                     _threshold, _vertex_name, friendly, percent, readout, sized)
 
 CURVES_HIST_BINS = 40
 CURVES_REL_BINS = 10
@@ -97,7 +97,7 @@ def _curves_section(dataset: Dataset, analysis: Analysis, view: View,
     rel = reliability_figure(rels, index, refused=refused,
                              counts=next((r for r in rels if r.name == shown), None))
     for fig in (pr, gains, hist, rel):
-        fig.update_layout(autosize=False, width=FIGURE_SIZE[0], height=FIGURE_SIZE[1])
+        sized(fig)
     at = ("on the test set's counts" if prior_arg is None
           else f"at p(+) = {readout(prior)}")
     volume = view.volume if view.volume > 0 else 0.0

@@ -26,7 +26,16 @@ REPORT_MAX_POINTS = 400
 
 CHOSEN_COLOR = "#d62728"
 FIGURE_SIZE = (530, 560)
-"""Width and height of each figure in pixels (fixed: the report is also printed)."""
+"""Width and height in pixels of a figure of the report on a wide screen (two side by side).
+Only the height is fixed: a figure is as wide as the page lets it be (``autosize``, width
+100 %, redrawn when the window is resized), so a phone shows it whole (:func:`sized`)."""
+
+
+def sized(fig: go.Figure, height: int | None = FIGURE_SIZE[1]) -> go.Figure:
+    """``fig`` as wide as its box on the page and ``height`` pixels tall (None: the height its
+    builder gave it)."""
+    fig.update_layout(autosize=True, **({} if height is None else {"height": height}))
+    return fig
 
 
 def _e(value: object) -> str:
