@@ -41,8 +41,9 @@ from dashboard import ids
 from dashboard.pages import PAGES
 from dashboard.services import Services, payload_json
 
-__all__ = ["PREVIEW_ID", "PREVIEW_GRAPHS", "figures_json", "install_link_preview",
-           "link_figures", "preview_fragment"]
+__all__ = ["PREVIEW_ID", "PREVIEW_GRAPHS", "REPLY_CALLBACKS", "figures_json",
+           "install_link_preview", "install_reply_cache", "link_figures", "preview_fragment",
+           "reply_from_payload"]
 
 log = logging.getLogger(__name__)
 
@@ -312,6 +313,119 @@ def install_link_preview(app: Dash, services: Services) -> None:
         return original(**kwargs)
 
     app.interpolate_index = interpolate_index  # type: ignore[method-assign]
+    install_reply_cache(app, services)
+
+
+# --- a read link's callback replies, kept whole (issue 23) -----------------------------------
+
+REPLY_KIND = "reply"
+"""The results service's kind of a read link's whole callback reply."""
+
+REPLY_CALLBACKS = (f"{ids.PAGE_CONTENT}.children", f"{ids.ROC_GRAPH}.figure")
+"""The callbacks whose replies are kept whole (by an output of theirs): the routing callback
+and Explore's view load, the two large replies of a read link's page (about 100 kB each at 3
+classifiers, over 1 MB at 20 x 200k) and the same for every viewer."""
+
+_REPLY_FROM_PAYLOAD = "costdash.reply-from-payload"
+_REPLY_KEY = "costdash.reply-key"
+_LINK_IN_BODY = re.compile(r"(?:share:|/s/)([A-Za-z0-9_-]{32})(?![A-Za-z0-9_-])")
+MAX_REPLY_REQUEST = 64 * 1024
+"""Larger callback requests are never looked up (a read link's page sends a few kB)."""
+
+
+def reply_from_payload() -> None:
+    """Note that the callback being answered took its outputs whole from a cached payload
+    (:meth:`dashboard.services.ViewModels.payload`): its reply may be kept
+    (:func:`install_reply_cache`)."""
+    if flask.has_request_context():
+        flask.request.environ[_REPLY_FROM_PAYLOAD] = True
+
+
+def install_reply_cache(app: Dash, services: Services) -> None:
+    """Answer a read link's routing callback and view load from their replies as Dash sent
+    them, kept whole in the result cache (kind :data:`REPLY_KIND`).
+
+    The payload cache (:meth:`~dashboard.services.ViewModels.payload`) already spares a
+    viewer the build of the page and the figures; what was left for every viewer was Dash's
+    work on 100 kB (1 MB at 20 x 200k) of JSON: decoding the cached payload, checking the
+    outputs and encoding the reply again (about 5 ms of CPU for each of the two at 3 x 2,000,
+    a third of a viewer's page). The reply is a function of the request (outputs, inputs,
+    state) and of the link as it is now; so it is kept under both, for the link's read-only
+    handle (deleting, expiring or replacing the link drops it: the handle goes).
+
+    A request is answered from here only when
+
+    * it is a callback of :data:`REPLY_CALLBACKS` whose inputs name exactly one read link
+      (``share:<token>`` or ``/s/<token>``), and
+    * that link is live now (:meth:`~dashboard.sharing.ShareService.lookup`, every request:
+      a deleted, expired or replaced link is never answered from here), and
+    * a reply of the same request to the link in the same state (name, saved view, handle)
+      and code was kept.
+
+    Everything else goes to Dash as before. A reply is kept when Dash answered 200 with JSON,
+    set no cookie, and the callback's outputs came whole from a payload the payload cache kept
+    (:func:`reply_from_payload`; an error answer is never kept there, so never here). The hook
+    runs after the other before-request checks (limits, the callback guard), which were
+    installed first.
+    """
+    route = app.config.routes_pathname_prefix + "_dash-update-component"
+    server = app.server
+
+    @server.before_request
+    def _kept_reply():
+        if flask.request.method != "POST" or flask.request.path != route:
+            return None
+        if (flask.request.content_length or 0) > MAX_REPLY_REQUEST:
+            return None
+        key = _reply_key(services, flask.request.get_json(silent=True))
+        if key is None:
+            return None
+        dataset_id, parts = key
+        text = services.results.peek(REPLY_KIND, dataset_id, parts, scope="thinned",
+                                     checked=False)  # lookup() just found the link live
+        if text is not None:
+            return flask.Response(text, mimetype="application/json")
+        flask.request.environ[_REPLY_KEY] = key
+        return None
+
+    @server.after_request
+    def _keep_reply(response: flask.Response) -> flask.Response:
+        key = flask.request.environ.get(_REPLY_KEY)
+        if (key is None or not flask.request.environ.get(_REPLY_FROM_PAYLOAD)
+                or response.status_code != 200 or response.mimetype != "application/json"
+                or response.headers.get("Set-Cookie") or response.direct_passthrough):
+            return response
+        try:
+            services.results.put(REPLY_KIND, key[0], key[1], response.get_data(as_text=True),
+                                 scope="thinned")
+        except Exception as exc:  # noqa: BLE001 - the reply is good; keeping it is a bonus
+            log.warning("callback reply not kept (%s)", type(exc).__name__)
+        return response
+
+
+def _reply_key(services: Services, body: Any) -> tuple[str, list[Any]] | None:
+    """The read-only handle and the key parts of a read link's callback request (see
+    :func:`install_reply_cache`), or None when it is not one whose reply is kept (or its link
+    is not live)."""
+    from dashboard.storage import StorageUnavailable
+
+    if not isinstance(body, dict) or not isinstance(body.get("output"), str):
+        return None
+    if not any(name in body["output"] for name in REPLY_CALLBACKS):
+        return None
+    request = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    tokens = set(_LINK_IN_BODY.findall(request))
+    if len(tokens) != 1:
+        return None
+    token = tokens.pop()
+    try:
+        record = services.sharing.lookup(token)
+    except StorageUnavailable:
+        return None
+    if record is None:
+        return None
+    return record.dataset_id, [services.views.version, request, record.id, record.name,
+                               record.view, record.dataset_id]
 
 
 def _asset_urls(app: Dash, names: Sequence[str]) -> list[str]:

@@ -115,6 +115,14 @@ def payload_json(value: Any) -> str:
     return to_json_plotly(value)
 
 
+def _from_payload() -> None:
+    """Tell the reply cache of read links that this request's outputs came from a payload
+    kept in the cache (:func:`dashboard.link_preview.reply_from_payload`)."""
+    from dashboard.link_preview import reply_from_payload
+
+    reply_from_payload()
+
+
 class ViewModels:
     """View models of stored data sets, computed once and shared through the cache."""
 
@@ -246,6 +254,7 @@ class ViewModels:
                                version=self.version)
         text = self.cache.get(key)
         if text is not None and (not checked or self.live(dataset_id)):
+            _from_payload()
             return json.loads(text)
         # One build per key at a time in this process: from a cold start the first viewers of
         # a link all miss together, and each building the same figures would queue every other
@@ -253,9 +262,11 @@ class ViewModels:
         with self._building(key):
             text = self.cache.get(key)
             if text is not None and (not checked or self.live(dataset_id)):
+                _from_payload()
                 return json.loads(text)
             value = compute()
             if keep(value):
+                _from_payload()
                 self.cache.set(key, payload_json(value))
                 self.results.note(f"payload.{what}", dataset_id, key,
                                   bound=self.payloads_per_data_set)

@@ -328,7 +328,17 @@ class ShareService:
         return NewAnalysis(stored, manage)
 
     def open(self, share_token: str, now: float | None = None) -> AnalysisRecord:
-        """The live analysis behind a read-only link; :class:`AnalysisNotFound` otherwise.
+        """The live analysis behind a read-only link; :class:`AnalysisNotFound` otherwise
+        (:meth:`lookup`)."""
+        record = self.lookup(share_token, now)
+        if record is None:
+            raise AnalysisNotFound("This link does not lead to a saved analysis: it was "
+                                   "deleted, it expired, or it was mistyped.")
+        return record
+
+    def lookup(self, share_token: str, now: float | None = None) -> AnalysisRecord | None:
+        """The live analysis behind a read-only link, or None (unknown, deleted, expired,
+        replaced, revoked, mistyped).
 
         Looked up once per request (:func:`request_lookups`); its read-only handle is then
         known to be live for the rest of the request (``("live", handle)``).
@@ -339,8 +349,7 @@ class ShareService:
             record = (self.store.find_analysis(share_key=token_key(share_token))
                       if looks_like_token(share_token) else None)
         if record is None or record.expired(now):
-            raise AnalysisNotFound("This link does not lead to a saved analysis: it was "
-                                   "deleted, it expired, or it was mistyped.")
+            return None
         if lookups is not None:
             # A live, unexpired analysis's read-only handle is live (the store's read-time
             # rule, dashboard.storage.sql._live): its data set need not be looked up again.
