@@ -54,7 +54,7 @@ from dashboard.figures.cost import cost_figure
 from dashboard.figures.ranges import ranges_figure
 from dashboard.figures.roc import roc_figure
 from dashboard.report.choice import _choice_section, _threshold_money_section
-from dashboard.report.curves import _curves_section
+from dashboard.report.curves import _curves_section, calibrations_started
 from dashboard.report.format import (CHOSEN_COLOR, REPORT_MAX_POINTS, _e, _exact_title,
                                      _figure_html, _meta, _num, _table, _threshold,
                                      plotly_missing_note, plotly_script,
@@ -387,6 +387,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         analysis = thinned_analysis(analysis, max_points)
     selected = [c.name for c in analysis.classifiers]
     view = report_view(view, selected)
+    calibrated = calibrations_started(dataset, analysis, view, max_points, calibrated)
     name = name or dataset.source
     title = title or f"costdash report: {name}"
     when = (generated or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M %Z").strip()
