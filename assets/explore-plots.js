@@ -93,7 +93,7 @@
 
     /**
      * The layer of a graph (built on first use and again when Plotly rebuilt its SVG): two
-     * groups in Plotly's own SVG, one under the traces (layer "below", as Plotly puts such
+     * groups, one in Plotly's SVG under the traces (layer "below", where Plotly puts such
      * shapes) and one over them (layer "above"), each clipped to the plotting area, with one
      * element per slot of `shapes` (the slots never change their kind or number for a figure).
      */
@@ -109,6 +109,7 @@
             L.below.remove();
             L.above.remove();
             if (L.clip) L.clip.remove();
+            if (L.own) L.own.remove();
         }
         const uid = "costdash-marks-clip-" + (gd.__costdashId || "plot");
         let defs = svg.querySelector("defs");
@@ -125,9 +126,21 @@
         const lower = svg.querySelector(".layer-below") || svg.querySelector(".cartesianlayer");
         if (lower) lower.parentNode.insertBefore(below, lower.nextSibling);
         else svg.appendChild(below);
-        const upper = gd.querySelector(".layer-above");    // in Plotly's top SVG
-        if (upper) upper.parentNode.insertBefore(above, upper.nextSibling);
-        else svg.appendChild(above);
+        // The marks that move go in an SVG of their own over the plot's (under Plotly's top SVG:
+        // legend, hover labels), on a compositing layer of its own: a step then repaints these
+        // few elements, not the SVG of every trace under them.
+        let own = null;
+        if (window.costdashMarksInPlotly === true) {        // for measuring, as Plotly did
+            const upper = gd.querySelector(".layer-above");
+            if (upper) upper.parentNode.insertBefore(above, upper.nextSibling);
+            else svg.appendChild(above);
+        } else {
+            own = svgEl("svg", {"class": "costdash-marks-svg", "aria-hidden": "true",
+                style: "position:absolute;left:0;top:0;pointer-events:none;overflow:hidden;" +
+                    "will-change:transform"}, null);
+            own.appendChild(above);
+            svg.parentNode.insertBefore(own, svg.nextSibling);
+        }
         const nodes = shapes.map((s) => {
             const parent = s.layer === "below" ? below : above;
             const g = svgEl("g", {"class": "costdash-mark", "data-name": s.name}, parent);
@@ -138,7 +151,8 @@
             if (label) label.textContent = s.label.text;
             return {g, shape, label, kind};
         });
-        L = gd.__costdashMarks = {svg, key, below, above, clip, clipRect, nodes, textHeight: {}};
+        L = gd.__costdashMarks = {svg, own, key, below, above, clip, clipRect, nodes,
+            textHeight: {}};
         gd.classList.add("costdash-marked");
         return L;
     }
@@ -177,6 +191,10 @@
         if (!xa || !ya || !gs || typeof xa.l2p !== "function") return;
         const L = layerOf(gd, shapes);
         if (!L) return;
+        if (L.own) {
+            set(L.own, "width", full.width);
+            set(L.own, "height", full.height);
+        }
         set(L.clipRect, "x", xa._offset);
         set(L.clipRect, "y", ya._offset);
         set(L.clipRect, "width", Math.max(xa._length, 0));
