@@ -450,7 +450,8 @@ def summary(load: LoadResult, baseline: LoadResult,
                               "baseline": single,
                               "p95_ratio": round(loaded["p95"] / single["p95"], 1)}
         if server and kind in server:
-            out["kinds"][kind]["server"] = percentiles_ms(server[kind])
+            out["kinds"][kind]["server"] = {**percentiles_ms(server[kind]),
+                                             "n": int(len(server[kind]))}
     healthz = out["kinds"]["healthz"]["baseline"]["p95"]
     out["overall_p95_over_baseline_healthz_p95"] = round(out["overall"]["p95"] / healthz, 1)
     return out

@@ -136,10 +136,25 @@ def _capture_viewer_in_this_thread(base: str, share: str, timeout: float) -> lis
                 outputs = tuple(sorted(resp.json().get("response", {})))
             seen.append(Captured(callback_kind(body), "POST", path, body, resp.status, outputs))
 
+    pending: set[Any] = set()
+    last_change = [time.monotonic()]
+
+    def started(req: Any) -> None:
+        if urlsplit(req.url).path == "/_dash-update-component":
+            pending.add(req)
+            last_change[0] = time.monotonic()
+
+    def ended(req: Any) -> None:
+        pending.discard(req)
+        last_change[0] = time.monotonic()
+
     with sync_playwright() as p:
         browser = launch_chromium(p)
         try:
             page = browser.new_page(viewport=VIEWPORT)
+            page.on("request", started)
+            page.on("requestfinished", ended)
+            page.on("requestfailed", ended)
             page.on("response", on_response)
             with page.expect_response(is_view_load, timeout=timeout * 1000) as view:
                 page.goto(f"{base}/s/{share}", timeout=timeout * 1000)
@@ -149,7 +164,14 @@ def _capture_viewer_in_this_thread(base: str, share: str, timeout: float) -> lis
             page.wait_for_function(INTERACTIVE_JS, arg=want, timeout=timeout * 1000,
                                    polling="raf")
             page.wait_for_load_state("networkidle", timeout=timeout * 1000)
-            page.wait_for_timeout(500)  # the last callbacks' replies are handled
+            # Every callback the page sent has its reply, and none was sent for a second: on a
+            # busy machine the page's last callbacks come late (a capture that stopped at the
+            # network's first idle moment missed two of them).
+            deadline = time.monotonic() + timeout
+            while pending or time.monotonic() - last_change[0] < 1.0:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{len(pending)} callbacks of the page never answered")
+                page.wait_for_timeout(100)
         finally:
             browser.close()
     kinds = [c.kind for c in seen]
@@ -297,13 +319,13 @@ def run_viewers(backend: str = "postgres", clients: int = 50, requests_per_clien
             viewer = run_load(role.url, targets, clients, requests_per_client, mix)
             cpu_after = cpu_seconds(role)
             phase("load")
-            time.sleep(0.2)  # the last access-log lines written
+            time.sleep(0.5)  # the last access-log lines written (after their replies)
             viewer_server = server_times(role.log_text()[mark:])
             single = run_baseline(role.url, targets[0], baseline)
             mark = len(role.log_text())
             plain_load = (run_load(role.url, saved, clients, requests_per_client)
                           if plain else None)
-            time.sleep(0.2)
+            time.sleep(0.5)
             plain_server = server_times(role.log_text()[mark:])
         finally:
             logs.append(role.log_text())

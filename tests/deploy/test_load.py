@@ -74,3 +74,8 @@ def test_a_viewers_page_replayed_from_a_cold_start_gets_no_errors(tmp_path):
     assert {kind: set(c) for kind, c in load.statuses().items()} == {
         kind: {expected[kind]} for kind in (*kinds, "api", "healthz", "dead-link")}
     assert result["server_problems"] == [], "\n".join(result["server_problems"][:20])
+    # The server's own time of every kind, from its access log (the client names the kind):
+    # one logged time per request of the load, none of them longer than the client waited.
+    kinds = result["summary"]["kinds"]
+    assert all(k.get("server", {}).get("n") == k["n"] for k in kinds.values()), kinds
+    assert all(k["server"]["p50"] <= k["load"]["p50"] + 1.0 for k in kinds.values()), kinds
