@@ -1,0 +1,63 @@
+"""The report's figures in Chromium at 1440 and 390 px (issue 23): as wide as the page lets them
+be, two side by side on a wide screen, one per row on a phone, none wider than the window and
+every single-panel plot at least 300 px wide there."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page
+
+from costdash.demo import DEMOS
+from costdash.io import load_predictions
+from costdash.view import View
+from dashboard.report import build_report
+
+pytestmark = pytest.mark.browser
+
+SINGLE_PANEL = ("roc-figure", "cost-figure", "curves-pr-figure", "curves-gains-figure",
+                "curves-hist-figure", "curves-rel-figure", "choice-money-figure")
+
+FIGURES = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
+    const r = gd.getBoundingClientRect();
+    return {id: gd.id, left: r.left, right: r.right, top: r.top, box: r.width,
+            drawn: gd._fullLayout.width, plot: gd._fullLayout._size.w};
+})"""
+
+
+@pytest.fixture(scope="module")
+def report_file(tmp_path_factory):
+    data = load_predictions(DEMOS["breast-cancer"].path)
+    view = View.parse({"p_pos": "0.3", "volume": "1000", "pins": "gbm:0.5", "sens_p": "0.2,0.4"})
+    path = tmp_path_factory.mktemp("report") / "report.html"
+    path.write_text(build_report(data, view=view, name="breast-cancer.csv"), encoding="utf-8")
+    return path
+
+
+def _figures(page: Page, report_file, width: int) -> dict[str, dict]:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(report_file.as_uri())
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length"
+                           " >= 10 && document.readyState === 'complete'")
+    page.wait_for_timeout(300)  # the phone margins are set on load
+    return {f["id"]: f for f in page.evaluate(FIGURES)}
+
+
+def test_two_figures_side_by_side_at_1440_px(page: Page, report_file, screenshot_dir):
+    figures = _figures(page, report_file, 1440)
+    page.locator("#figures").screenshot(path=str(screenshot_dir / "report-figures-1440.png"))
+    roc, cost = figures["roc-figure"], figures["cost-figure"]
+    assert roc["top"] == cost["top"] and roc["right"] < cost["left"]
+    for f in figures.values():
+        # Each drawn at its box's width (not at the width its row had before its neighbour).
+        assert abs(f["drawn"] - f["box"]) <= 1, f
+    assert min(figures[k]["plot"] for k in SINGLE_PANEL) >= 400
+
+
+def test_nothing_overflows_a_390_px_window(page: Page, report_file, screenshot_dir):
+    figures = _figures(page, report_file, 390)
+    page.locator("#figures").screenshot(path=str(screenshot_dir / "report-figures-390.png"))
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    for f in figures.values():
+        assert f["left"] >= 0 and f["right"] <= 390 and abs(f["drawn"] - f["box"]) <= 1, f
+    for key in SINGLE_PANEL:
+        assert figures[key]["plot"] >= 300, figures[key]
