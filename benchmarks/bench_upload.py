@@ -125,10 +125,17 @@ def baseline_pandas_sklearn(csv: Path) -> tuple[float, float]:
 
 
 def baseline_post(url: str, csv: Path) -> float:
-    """Wall seconds of the bare upload (the same route, from Python, no browser)."""
-    t = time.perf_counter()
-    post_dataset(url, csv)
-    return time.perf_counter() - t
+    """Wall seconds of the bare upload (the same route, from Python, no browser) of ``csv``
+    with one more line break at the end: the same rows (a blank line is no row), other bytes,
+    so the server reads, stores and analyses it again instead of finding the page's upload."""
+    again = csv.with_name("again-" + csv.name)
+    again.write_bytes(csv.read_bytes() + b"\n")
+    try:
+        t = time.perf_counter()
+        post_dataset(url, again)
+        return time.perf_counter() - t
+    finally:
+        again.unlink()
 
 
 def one_upload(browser, server: Server, csv: Path, names: list[str],
@@ -215,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace", type=Path, help="write a Chromium trace per page here")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
+    if args.reps < 5:
+        parser.error("--reps: at least 5 fresh pages (a p95 of fewer says nothing)")
 
     from playwright.sync_api import sync_playwright
 
