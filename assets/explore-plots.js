@@ -103,6 +103,8 @@
         let L = gd.__costdashMarks;
         const key = shapes.map((s) => s.name + ":" + s.type + ":" + s.layer).join("|");
         if (L && L.svg === svg && L.key === key && L.below.isConnected && L.above.isConnected) {
+            // React may have rewritten the graph's class list (a new className of dcc.Graph).
+            if (!gd.classList.contains("costdash-marked")) gd.classList.add("costdash-marked");
             return L;
         }
         if (L) {
@@ -291,7 +293,11 @@
         const gd = graphDiv(id);
         if (!plottedFor(gd, view)) return;
         hook(gd, id);
-        putLatest(gd, id);
+        try {
+            putLatest(gd, id);
+        } catch (err) {
+            console.error(err);   // the readouts are drawn after the marks, and must still be
+        }
     }
 
     // --- zoom to the region around the current choice -------------------------------------------
