@@ -171,7 +171,7 @@ def _bands_list(bands: Any) -> list[CostBand]:
     return list(bands)
 
 
-# --- what the dashboard already keeps ---------------------------------------------------------------
+# --- what the dashboard already keeps ------------------------------------------------------------
 
 def report_inputs(services: Any, dataset_id: str, max_points: int | None) -> dict[str, Any]:
     """:func:`build_report`'s ``view_model`` and ``calibrated`` of a stored data set, from what
