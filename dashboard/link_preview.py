@@ -41,9 +41,9 @@ from dashboard import ids
 from dashboard.pages import PAGES
 from dashboard.services import Services, payload_json
 
-__all__ = ["PREVIEW_ID", "PREVIEW_GRAPHS", "REPLY_CALLBACKS", "figures_json",
-           "install_link_preview", "install_reply_cache", "link_figures", "preview_fragment",
-           "reply_from_payload"]
+__all__ = ["CLEAN_REPLY_CALLBACKS", "PREVIEW_ID", "PREVIEW_GRAPHS", "REPLY_CALLBACKS",
+           "figures_json", "install_link_preview", "install_reply_cache", "link_figures",
+           "preview_fragment", "reply_from_payload"]
 
 log = logging.getLogger(__name__)
 
@@ -326,6 +326,13 @@ REPLY_CALLBACKS = (f"{ids.PAGE_CONTENT}.children", f"{ids.ROC_GRAPH}.figure")
 and Explore's view load, the two large replies of a read link's page (about 100 kB each at 3
 classifiers, over 1 MB at 20 x 200k) and the same for every viewer."""
 
+CLEAN_REPLY_CALLBACKS = (f"{ids.PIN_GRID}.data", f"{ids.INTERVAL_STORE}.data")
+"""Callbacks of a read link's page computed from nothing but the request, the link and its
+(immutable) data: the pin grid (the thresholds of a classifier's thinned curve, from the view
+model) and the intervals' limits (from the view model and the results service). Their replies
+are kept whole when nothing in them is an error (a database that failed a moment is one):
+about 18 kB and 5 kB at 3 classifiers, built from the decoded view model on every request."""
+
 _REPLY_FROM_PAYLOAD = "costdash.reply-from-payload"
 _REPLY_KEY = "costdash.reply-key"
 _LINK_IN_BODY = re.compile(r"(?:share:|/s/)([A-Za-z0-9_-]{32})(?![A-Za-z0-9_-])")
@@ -342,8 +349,9 @@ def reply_from_payload() -> None:
 
 
 def install_reply_cache(app: Dash, services: Services) -> None:
-    """Answer a read link's routing callback and view load from their replies as Dash sent
-    them, kept whole in the result cache (kind :data:`REPLY_KIND`).
+    """Answer a read link's routing callback and view load (and its pin grid and intervals,
+    :data:`CLEAN_REPLY_CALLBACKS`) from their replies as Dash sent them, kept whole in the
+    result cache (kind :data:`REPLY_KIND`).
 
     The payload cache (:meth:`~dashboard.services.ViewModels.payload`) already spares a
     viewer the build of the page and the figures; what was left for every viewer was Dash's
@@ -355,7 +363,8 @@ def install_reply_cache(app: Dash, services: Services) -> None:
 
     A request is answered from here only when
 
-    * it is a callback of :data:`REPLY_CALLBACKS` whose inputs name exactly one read link
+    * it is a callback of :data:`REPLY_CALLBACKS` or :data:`CLEAN_REPLY_CALLBACKS` whose
+      inputs name exactly one read link
       (``share:<token>`` or ``/s/<token>``), and
     * that link is live now (:meth:`~dashboard.sharing.ShareService.lookup`, every request:
       a deleted, expired or replaced link is never answered from here), and
@@ -364,7 +373,8 @@ def install_reply_cache(app: Dash, services: Services) -> None:
 
     Everything else goes to Dash as before. A reply is kept when Dash answered 200 with JSON,
     set no cookie, and the callback's outputs came whole from a payload the payload cache kept
-    (:func:`reply_from_payload`; an error answer is never kept there, so never here). The hook
+    (:func:`reply_from_payload`; an error answer is never kept there, so never here) or, for
+    :data:`CLEAN_REPLY_CALLBACKS`, no ``"error"`` is anywhere in the reply. The hook
     runs after the other before-request checks (limits, the callback guard), which were
     installed first.
     """
@@ -380,7 +390,7 @@ def install_reply_cache(app: Dash, services: Services) -> None:
         key = _reply_key(services, flask.request.get_json(silent=True))
         if key is None:
             return None
-        dataset_id, parts = key
+        dataset_id, parts, _clean = key
         text = services.results.peek(REPLY_KIND, dataset_id, parts, scope="thinned",
                                      checked=False)  # lookup() just found the link live
         if text is not None:
@@ -391,27 +401,31 @@ def install_reply_cache(app: Dash, services: Services) -> None:
     @server.after_request
     def _keep_reply(response: flask.Response) -> flask.Response:
         key = flask.request.environ.get(_REPLY_KEY)
-        if (key is None or not flask.request.environ.get(_REPLY_FROM_PAYLOAD)
-                or response.status_code != 200 or response.mimetype != "application/json"
+        if (key is None or response.status_code != 200
+                or response.mimetype != "application/json"
                 or response.headers.get("Set-Cookie") or response.direct_passthrough):
             return response
+        text = response.get_data(as_text=True)
+        clean = key[2] and '"error"' not in text
+        if not (flask.request.environ.get(_REPLY_FROM_PAYLOAD) or clean):
+            return response
         try:
-            services.results.put(REPLY_KIND, key[0], key[1], response.get_data(as_text=True),
-                                 scope="thinned")
+            services.results.put(REPLY_KIND, key[0], key[1], text, scope="thinned")
         except Exception as exc:  # noqa: BLE001 - the reply is good; keeping it is a bonus
             log.warning("callback reply not kept (%s)", type(exc).__name__)
         return response
 
 
-def _reply_key(services: Services, body: Any) -> tuple[str, list[Any]] | None:
+def _reply_key(services: Services, body: Any) -> tuple[str, list[Any], bool] | None:
     """The read-only handle and the key parts of a read link's callback request (see
-    :func:`install_reply_cache`), or None when it is not one whose reply is kept (or its link
-    is not live)."""
+    :func:`install_reply_cache`) and whether it is one of :data:`CLEAN_REPLY_CALLBACKS`, or
+    None when it is not one whose reply is kept (or its link is not live)."""
     from dashboard.storage import StorageUnavailable
 
     if not isinstance(body, dict) or not isinstance(body.get("output"), str):
         return None
-    if not any(name in body["output"] for name in REPLY_CALLBACKS):
+    clean = any(name in body["output"] for name in CLEAN_REPLY_CALLBACKS)
+    if not clean and not any(name in body["output"] for name in REPLY_CALLBACKS):
         return None
     request = json.dumps(body, sort_keys=True, separators=(",", ":"))
     tokens = set(_LINK_IN_BODY.findall(request))
@@ -425,7 +439,7 @@ def _reply_key(services: Services, body: Any) -> tuple[str, list[Any]] | None:
     if record is None:
         return None
     return record.dataset_id, [services.views.version, request, record.id, record.name,
-                               record.view, record.dataset_id]
+                               record.view, record.dataset_id], clean
 
 
 def _asset_urls(app: Dash, names: Sequence[str]) -> list[str]:

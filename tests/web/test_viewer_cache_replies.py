@@ -40,10 +40,13 @@ def _body(app, output_id: str, values: dict[str, object]) -> str:
     entry = app.callback_map[key]
     outputs = [{"id": o.split(".")[0], "property": o.split(".")[1]}
                for o in key.strip(".").split("...")]
+    if not key.startswith(".."):  # one output: Dash sends it alone, not in a list
+        outputs = outputs[0]
     inputs = [{**i, "value": values.get(f"{i['id']}.{i['property']}")} for i in entry["inputs"]]
     return json.dumps({"output": key, "outputs": outputs, "inputs": inputs,
                        "changedPropIds": [f"{inputs[0]['id']}.{inputs[0]['property']}"],
-                       "state": [{**s, "value": None} for s in entry["state"]]})
+                       "state": [{**s, "value": values.get(f"{s['id']}.{s['property']}")}
+                                 for s in entry["state"]]})
 
 
 def _post(client, body: str):
@@ -133,9 +136,10 @@ def test_only_read_links_and_kept_payloads_give_kept_replies(app, services, link
                                                            "models": None}})
     assert _post(client, owner).status_code == 200
     assert _kept(services, link["dataset_id"]) == []
-    # Another callback of the read link's page (the pin grid): not one of the kept two.
-    grid = _body(app, ids.PIN_GRID, {"view-key.data": {"id": f"share:{share}", "models": None}})
-    assert _post(client, grid).status_code == 200
+    # Another callback of the read link's page (its pins): not one whose reply is kept.
+    pins = _body(app, ids.PINS_STORE, {"view-key.data": {"id": f"share:{share}",
+                                                         "models": None}})
+    assert _post(client, pins).status_code == 200
     # An error answer (a classifier the link does not show) is not kept either.
     error = _body(app, ids.ROC_GRAPH, {"dataset-ref.data": {"id": f"share:{share}",
                                                            "models": None},
@@ -144,3 +148,36 @@ def test_only_read_links_and_kept_payloads_give_kept_replies(app, services, link
                           '"changedPropIds": ["models-input.value"]')
     assert b"Select at least one classifier" in _post(client, error).data
     assert _kept(services, handle) == []
+
+
+def test_a_read_links_pin_grid_is_kept_unless_it_holds_an_error(app, services, link,
+                                                                  monkeypatch):
+    from dashboard.pages import explore
+
+    client = app.server.test_client()
+    share = link["url"].rsplit("/", 1)[1]
+    handle = services.sharing.open(share).dataset_id
+    names = [c["name"] for c in services.views.full(handle)["classifiers"]]
+    key = {"id": f"share:{share}", "models": None}
+    grid = _body(app, ids.PIN_GRID, {"pin-model.value": names[0], "view-key.data": key})
+    first = _post(client, grid)
+    assert first.status_code == 200 and b'"threshold"' in first.data
+    assert len(_kept(services, handle)) == 1
+
+    computed: list[str] = []
+    real = explore.pin_grid_result
+
+    def counting(services_, key_, model):
+        computed.append(model)
+        if model == names[1]:       # a database that failed a moment: an error in the reply
+            return {"model": model, "threshold": [], "fpr": [], "tpr": [],
+                    "error": "the database is not reachable right now"}
+        return real(services_, key_, model)
+    monkeypatch.setattr(explore, "pin_grid_result", counting)
+    again = _post(client, grid)
+    assert again.data == first.data and computed == []
+
+    other = _body(app, ids.PIN_GRID, {"pin-model.value": names[1], "view-key.data": key})
+    assert b"not reachable" in _post(client, other).data
+    assert b"not reachable" in _post(client, other).data and computed == [names[1]] * 2
+    assert len(_kept(services, handle)) == 1
