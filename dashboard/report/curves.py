@@ -23,6 +23,7 @@ from costdash.roc import RocCurve, thin_indices
 from costdash.view import View
 from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_figure,
                                       reliability_figure)
+from dashboard.report.blas import one_blas_thread
 from dashboard.report.format import (REPORT_MAX_POINTS, _e, _figure_html, _table,
                                      _threshold, _vertex_name, friendly, percent, readout, sized)
 
@@ -151,9 +152,10 @@ def calibrations_started(dataset: Dataset, analysis: Analysis, view: View,
     them through (it waits for them).
 
     Cross-fitting Platt and isotonic calibrations on folds is most of a cold report's work
-    (issue 23: ~2 of ~3.5 CPU seconds at 20 classifiers x 200,000 scores); its numpy work
-    releases the GIL, so on a second core it runs while the other sections and the figures
-    are built. The same curves, fitted the same way: the report shows the same numbers.
+    (issue 23: ~2 of ~3.5 CPU seconds at 20 classifiers x 200,000 scores, ~0.6 s on one
+    OpenBLAS thread); its numpy work releases the GIL, so on a second core it runs while the
+    other sections and the figures are built. The same curves, fitted the same way: the
+    report shows the same numbers.
     """
     from costdash.calibration import CALIBRATIONS, calibrate_classifier
 
@@ -165,14 +167,17 @@ def calibrations_started(dataset: Dataset, analysis: Analysis, view: View,
     fitted: dict[str, Any] = {}
 
     def fit() -> None:
-        for method in missing:
-            try:
-                roc = calibrate_classifier(c, method)
-                fitted[method] = roc if max_points is None else _thinned(roc, max_points)
-            except CostdashError as exc:
-                fitted[method] = str(exc)
-            except BaseException as exc:  # noqa: BLE001 - raised again where it is read
-                fitted[method] = exc
+        # OpenBLAS's spinning threads would take the core the other sections are built on
+        # and triple the fit's CPU time (dashboard.report.blas).
+        with one_blas_thread():
+            for method in missing:
+                try:
+                    roc = calibrate_classifier(c, method)
+                    fitted[method] = roc if max_points is None else _thinned(roc, max_points)
+                except CostdashError as exc:
+                    fitted[method] = str(exc)
+                except BaseException as exc:  # noqa: BLE001 - raised again where it is read
+                    fitted[method] = exc
 
     worker = threading.Thread(target=fit, name="costdash-report-calibration", daemon=True)
     worker.start()
