@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_FLOOR, Context, Decimal
 
 import numpy as np
@@ -47,14 +47,26 @@ class ClassifierSummary:
         """Area under its own envelope (trivial classifiers included): uniform-PC(+) expected cost."""
         return self.envelope.area
 
+    # The finite distinct scores in increasing order, made on the first readable threshold and
+    # kept: the view model asks for one per hull vertex (~60), and copying and filtering the
+    # whole threshold array (150k scores) each time was most of an upload's analysis.
+    _increasing_scores: np.ndarray | None = field(default=None, init=False, repr=False,
+                                                  compare=False)
+
     def readable_threshold(self, threshold: float | None) -> str:
         """:func:`readable_threshold` of ``threshold`` among this classifier's scores; "none"
         where there is no threshold (the trivial classifiers, counted points)."""
         if threshold is None or not math.isfinite(float(threshold)):
             return "none"
-        # The ROC's thresholds are the distinct scores, highest first after the NaN of (0, 0).
-        scores = self.roc.threshold[:0:-1]
-        return readable_threshold(scores[np.isfinite(scores)], float(threshold))
+        scores = self._increasing_scores
+        if scores is None:
+            # The ROC's thresholds are the distinct scores, highest first after the NaN of
+            # (0, 0). Two threads making it at once make the same array; either may stay.
+            scores = self.roc.threshold[:0:-1]
+            scores = np.ascontiguousarray(scores[np.isfinite(scores)], dtype=np.float64)
+            scores.flags.writeable = False
+            object.__setattr__(self, "_increasing_scores", scores)
+        return readable_threshold(scores, float(threshold))
 
 
 @dataclass(frozen=True, eq=False)
