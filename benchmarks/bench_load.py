@@ -16,9 +16,12 @@ What runs, all on 127.0.0.1:
    so different data sets), and every worker is warmed up.
 3. **Baseline**, in the same run, before the load: one client, ``--baseline`` sequential
    requests of each kind.
-4. **Load**: ``--clients`` threads start together (a barrier), each with its own
-   ``requests.Session`` (keep-alive, as a browser would), and send ``--requests`` requests each,
-   cycling through the mix below from a different starting point per client.
+4. **Load**: ``--clients`` threads start together (a barrier), each with its own keep-alive
+   connection (as a browser would; :mod:`http.client`, bodies encoded before the clock starts:
+   the clients share the CPUs with the server, so their own cost is kept small and printed),
+   and send ``--requests`` requests each, cycling through the mix below from a different
+   starting point per client. Each request names its kind in a header, which the web role logs
+   with the worker's own time (``COSTDASH_LOG_REQUEST_KIND=1``): the "server" columns.
 
 The mix (a "link view" is the read-only page's HTML, the request a shared link makes first):
 
