@@ -8,13 +8,14 @@
  * readouts, and the address bar. The cost arithmetic it needs lives in costmath.js (the client
  * mirror of the core); these files only format and draw.
  *
- * This file holds the callbacks' entry points (`explore`, `fillSensitivity`,
- * `constraintRequest`, `recordView`, `recordViewFromOthers`, `shareRequest`) and registers every
- * callback of the page under the names dashboard/pages/explore.py gives them. The parts they use
- * are in the explore-*.js files before it (explore-base.js lists them), on
- * window.costdashExplore. The comments at "shape slots" (explore-geometry.js), "slider steps"
- * (explore-sliders.js), "readouts" (explore-readouts.js) and "drawing the moving parts"
- * (explore-plots.js) say why each is done the way it is (measured; see docs/dashboard.md).
+ * This file holds the callbacks' entry points (`explore`, `exploreFollowUps`,
+ * `fillSensitivity`, `constraintRequest`, `recordView`, `recordViewFromOthers`, `shareRequest`)
+ * and registers every callback of the page under the names dashboard/pages/explore.py gives
+ * them. The parts they use are in the explore-*.js files before it (explore-base.js lists
+ * them), on window.costdashExplore. The comments at "shape slots" (explore-geometry.js),
+ * "slider steps" (explore-sliders.js), "readouts" (explore-readouts.js), "drawing the moving
+ * parts" (explore-plots.js) and "follow ups" (below) say why each is done the way it is
+ * (measured; see docs/dashboard.md).
  */
 (function () {
     "use strict";
@@ -133,22 +134,35 @@
         return same(req, previous) ? NU() : req;
     }
 
+    // --- follow ups: what the server adds to the readout -----------------------------------------
+    //
+    // The sensitivity ranges, constraints, pins, single thresholds and intervals come from
+    // server callbacks that run after the view arrives, one after another (the pins before their
+    // intervals, the constraints before their single thresholds). Dash holds a callback until
+    // every pending producer of its inputs has answered, so when they were inputs of `explore`
+    // the readout came 0.7-1.5 s after the plots of a fresh upload (issue 23). They now go to
+    // `exploreFollowUps`, and `explore` draws the readout from the view and the conditions alone,
+    // with the follow-ups it has: none yet for another data set or set of classifiers (those
+    // of the last one name its hull's vertices), the last ones for the same (the view of other
+    // axes or lines: the server sends them again, the same). Whatever order the two run in, the
+    // last drawing has the view, the conditions and the follow-ups of that view.
+    const noFollowUps = () => ({sens: null, cons: null, pins: null, single: null, intervals: null});
+    let followUps = noFollowUps();
+    let followUpsOf = null;     // the data set and classifiers they were computed for
+
+    const viewIdentity = (view) => (view ? view.id + "\u0000" +
+        view.classifiers.map((cl) => cl.name).join("\u0000") : null);
+
     /**
-     * The Explore page's live callback: number boxes, volume, unit, "use the data's prevalence",
-     * a new view (data set or classifiers), sensitivity and constraint results all land here.
-     *
-     * Resolves the conditions (a typed box moves its slider), writes the readouts, redraws the
-     * moving parts of both figures, keeps the constraint request and the address bar current.
-     * Slider steps are drawn before they get here (see "slider steps").
+     * Everything `explore` did for one call, whatever triggered it: resolves the conditions,
+     * draws (unless what is on screen is exactly this), keeps the address bar current. Returns
+     * the resolved conditions and the constraint request they make.
      */
-    function explore(view, pB, fnB, fpB, tpB, tnB, volume, unit, _clicks, sens, cons, pins,
-                     single, intervals, request, maxFpr, capacity, key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi,
-                     fpLo, fpHi) {
-        const t = triggered();
+    function draw(t, view, pB, fnB, fpB, tpB, tnB, volume, unit, maxFpr, capacity, key, ref,
+                  lines, sensOn, pLo, pHi, fnLo, fnHi, fpLo, fpHi) {
         const r = resolveConditions(t, view, pB, fnB, fpB);
-        const next = {view: view, p: r.p, costFn: r.costFn, costFp: r.costFp, costTp: tpB,
-            costTn: tnB, volume: volume, unit: unit, sens: sens, cons: cons, pins: pins,
-            single: single, intervals: intervals};
+        const next = Object.assign({view: view, p: r.p, costFn: r.costFn, costFp: r.costFp,
+            costTp: tpB, costTn: tnB, volume: volume, unit: unit}, followUps);
         // A slider step or an Enter was drawn before Dash saw it; the number box it then sets
         // lands here with exactly what is on screen: nothing to draw again (a second drawing
         // per step, after its paint, that delayed the next key).
@@ -162,7 +176,43 @@
         recordView(key, ref, r.p, r.costFn, r.costFp, volume, unit, lines, sensOn, pLo, pHi, fnLo,
                    fnHi, fpLo, fpHi, maxFpr, capacity);
         window.costdashView.set({cost_tp: tpB, cost_tn: tnB});
-        return [...r.sync, same(req, request) ? NU() : req];
+        return {r: r, req: req};
+    }
+
+    /**
+     * The Explore page's live callback: number boxes, volume, unit, "use the data's prevalence"
+     * and a new view (data set or classifiers) land here.
+     *
+     * Resolves the conditions (a typed box moves its slider), writes the readouts, redraws the
+     * moving parts of both figures, keeps the constraint request and the address bar current.
+     * Slider steps are drawn before they get here (see "slider steps"); the server's follow-ups
+     * are added by `exploreFollowUps`.
+     */
+    function explore(view, pB, fnB, fpB, tpB, tnB, volume, unit, _clicks, request, maxFpr,
+                     capacity, key, ref, lines, sensOn, pLo, pHi, fnLo, fnHi, fpLo, fpHi) {
+        const t = triggered();
+        if (t.has("view-store.data") && viewIdentity(view) !== followUpsOf) {
+            followUps = noFollowUps();          // pending: this view's are on their way
+        }
+        const out = draw(t, view, pB, fnB, fpB, tpB, tnB, volume, unit, maxFpr, capacity, key,
+                         ref, lines, sensOn, pLo, pHi, fnLo, fnHi, fpLo, fpHi);
+        return [...out.r.sync, same(out.req, request) ? NU() : out.req];
+    }
+
+    /**
+     * The server's follow-ups (sensitivity, constraints, pins, single thresholds, intervals)
+     * answered: drawn with the view and conditions on screen. Dash calls this once all of them
+     * that were asked have answered; the conditions are read as `explore` reads them when
+     * nothing of its own triggered it.
+     */
+    function exploreFollowUps(sens, cons, pins, single, intervals, view, pB, fnB, fpB, tpB, tnB,
+                              volume, unit, maxFpr, capacity, key, ref, lines, sensOn, pLo, pHi,
+                              fnLo, fnHi, fpLo, fpHi) {
+        const t = triggered();
+        followUps = {sens: sens, cons: cons, pins: pins, single: single, intervals: intervals};
+        followUpsOf = viewIdentity(view);
+        draw(t, view, pB, fnB, fpB, tpB, tnB, volume, unit, maxFpr, capacity, key, ref, lines,
+             sensOn, pLo, pHi, fnLo, fnHi, fpLo, fpHi);
     }
 
     // --- the view: what this page hands to the one view object (assets/viewstate.js) ----------
@@ -203,7 +253,8 @@
     dc.costdash = Object.assign(dc.costdash || {}, {
         pinModels: E.pinModels, pinControls: E.pinControls, editPins: E.editPins,
         setZoom: E.setZoom, filterModels: E.filterModels, tickShown: E.tickShown,
-        explore, fillSensitivity, constraintRequest, recordView, recordViewFromOthers, shareRequest,
+        explore, exploreFollowUps, fillSensitivity, constraintRequest, recordView,
+        recordViewFromOthers, shareRequest,
         _internals: {pToSlider, sliderToP: E.sliderToP, costToSlider, sliderToCost: E.sliderToCost,
             fmtNum: E.fmtNum, clipLine: E.clipLine, clipLinear: E.clipLinear,
             classifierOfUid: E.classifierOfUid, focus: E.focus},

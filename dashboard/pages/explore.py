@@ -736,6 +736,16 @@ CONDITION_BOXES = (ids.P_POS_INPUT, ids.COST_FN_INPUT, ids.COST_FP_INPUT, ids.CO
 """The boxes of the operating conditions, in the order the browser's ``explore`` takes them."""
 
 
+FOLLOW_UP_STORES = (ids.SENSITIVITY_STORE, ids.CONSTRAINT_STORE, ids.PINS_STORE,
+                    ids.SINGLE_THRESHOLD_STORE, ids.INTERVAL_STORE)
+"""The stores of the server's follow-ups to the readout (sensitivity, constraints, pins, single
+thresholds, intervals), in the order the browser's ``exploreFollowUps`` takes them."""
+
+_DRAW_STATES = (*each(State, "value", ids.NP_MAX_FPR_INPUT, ids.CAPACITY_INPUT),
+                *each(State, "data", ids.VIEW_KEY, ids.DATASET_REF),
+                *each(State, "value", ids.COST_LINES_TOGGLE, ids.SENS_ON, *SENS_RANGES))
+
+
 def register_callbacks(app: Dash, services: Services) -> None:
     demo_ids = [ids.demo(name) for name in DEMOS]
 
@@ -782,7 +792,9 @@ def register_callbacks(app: Dash, services: Services) -> None:
     # the data or the "prevalence" button moves (readouts, the figures' moving parts, drawn
     # straight into the plots, the constraint request, the address bar); the sliders are watched
     # by the JS directly (a slider step is drawn before any callback runs, then its number box
-    # is set), see explore-sliders.js.
+    # is set), see explore-sliders.js. The server's follow-ups are not its inputs: Dash would
+    # hold it (the readout) until the last of them answered (issue 23); another callback adds
+    # them to the drawing when they come.
     app.clientside_callback(
         _cs("explore"),
         *each(Output, "value", ids.P_POS_SLIDER, ids.P_POS_INPUT, ids.COST_FN_SLIDER,
@@ -790,13 +802,15 @@ def register_callbacks(app: Dash, services: Services) -> None:
         Output(ids.CONSTRAINT_REQUEST, "data", allow_duplicate=True),
         Input(ids.VIEW_STORE, "data"), *each(Input, "value", *CONDITION_BOXES),
         Input(ids.PREVALENCE_BUTTON, "n_clicks"),
-        *each(Input, "data", ids.SENSITIVITY_STORE, ids.CONSTRAINT_STORE, ids.PINS_STORE,
-              ids.SINGLE_THRESHOLD_STORE, ids.INTERVAL_STORE),
-        State(ids.CONSTRAINT_REQUEST, "data"),
-        *each(State, "value", ids.NP_MAX_FPR_INPUT, ids.CAPACITY_INPUT),
-        *each(State, "data", ids.VIEW_KEY, ids.DATASET_REF),
-        *each(State, "value", ids.COST_LINES_TOGGLE, ids.SENS_ON, *SENS_RANGES),
+        State(ids.CONSTRAINT_REQUEST, "data"), *_DRAW_STATES,
         prevent_initial_call=True)
+    # No output: it only draws. (An output that is an input of `explore`, or leads to one,
+    # would make Dash hold `explore` behind the follow-ups again.)
+    app.clientside_callback(
+        _cs("exploreFollowUps"),
+        *each(Input, "data", *FOLLOW_UP_STORES),
+        State(ids.VIEW_STORE, "data"), *each(State, "value", *CONDITION_BOXES),
+        *_DRAW_STATES, prevent_initial_call=True)
     app.clientside_callback(
         _cs("fillSensitivity"),
         *each(Output, "value", *SENS_RANGES),
