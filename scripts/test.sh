@@ -20,14 +20,17 @@ if [ "${1:-}" = fast ]; then
     shift
 fi
 
+# Debian's packages install in the background while pip installs (neither waits for the other).
+apt_pid=
 if [ "$tier" = all ]; then
     missing=()
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
     command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
     if [ ${#missing[@]} -gt 0 ]; then
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+        ( apt-get update -qq
+          DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null ) &
+        apt_pid=$!
     fi
 fi
 
@@ -43,6 +46,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
     .venv/bin/pip install -q --disable-pip-version-check --no-compile -r requirements-test.txt -e .
     echo "$wanted" > "$stamp"
 fi
+if [ -n "$apt_pid" ] && ! wait "$apt_pid"; then
+    echo "scripts/test.sh: installing Debian's ${missing[*]} failed" >&2
+    exit 1
+fi
 
 # ...and keeps what it compiled: with PYTHONDONTWRITEBYTECODE set (as in some shells and CI
 # images) every worker, server and Celery process recompiled dash, costdash and the tests from
@@ -53,15 +60,20 @@ unset PYTHONDONTWRITEBYTECODE
 mkdir -p test-output
 workers="${COSTDASH_TEST_WORKERS:-3}"
 pytest=(.venv/bin/python -m pytest)
+# Each module (or test class) goes whole to one worker, so its module fixtures (a replayed image,
+# a Spark session, a running server) are set up once; modules are handed out longest first, in
+# the order tests/conftest.py gives them from tests/durations.json (xdist would otherwise sort
+# them by their number of tests).
+distribute=(-n "$workers" --dist loadscope --no-loadscope-reorder)
 
 if [ "$tier" = fast ]; then
-    exec "${pytest[@]}" -n "$workers" --dist worksteal -m "not browser and not slow and not serial" \
+    exec "${pytest[@]}" "${distribute[@]}" -m "not browser and not slow and not serial" \
         --ignore=tests/deploy --ignore-glob='*/test_e2e_*.py' "$@"
 fi
 
 # Two runs, one verdict: the exit code is the worse of the two, and the last line adds them up.
 status=0
-"${pytest[@]}" -n "$workers" --dist worksteal -m "not serial" \
+"${pytest[@]}" "${distribute[@]}" -m "not serial" \
     --junitxml=test-output/parallel.xml "$@" || status=$?
 serial_status=0
 "${pytest[@]}" -m serial --junitxml=test-output/serial.xml "$@" || serial_status=$?

@@ -1,6 +1,10 @@
-"""Session-wide fixtures for the real services: a fresh PostgreSQL database, a Redis db number."""
+"""Session-wide fixtures for the real services: a fresh PostgreSQL database, a Redis db number;
+and the order the modules run in."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 
@@ -36,3 +40,33 @@ def fresh_postgres_url(module_postgres_url):
     about a second on a busy machine."""
     with fresh_postgres_schema(module_postgres_url) as url:
         yield url
+
+
+DURATIONS = Path(__file__).with_name("durations.json")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Longest modules first (seconds from tests/durations.json, scripts/test_durations.py).
+
+    pytest-xdist hands the first quarter of the tests out in turn and the rest as workers free
+    up: with the long modules first they run side by side from the start, and the short tests
+    fill the gaps at the end, instead of one long module running alone while the other workers
+    wait. A module keeps its own order (its fixtures are set up once per worker); a module not
+    in the file goes first, since a new module may be a slow one. The order is the same in
+    every worker, as xdist requires.
+    """
+    try:
+        seconds = json.loads(DURATIONS.read_text())
+    except (OSError, ValueError):
+        return
+    root = Path(str(config.rootpath))
+    unknown = float("inf")
+
+    def module_of(item) -> str:
+        try:
+            return Path(str(item.path)).relative_to(root).as_posix()
+        except ValueError:
+            return str(item.path)
+
+    position = {id(item): index for index, item in enumerate(items)}
+    items.sort(key=lambda item: (-seconds.get(module_of(item), unknown), position[id(item)]))
