@@ -712,7 +712,6 @@ def test_coverage_study_quick_mode(tmp_path, monkeypatch) -> None:
                           double_replicates=200, inner=10)
     for key in ("fixed-wilson", "sel-wilson", "diff-sel"):
         assert a["methods"][key]["mean_width"] == b["methods"][key]["mean_width"]
-    assert result["runtime"] < 30
 
 
 def test_reading_a_band_at_a_pc_and_its_widest_point():

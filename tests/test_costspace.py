@@ -244,6 +244,7 @@ def brute_sign_changes(a_hull, b_hull, x, tol=1e-12):
 
 @settings(max_examples=100, deadline=None)
 @given(shared_label_classifiers(max_classifiers=2))
+@pytest.mark.slow
 def test_envelope_difference_crossovers_vs_brute_force(data):
     y, scores = data
     if len(scores) < 2:

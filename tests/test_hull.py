@@ -57,6 +57,7 @@ def assert_trivial_ends(hull):
 
 @settings(max_examples=200, deadline=None)
 @given(count_point_sets())
+@pytest.mark.slow
 def test_classifier_hull_of_point_sets_is_exact_upper_hull(point_set):
     tp, fp, n_pos, n_neg = point_set
     roc = roc_from_point_set(point_set)

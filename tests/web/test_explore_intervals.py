@@ -147,6 +147,7 @@ def _nums(text: str) -> list[float]:
     return [float(v.replace(",", "")) for v in re.findall(r"-?[\d,]*\.?\d+(?:e-?\d+)?", text)]
 
 
+@pytest.mark.slow
 def test_the_report_states_the_intervals_of_the_page(client, services):
     record = services.put_demo("breast-cancer")
     query = ("p_pos=0.02&cost_fn=30&cost_fp=1.5&volume=5000&unit=USD&models=logreg,gbm"

@@ -258,6 +258,7 @@ def schema_api() -> Api:
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(views())
+@pytest.mark.slow
 def test_every_view_the_parser_accepts_is_valid_against_the_schema(view):
     assume(view.cost_tp < view.cost_fn and view.cost_tn < view.cost_fp)  # else parse refuses
     api = schema_api()
@@ -492,6 +493,7 @@ def exercise_gate(api: Api, demo: Path) -> None:
             give_back(services.store, lease)
 
 
+@pytest.mark.slow
 def test_gate(api, breast_cancer_csv):
     exercise_gate(api, breast_cancer_csv)
 

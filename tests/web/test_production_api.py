@@ -95,6 +95,7 @@ def push(client, token: str, body: bytes, name: str, **fields):
                        data={"file": (io.BytesIO(body), name), **fields})
 
 
+@pytest.mark.slow
 def test_push_answers_the_watch_of_every_batch_and_alerts_once(analysis, hook):
     app, client, created = analysis
     token = created["manage_token"]

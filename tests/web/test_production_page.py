@@ -55,6 +55,7 @@ def trace(fig, uid: str):
     return next(t for t in fig.data if t.uid == uid)
 
 
+@pytest.mark.slow
 def test_two_periods_are_estimated_drawn_and_tabled(app_services, hook):
     _app, services, ref = app_services
     first = upload(services, ref, production_csv(0.2, seed=1), "2026-01.csv")
@@ -111,6 +112,7 @@ def test_period_column_chosen_and_chosen_again(app_services):
     assert len(ProductionStore(services.store).batches(f"data:{ref}")) == 1
 
 
+@pytest.mark.slow
 def test_the_views_deployed_choice_and_conditions(app_services):
     _app, services, ref = app_services
     upload(services, ref, production_csv(0.2), "a.csv")
@@ -144,6 +146,7 @@ def test_scope_clear_and_delete(app_services):
     assert ProductionStore(services.store).count() == 0
 
 
+@pytest.mark.slow
 def test_read_only_handle_shows_the_analysis_batches_without_upload(app_services):
     app, services, ref = app_services
     client = app.server.test_client()

@@ -160,6 +160,7 @@ def test_curves_and_choice_answer_a_share_reference_without_a_handle(link):
     assert owner not in text and handle not in text and "forest" not in text
 
 
+@pytest.mark.slow
 def test_a_pin_walk_through_a_read_link_recovers_no_point_beyond_the_thinned_curve(link):
     """Finding 3: 300 pins just above consecutive distinct scores gave 300 exact points."""
     services, owner, token, _handle = link

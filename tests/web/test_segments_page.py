@@ -277,6 +277,7 @@ def test_figure_of_many_segments_grows_with_rows():
 
 # --- the decision export, the report, read links -------------------------------------------
 
+@pytest.mark.slow
 def test_decision_json_has_the_clis_segments(client, tmp_path):
     import subprocess
     import sys
@@ -301,6 +302,7 @@ def test_decision_json_has_the_clis_segments(client, tmp_path):
         f"/api/v1/datasets/{plain['id']}/decision.json").get_json()["decision"]
 
 
+@pytest.mark.slow
 def test_report_has_a_segments_section(client, services):
     import re
 

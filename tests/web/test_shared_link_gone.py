@@ -27,6 +27,7 @@ def text_of(component) -> str:
 
 
 @pytest.mark.parametrize("sub", ["", "/curves", "/choice"])
+@pytest.mark.slow
 def test_every_page_of_a_link_carries_the_hidden_note(services, link, sub):
     token = link["url"].rsplit("/s/", 1)[1]
     page, _ = route(f"/s/{token}{sub}", "", services)

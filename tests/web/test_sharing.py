@@ -323,6 +323,7 @@ def test_view_round_trips_through_the_query():
         assert str(error.value).startswith(label) and " must be " in str(error.value)
 
 
+@pytest.mark.slow
 def test_every_view_field_is_saved_and_shown(http, breast_cancer_csv):
     """The analyses API takes every view field, keeps them, and shows them with the conditions
     analysed; the link opens with them."""

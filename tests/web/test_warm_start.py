@@ -5,9 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.processes import REPO
 
 
+@pytest.mark.slow
 def test_pandas_is_fully_imported_before_the_first_request(tmp_path):
     # A fresh interpreter, as a gunicorn worker is: plotly's validators read sys.modules
     # directly, so a pandas that some later request imports can be seen half-initialized.
