@@ -384,8 +384,11 @@
     function exportHref(kind, view) {
         view = view || current;
         if (!view.data || isShared()) return null;
-        return "/api/v1/datasets/" + encodeURIComponent(view.data) + "/" + kind +
-            search(view, ["data"]);
+        // A kind may carry its own parameter (report.html?standalone=1): after the view's.
+        const [path, extra] = kind.split("?");
+        const query = search(view, ["data"]);
+        return "/api/v1/datasets/" + encodeURIComponent(view.data) + "/" + path +
+            (extra ? (query ? query + "&" : "?") + extra : query);
     }
 
     function writeExportLinks() {

@@ -441,7 +441,10 @@ HELP = help_panel([
 
 # Served by dashboard/api/__init__.py; assets/viewstate.js points each link at the whole view (the
 # report and CSVs are the screen) and disables them, with the reason, until data is open.
-EXPORTS = (("report.html", "Download report (HTML)"), ("decision.json", "Export decision"),
+EXPORTS = (("report.html", "Download report (HTML)"),
+           # plotly.js inside: the file opens offline (the default loads it from this server).
+           ("report.html?standalone=1", "standalone (offline, ~5 MB more)"),
+           ("decision.json", "Export decision"),
            ("hull.csv", "hull.csv"), ("envelope.csv", "envelope.csv"),
            ("operating_ranges.csv", "operating ranges.csv"))
 
@@ -450,7 +453,8 @@ NO_EXPORT_YET = "Open a data set first: the downloads are of the data on screen.
 
 
 def _exports() -> html.Nav:
-    links = [html.A(label, id=f"export-{kind.split('.')[0].replace('_', '-')}", download="",
+    links = [html.A(label, id=f"export-{kind.split('.')[0].replace('_', '-')}"
+                    + ("-standalone" if kind.endswith("standalone=1") else ""), download="",
                     className="export-link", title=NO_EXPORT_YET,
                     **{"data-export": kind, "aria-disabled": "true"})
              for kind, label in EXPORTS]

@@ -39,7 +39,8 @@ from dash import Dash, no_update
 
 from dashboard import ids
 from dashboard.pages import PAGES
-from dashboard.services import Services, payload_json
+from dashboard.services import (REPLY_FROM_PAYLOAD, Services, payload_json,
+                                reply_from_payload)
 
 __all__ = ["CLEAN_REPLY_CALLBACKS", "PREVIEW_ID", "PREVIEW_GRAPHS", "REPLY_CALLBACKS",
            "figures_json", "install_link_preview", "install_reply_cache", "link_figures",
@@ -333,19 +334,10 @@ model) and the intervals' limits (from the view model and the results service). 
 are kept whole when nothing in them is an error (a database that failed a moment is one):
 about 18 kB and 5 kB at 3 classifiers, built from the decoded view model on every request."""
 
-_REPLY_FROM_PAYLOAD = "costdash.reply-from-payload"
 _REPLY_KEY = "costdash.reply-key"
 _LINK_IN_BODY = re.compile(r"(?:share:|/s/)([A-Za-z0-9_-]{32})(?![A-Za-z0-9_-])")
 MAX_REPLY_REQUEST = 64 * 1024
 """Larger callback requests are never looked up (a read link's page sends a few kB)."""
-
-
-def reply_from_payload() -> None:
-    """Note that the callback being answered took its outputs whole from a cached payload
-    (:meth:`dashboard.services.ViewModels.payload`): its reply may be kept
-    (:func:`install_reply_cache`)."""
-    if flask.has_request_context():
-        flask.request.environ[_REPLY_FROM_PAYLOAD] = True
 
 
 def install_reply_cache(app: Dash, services: Services) -> None:
@@ -407,7 +399,7 @@ def install_reply_cache(app: Dash, services: Services) -> None:
             return response
         text = response.get_data(as_text=True)
         clean = key[2] and '"error"' not in text
-        if not (flask.request.environ.get(_REPLY_FROM_PAYLOAD) or clean):
+        if not (flask.request.environ.get(REPLY_FROM_PAYLOAD) or clean):
             return response
         try:
             services.results.put(REPLY_KIND, key[0], key[1], text, scope="thinned")

@@ -638,7 +638,7 @@ def calibrated_roc_texts(results: Results, dataset_id: str, models: list[str],
     ``max_roc_points`` in the thinned one), read now and decoded when asked:
     ``lookup(model, method)`` is the :class:`~costdash.roc.RocCurve`, the refusal's text, or
     None (not computed yet). Nothing is computed: the report
-    (:func:`dashboard.report.report_inputs`) reuses what the Curves page computed, and
+    (:func:`dashboard.api.report_inputs`) reuses what the Curves page computed, and
     computes the rest itself.
     """
     from costdash.calibration import CALIBRATIONS

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import flask
 from flask import Flask
 from flask_caching import Cache
 
@@ -115,12 +116,17 @@ def payload_json(value: Any) -> str:
     return to_json_plotly(value)
 
 
-def _from_payload() -> None:
-    """Tell the reply cache of read links that this request's outputs came from a payload
-    kept in the cache (:func:`dashboard.link_preview.reply_from_payload`)."""
-    from dashboard.link_preview import reply_from_payload
+REPLY_FROM_PAYLOAD = "costdash.reply-from-payload"
+"""The request environment's mark that a callback's outputs came whole from a kept payload
+(read by the reply cache of read links, :func:`dashboard.link_preview.install_reply_cache`)."""
 
-    reply_from_payload()
+
+def reply_from_payload() -> None:
+    """Note that the callback being answered took its outputs whole from a cached payload
+    (:meth:`ViewModels.payload`): its reply may be kept. Here, not in the link preview, so that
+    the services import nothing of the pages."""
+    if flask.has_request_context():
+        flask.request.environ[REPLY_FROM_PAYLOAD] = True
 
 
 class ViewModels:
@@ -254,7 +260,7 @@ class ViewModels:
                                version=self.version)
         text = self.cache.get(key)
         if text is not None and (not checked or self.live(dataset_id)):
-            _from_payload()
+            reply_from_payload()
             return json.loads(text)
         # One build per key at a time in this process: from a cold start the first viewers of
         # a link all miss together, and each building the same figures would queue every other
@@ -262,11 +268,11 @@ class ViewModels:
         with self._building(key):
             text = self.cache.get(key)
             if text is not None and (not checked or self.live(dataset_id)):
-                _from_payload()
+                reply_from_payload()
                 return json.loads(text)
             value = compute()
             if keep(value):
-                _from_payload()
+                reply_from_payload()
                 self.cache.set(key, payload_json(value))
                 self.results.note(f"payload.{what}", dataset_id, key,
                                   bound=self.payloads_per_data_set)

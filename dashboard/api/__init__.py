@@ -47,7 +47,7 @@ from dashboard.storage import (AnalysisRecord, DatasetNotFound, DatasetRecord, L
                                StorageFull, StorageUnavailable, valid_id)
 from dashboard.uploads import UPLOAD_PREFIX, HashingFile, UploadRequest, sweep_upload_files
 
-__all__ = ["UPLOAD_PREFIX", "HashingFile", "UploadRequest", "api", "install_api",
+__all__ = ["UPLOAD_PREFIX", "HashingFile", "UploadRequest", "api", "install_api", "report_inputs",
            "sweep_upload_files"]
 
 log = logging.getLogger(__name__)
@@ -605,10 +605,14 @@ def dataset_report(dataset_id: str):
                     dataset_id, view, max_points=REPORT_CHOICE_POINTS,
                     run=lambda: nullcontext(bounded)))
                 max_points = results.max_points(scope_)
+                # What the dashboard already keeps (the cached view model, calibrated curves),
+                # read here: the child inherits it instead of analysing the data again.
+                kept = report_inputs(services, dataset_id, max_points)
                 return bounded(lambda: build_report(
                     services.store.get(dataset_id), view=view, name=record.name,
                     bands=bands or None, dashboard_url=url, max_points=max_points,
-                    choice=choice, plotly_src=plotly_src, standalone_url=standalone_url))
+                    choice=choice, plotly_src=plotly_src, standalone_url=standalone_url,
+                    **kept))
 
         return results.text("report", dataset_id,
                             {"view": view.to_json(), "bands": band_keys, "url": url,
@@ -848,3 +852,50 @@ def install_api(server: Flask, services: Services) -> None:
         server.config["MAX_CONTENT_LENGTH"] = services.settings.max_upload_bytes + FORM_OVERHEAD
     server.register_blueprint(api)
     server.add_url_rule("/healthz", "healthz", healthz)
+
+
+def report_inputs(services: Any, dataset_id: str, max_points: int | None) -> dict[str, Any]:
+    """:func:`dashboard.report.build_report`'s ``view_model`` and ``calibrated`` of a stored
+    data set, from what the dashboard already keeps, for a report in the scope of
+    ``max_points``; call it in the web process before the report is built in a child process
+    (issue 23).
+
+    * ``view_model``: the cached view model (:meth:`dashboard.services.ViewModels.full`,
+      computed when the data set was stored), when its points per curve are the report's
+      (``settings.max_roc_points`` is :func:`dashboard.report.report_points` of
+      ``max_points``): a cold report then analyses no classifier twice and packs no curve
+      again.
+    * ``calibrated``: the calibrated curves the Curves page has already computed through the
+      results service (:func:`dashboard.results.calibrated_roc_result`, kind
+      ``calibrated-roc``, read without computing; thinned as the report thins them), under
+      the same condition.
+
+    It also loads plotly's validators in this process once
+    (:func:`dashboard.report.warm_figures`): a child
+    process forked from it then builds its figures without importing them again.
+
+    Parameters
+    ----------
+    services : dashboard.services.Services
+    dataset_id : str
+        The handle the report is asked through (checked live by the caller).
+    max_points : int or None
+        The report's ``max_points`` (:meth:`dashboard.results.Results.max_points` of the
+        handle's scope).
+
+    Returns
+    -------
+    dict
+        Keyword arguments for :func:`build_report` (empty when nothing kept is the report's).
+    """
+    from dashboard.report import report_points, warm_figures
+    from dashboard.results import calibrated_roc_texts
+
+    warm_figures()
+    if services.settings.max_roc_points != report_points(max_points):
+        return {}
+    view_model = services.views.full(dataset_id)
+    names = [c["name"] for c in view_model["classifiers"]]
+    scope = "full" if max_points is None else "thinned"
+    return {"view_model": view_model,
+            "calibrated": calibrated_roc_texts(services.results, dataset_id, names, scope)}

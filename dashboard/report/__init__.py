@@ -72,7 +72,6 @@ __all__ = [
     "friendly",
     "percent",
     "readout",
-    "report_inputs",
     "report_points",
     "report_view",
     "safe_cell",
@@ -172,49 +171,6 @@ def _bands_list(bands: Any) -> list[CostBand]:
 
 
 # --- what the dashboard already keeps ------------------------------------------------------------
-
-def report_inputs(services: Any, dataset_id: str, max_points: int | None) -> dict[str, Any]:
-    """:func:`build_report`'s ``view_model`` and ``calibrated`` of a stored data set, from what
-    the dashboard already keeps, for a report in the scope of ``max_points``; call it in the
-    web process before the report is built in a child process (issue 23).
-
-    * ``view_model``: the cached view model (:meth:`dashboard.services.ViewModels.full`,
-      computed when the data set was stored), when its points per curve are the report's
-      (``settings.max_roc_points`` is :func:`report_points` of ``max_points``): a cold report
-      then analyses no classifier twice and packs no curve again.
-    * ``calibrated``: the calibrated curves the Curves page has already computed through the
-      results service (:func:`dashboard.results.calibrated_roc_result`, kind
-      ``calibrated-roc``, read without computing; thinned as the report thins them), under
-      the same condition.
-
-    It also loads plotly's validators in this process once (:func:`warm_figures`): a child
-    process forked from it then builds its figures without importing them again.
-
-    Parameters
-    ----------
-    services : dashboard.services.Services
-    dataset_id : str
-        The handle the report is asked through (checked live by the caller).
-    max_points : int or None
-        The report's ``max_points`` (:meth:`dashboard.results.Results.max_points` of the
-        handle's scope).
-
-    Returns
-    -------
-    dict
-        Keyword arguments for :func:`build_report` (empty when nothing kept is the report's).
-    """
-    warm_figures()
-    if services.settings.max_roc_points != report_points(max_points):
-        return {}
-    from dashboard.results import calibrated_roc_texts
-
-    view_model = services.views.full(dataset_id)
-    names = [c["name"] for c in view_model["classifiers"]]
-    scope = "full" if max_points is None else "thinned"
-    return {"view_model": view_model,
-            "calibrated": calibrated_roc_texts(services.results, dataset_id, names, scope)}
-
 
 _warm_lock = threading.Lock()
 _warmed = False
@@ -364,7 +320,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         by ``method`` (:func:`costdash.calibration.calibrate_classifier`, thinned to
         :func:`report_points` of ``max_points`` when ``max_points`` is given) or the text of
         the refusal, when already computed; None where not (computed here). See
-        :func:`report_inputs`.
+        :func:`dashboard.api.report_inputs`.
 
     Raises
     ------

@@ -45,6 +45,13 @@ def test_export_links_follow_the_current_view(live_server, page: Page):
     assert len(sources) == 1 and sources[0].startswith(
         f"{live_server.url}/_dash-component-suites/plotly/package_data/plotly.v")
     assert page.request.get(sources[0]).status == 200
+    # Beside it, the standalone file (plotly.js inside, opens offline) of the same view.
+    href = page.get_attribute("#export-report-standalone", "href")
+    assert href.endswith("&standalone=1") and "cost_fn=20" in href
+    name, standalone = download_text(page, "#export-report-standalone")
+    assert name.endswith(".html") and not re.findall(r'<script src="', standalone)
+    assert f'Use <b class="chosen-classifier">{chosen.classifier}</b>' in standalone
+    assert "(false negative)</dt><dd>20</dd>" in standalone
 
     name, hull = download_text(page, "#export-hull")
     assert name.endswith("hull.csv")

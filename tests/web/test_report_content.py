@@ -15,7 +15,8 @@ from costdash.io import load_predictions
 from costdash.view import View
 from dashboard.config import Settings
 from dashboard.factory import create_app
-from dashboard.report import build_report, report_inputs
+from dashboard.report import build_report
+from dashboard.api import report_inputs
 from dashboard.report.format import FIGURE_SIZE
 from dashboard.results import calibrated_roc_result
 
