@@ -104,6 +104,7 @@ def test_a_server_whose_address_is_not_known_embeds_plotly_js(client, small_id):
     assert MARKER in html and not SCRIPT_SRC.search(html)
 
 
+@pytest.mark.slow
 def test_the_report_of_twenty_classifiers_is_under_three_mb(client):
     """20 classifiers of 20,000 nearly distinct scores: every curve of the report is thinned
     (as at 200,000 rows, where it measured 2.57 MB), and without plotly.js the file is under

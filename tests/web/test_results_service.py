@@ -128,6 +128,7 @@ def test_keys_follow_the_one_scheme_and_name_the_scope(client, services):
     assert all(k in _keys(services) for k in keys)
 
 
+@pytest.mark.slow
 def test_deleting_a_data_set_leaves_no_derived_key(client, services):
     data_id = _upload(client)
     _touch_everything(client, services, data_id)
@@ -136,6 +137,7 @@ def test_deleting_a_data_set_leaves_no_derived_key(client, services):
     assert _derived(services, data_id) == []
 
 
+@pytest.mark.slow
 def test_a_deleted_or_expired_analysis_leaves_no_derived_key(client, services):
     """Deleting an analysis and its expiry go through the same door: the read-only handle's
     (thinned) results go with it."""
@@ -193,6 +195,7 @@ def test_a_new_condition_computes_only_its_own_part(client, services, monkeypatc
     assert page["conditions"]["p_pos"] == 0.3
 
 
+@pytest.mark.slow
 def test_the_reused_curves_give_the_summary_computed_from_scratch(client, services):
     """What the service serves at a second condition is what the core computes directly."""
     from costdash.choice_summary import choice_summary_of_view
@@ -263,6 +266,7 @@ def test_a_read_only_handle_gets_no_more_than_the_thinned_curves(client, service
     assert max(drawn.values()) > LIMIT
 
 
+@pytest.mark.slow
 def test_a_second_report_comes_from_the_cache(client, services, monkeypatch, tmp_path):
     import dashboard.report as report
 
