@@ -159,7 +159,8 @@
             texts["pin-" + s + "-error"] = pin && pin.error ? pin.error : "";
             if (pin) texts["pin-" + s + "-title"] = pinTitle(pin);
         }
-        shown["pins-empty"] = pins.length === 0;
+        // No answer yet (null: the server's pins follow the view) is not "none yet".
+        shown["pins-empty"] = Array.isArray(k.pins) && pins.length === 0;
         return pins;
     }
 

@@ -118,6 +118,8 @@ def test_readout_before_the_follow_ups_then_the_same_page_as_without_waiting(
     assert waiting["constraint-readout"] == ""
     assert waiting["pin-0-cost-interval"] in ("", None)
     assert waiting["expected-cost-interval"] == ""
+    # The link's pin is on its way: not "none yet".
+    expect(page.locator("#pins-empty")).to_be_hidden()
     screenshot(page, screenshot_dir / "explore-readout-first.png")
 
     holder.release()
@@ -128,6 +130,8 @@ def test_readout_before_the_follow_ups_then_the_same_page_as_without_waiting(
     expect(page.locator("#constraint-readout .single")).to_have_count(1)
     expect(page.locator("#pin-0-cost-interval")).to_contain_text("CI")
     expect(page.locator("#expected-cost-interval")).to_contain_text("range")
+    expect(page.locator("#pin-0")).to_be_visible()
+    expect(page.locator("#pins-empty")).to_be_hidden()
     page.wait_for_timeout(500)
     after = shown(page)
     # The readout drawn first is the readout that stays.
