@@ -26,6 +26,11 @@ NOT_IDS = {
     "dash-input-element", "upload-file", "ranges-pc-line",
     # the plotly mode-bar button plot-export.js adds
     "costdash-download-svg",
+    # the moving marks' own SVG layer (explore-plots.js): its classes and the SVG attributes
+    # and font names it writes
+    "costdash-mark", "costdash-marked", "costdash-marks-above", "costdash-marks-below",
+    "costdash-marks-style", "costdash-marks-svg", "clip-path", "data-name", "fill-rule",
+    "font-family", "font-size", "sans-serif", "stroke-dasharray", "stroke-width", "text-anchor",
 }
 """Kebab-case strings of the scripts that are not element ids of the pages."""
 
