@@ -94,6 +94,7 @@ def test_neyman_pearson_by_hand():
 @example(data=(np.array([True, False, False, False, False, False, False, True, False]),
                np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0])),
          alpha=0.9999999999999999)
+@pytest.mark.slow
 def test_neyman_pearson_vs_brute_force(data, alpha):
     y, s = data
     roc = roc_curve(y, s, name="m")

@@ -98,6 +98,7 @@ def test_collinear_points_are_dropped():
 
 @settings(max_examples=100, deadline=None)
 @given(labelled_scores(max_n=50))
+@pytest.mark.slow
 def test_scored_classifier_hull_vertices_know_their_threshold(data):
     y, s = data
     roc = roc_curve(y, s, name="m")

@@ -203,6 +203,7 @@ def brute_price(y, score, t, cond, volume):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(labelled_scores(max_n=40), st.floats(1e-4, 1 - 1e-4), st.floats(0.01, 100),
        st.floats(0.01, 100), st.floats(-50, 0), st.floats(-50, 0), st.floats(1, 1e6))
+@pytest.mark.slow
 def test_point_metrics_equal_brute_force(data, p, cost_fn, cost_fp, cost_tp, cost_tn, volume):
     y, score = data
     cond = OperatingCondition(p, cost_fn, cost_fp, cost_tp, cost_tn)

@@ -298,10 +298,12 @@ def test_session_changes_refuse_other_origins(app):
     assert re.search(r"<code id=new-token>cdt_[A-Za-z0-9_-]+</code>", made.get_data(as_text=True))
 
 
+@pytest.mark.slow
 def test_my_analyses_manage_and_the_trail(app, predictions_csv):
     manage_and_trail(app, predictions_csv)
 
 
+@pytest.mark.slow
 def test_my_analyses_on_postgresql(tmp_path, provider, fresh_postgres_url, predictions_csv):
     manage_and_trail(accounts_app(tmp_path, provider, database_url=fresh_postgres_url),
                      predictions_csv)

@@ -117,6 +117,7 @@ def _text(component) -> str:
     return _text(getattr(component, "children", None))
 
 
+@pytest.mark.slow
 def test_handler_puts_the_cores_numbers_on_the_page(services):
     record = services.put_demo("breast-cancer")
     view = View.parse(f"data={record.id}&{VIEW}")

@@ -498,6 +498,7 @@ def test_confidence_default_band_is_calibrated_on_a_held_out_half(services, demo
     assert "(whole curve)" in by_uid(whole.figure, "band-high").name
 
 
+@pytest.mark.slow
 def test_confidence_bootstrap_methods_reuse_the_replicates(services, demo_ref, demo):
     """The resampling spread of the re-tuned envelope: a job with progress, no level shown;
     a level change re-cuts the replicates. The double bootstrap: approximate, with a level."""

@@ -118,6 +118,7 @@ def test_the_slot_of_a_killed_process_is_taken_over(tmp_path):
             pass
 
 
+@pytest.mark.slow
 def test_a_held_slot_is_renewed_while_its_work_runs(tmp_path, monkeypatch):
     from dashboard.jobs import gate as gate_module
 
@@ -222,6 +223,7 @@ def test_multiclass_run_goes_through_the_gate(mc_app):
     assert refused.bcost is multiclass.no_update and refused.figure is multiclass.no_update
 
 
+@pytest.mark.slow
 def test_a_multiclass_run_past_the_timeout_is_stopped(tmp_path):
     """60 classifiers at B = 100,000 is about 21 s of CPU here: stopped at the 1 s limit."""
     import numpy as np
@@ -247,6 +249,7 @@ def test_a_multiclass_run_past_the_timeout_is_stopped(tmp_path):
 
 # --- demos ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_fifty_demo_clicks_make_no_new_handles(tmp_path):
     """Finding 6: each click minted an upload handle; now one handle per demo, whoever asks,
     however many processes ask at once."""

@@ -117,6 +117,7 @@ def test_csv_hull_is_the_hull_of_the_ticked_classifiers_alone(client, demo_id, d
     assert [float(r["fpr"]) for r in rows] == hull.fpr.tolist()
 
 
+@pytest.mark.slow
 def test_report_holds_only_the_ticked_classifiers(client, demo_id):
     resp = client.get(f"/api/v1/datasets/{demo_id}/report.html?{QUERY}")
     assert resp.status_code == 200, resp.get_data(as_text=True)[:500]
@@ -130,6 +131,7 @@ def test_report_holds_only_the_ticked_classifiers(client, demo_id):
 
 # --- the same choice and money figures as the Explore screen -----------------------------------
 
+@pytest.mark.slow
 def test_report_states_the_choice_of_the_core(client, demo_id, demo):
     html = client.get(f"/api/v1/datasets/{demo_id}/report.html?{QUERY}").get_data(as_text=True)
     _, analysis = expected_analysis(demo, QUERY)
@@ -141,6 +143,7 @@ def test_report_states_the_choice_of_the_core(client, demo_id, demo):
     assert len(shown) <= len(threshold_text(op.vertex.threshold))
 
 
+@pytest.mark.slow
 def test_report_money_figures_are_the_screens(client, demo_id, demo):
     html = client.get(f"/api/v1/datasets/{demo_id}/report.html?{QUERY}").get_data(as_text=True)
     view, analysis = expected_analysis(demo, QUERY)
@@ -173,6 +176,7 @@ def test_report_money_figures_are_the_screens(client, demo_id, demo):
                         f"{friendly(per_case * volume)} $ per 250 cases, {expected_saving}.")
 
 
+@pytest.mark.slow
 def test_report_sensitivity_and_constraints_are_the_cores(client, demo_id, demo):
     html = client.get(f"/api/v1/datasets/{demo_id}/report.html?{QUERY}").get_data(as_text=True)
     view, analysis = expected_analysis(demo, QUERY)
@@ -197,6 +201,7 @@ def test_report_sensitivity_and_constraints_are_the_cores(client, demo_id, demo)
     assert f"(FPR {readout(cap.fpr, 3)}, TPR {readout(cap.tpr, 3)})" in np_text
 
 
+@pytest.mark.slow
 def test_report_lists_the_view_and_links_back_to_it(client, demo_id):
     html = client.get(f"/api/v1/datasets/{demo_id}/report.html?{QUERY}").get_data(as_text=True)
     listed = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", section(html, "view")))
@@ -289,6 +294,7 @@ def test_bad_values_are_400_with_the_bound(client, demo_id, path, query, message
 
 
 @pytest.mark.parametrize("path", EXPORTS)
+@pytest.mark.slow
 def test_unknown_classifiers_are_400_naming_them(client, demo_id, path):
     resp = client.get(f"/api/v1/datasets/{demo_id}/{path}?models=logreg,nope,Gbm")
     assert resp.status_code == 400
@@ -393,6 +399,7 @@ def test_a_report_of_an_invalid_combination_is_a_readable_page(client, demo_id):
     assert "data=" not in gone.get_data(as_text=True)
 
 
+@pytest.mark.slow
 def test_report_sensitivity_counts_the_costs_of_the_correct_decisions(client, demo_id, demo):
     # The page asks the core with C(+|+) and C(−|−); the report did without them.
     query = "p_pos=0.2&cost_fn=5&cost_tp=-20&cost_tn=0.5&sens_p=0.05,0.4&sens_fn=2,8"

@@ -786,6 +786,7 @@ def test_hostile_names_are_stored_verbatim_and_rendered_harmlessly(make_app, lay
     ("C:\\Users\\me\\q3.csv", "q3.csv"),
     ("..\\..\\boot.ini", "boot.ini"),
 ])
+@pytest.mark.slow
 def test_path_like_file_names_are_reduced_to_their_base_name(make_app, tmp_path, sent, base):
     app = make_app()
     before = {p for p in tmp_path.rglob("*")}

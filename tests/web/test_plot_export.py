@@ -70,6 +70,7 @@ def test_graph_config_is_a_fresh_copy_each_time():
 
 
 @pytest.mark.parametrize("module", list(DOWNLOAD_NAMES), ids=lambda m: m.__name__)
+@pytest.mark.slow
 def test_page_graphs_use_the_shared_config_named_after_the_plot(module, services):
     graphs = graphs_in(module.layout({}, services))
     assert {g.id: g.config["toImageButtonOptions"]["filename"] for g in graphs} == \

@@ -158,6 +158,7 @@ def test_period_column_bad_file_and_scope(analysis):
     assert store.count() == 0
 
 
+@pytest.mark.slow
 def test_pushes_count_as_uploads(analysis):
     _app, client, created = analysis
     token = created["manage_token"]

@@ -83,6 +83,7 @@ def test_two_periods_are_estimated_drawn_and_tabled(app_services, hook):
     assert alert["period"] == "2026-02" and alert["analysis"] is None
 
 
+@pytest.mark.slow
 def test_a_bad_file_is_one_line_and_keeps_what_is_shown(app_services):
     _app, services, ref = app_services
     upload(services, ref, production_csv(0.2), "ok.csv")
@@ -97,6 +98,7 @@ def test_a_bad_file_is_one_line_and_keeps_what_is_shown(app_services):
     assert garbage.error == "x.csv: could not read the upload"
 
 
+@pytest.mark.slow
 def test_period_column_chosen_and_chosen_again(app_services):
     _app, services, ref = app_services
     raw = (production_csv(0.2, n=500, seed=3, period="w1")
@@ -132,6 +134,7 @@ def test_the_views_deployed_choice_and_conditions(app_services):
                                               cost_fp=1).summary
 
 
+@pytest.mark.slow
 def test_scope_clear_and_delete(app_services):
     app, services, ref = app_services
     other = services.store.put(make_predictions(seed=9).to_csv(index=False).encode(),

@@ -180,6 +180,7 @@ def test_csv_formula_injection_guard(hostile_csv):
 
 # --- costdash report ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_cli_writes_report(predictions_csv, tmp_path, capsys, bundle_marker_count):
     out = tmp_path / "r.html"
     code = main(["report", str(predictions_csv), "-o", str(out), "--p-pos", "0.3",

@@ -60,6 +60,7 @@ def stored(tmp_path):
 
 @pytest.mark.parametrize("max_points", [None, 400], ids=["full", "read-link"])
 @pytest.mark.parametrize("which", sorted(VIEWS))
+@pytest.mark.slow
 def test_a_report_from_the_cached_view_model_is_the_same_report(stored, monkeypatch, which,
                                                                 max_points):
     app, data_id, dataset = stored
@@ -78,6 +79,7 @@ def test_a_report_from_the_cached_view_model_is_the_same_report(stored, monkeypa
 
 
 @pytest.mark.parametrize("max_points", [None, 400], ids=["full", "read-link"])
+@pytest.mark.slow
 def test_the_calibrated_curves_the_curves_page_computed_are_not_fitted_again(stored,
                                                                              monkeypatch,
                                                                              max_points):
@@ -123,6 +125,7 @@ def _figures(html: str) -> dict[str, list]:
         r'Plotly\.newPlot\(\s*"([^"]+)",\s*(.*?)\s*\)\s*};?\s*</script>', html, re.S)}
 
 
+@pytest.mark.slow
 def test_the_figures_fill_their_box_and_keep_their_height(stored):
     _app_, _id, dataset = stored
     figures = _figures(build_report(dataset, view=View.parse(VIEWS["rich"]), **FIXED))

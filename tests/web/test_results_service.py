@@ -298,6 +298,7 @@ def test_peek_and_put_index_what_a_page_computes_itself(client, services):
     assert _derived(services, data_id) == []
 
 
+@pytest.mark.slow
 def test_uncached_choices_and_reports_go_through_the_gate_and_cached_ones_do_not(tmp_path):
     """Issue 22, finding 7: with every compute slot of the site held, an uncached choice.json
     (whose condition-free curves are not computed yet: a new Beta), report.html and Threshold

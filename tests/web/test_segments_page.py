@@ -321,6 +321,7 @@ def test_report_has_a_segments_section(client, services):
         f"/api/v1/datasets/{plain['id']}/report.html").get_data(as_text=True)
 
 
+@pytest.mark.slow
 def test_read_link_opens_the_segments_page_read_only(client, services):
     from dashboard.shell import routed
 

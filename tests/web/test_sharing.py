@@ -131,6 +131,7 @@ def test_same_file_is_stored_once_and_deleted_with_its_last_analysis(
         services.views.full(first["dataset_id"])
 
 
+@pytest.mark.slow
 def test_deleted_link_answers_404_with_a_friendly_page(http, breast_cancer_csv):
     body = post_analysis(http, breast_cancer_csv).get_json()
     token = token_of(body["url"])

@@ -156,6 +156,7 @@ def test_options_reach_the_loader(store, tmp_path):
     assert record.positive_label == "sick" and record.n_pos == 2
 
 
+@pytest.mark.slow
 def test_caches_and_job_stores_never_pickle(tmp_path, redis_url):
     """Whoever can write to the cache directory or Redis must not get a web process to
     unpickle something: values are tagged text or bytes, anything else reads as a miss."""

@@ -100,6 +100,7 @@ def test_money_curve_is_the_brute_force_cost_of_every_threshold(services, demo):
     assert [o["value"] for o in out.options] == ["logreg", "gbm", "stump"]
 
 
+@pytest.mark.slow
 def test_money_defaults_to_the_current_choice_and_refuses_a_bad_capacity(services):
     record = services.put_demo("breast-cancer")
     view = View.parse(f"data={record.id}&{VIEW}")
