@@ -12,19 +12,14 @@ import time
 import pytest
 
 from dashboard import ids
-from dashboard.factory import create_app
 from dashboard.link_preview import REPLY_KIND
 from dashboard.services import ViewModels
 
 
 @pytest.fixture
-def app(settings):
-    return create_app(settings)
-
-
-@pytest.fixture
-def services(app):
-    return app.server.extensions["costdash"]
+def app(web_app):
+    """The app of tests/web/conftest.py (its ``services`` fixture is this app's)."""
+    return web_app
 
 
 @pytest.fixture
