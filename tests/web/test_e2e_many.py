@@ -204,6 +204,9 @@ def test_screenshots_with_20_and_50_classifiers(live_server, page: Page, tmp_pat
                        + "&".join(f"{k}={v}" for k, v in params.items()))
     page.wait_for_function(READY)
     page.wait_for_timeout(800)
+    # A log axis or zoom in the address redraws the graph once more: its plot div can be
+    # between two drawings here (seen at load 6: null).
+    page.wait_for_function("() => document.querySelector('#roc-graph .js-plotly-plot')?.data")
     styles = page.evaluate("""() => document.querySelector('#roc-graph .js-plotly-plot').data
         .filter((t) => t.meta).map((t) => [t.line.color, t.line.dash, t.showlegend])""")
     drawn = k
