@@ -27,7 +27,8 @@ from plotly.subplots import make_subplots
 from dashboard.figures.common import as_array, axis, base_layout, legend_policy
 from dashboard.figures.palette import HULL_COLOR, TRIVIAL_COLOR, classifier_style
 
-__all__ = ["METHOD_STYLES", "decision_curve_figure", "threshold_choice_figure"]
+__all__ = ["METHOD_STYLES", "decision_curve_figure", "merged", "threshold_choice_dict",
+           "threshold_choice_figure"]
 
 METHOD_STYLES: dict[str, dict[str, Any]] = {
     "optimal": {"label": "optimal (its envelope)", "color": HULL_COLOR, "dash": "solid",
@@ -84,6 +85,35 @@ def threshold_choice_figure(classifiers: Sequence[Mapping[str, Any]],
     columns : int, optional
         Panels per row (default :data:`MAX_COLS`; 1 on a phone).
     """
+    return go.Figure(threshold_choice_dict(classifiers, index, pc_now=pc_now, box_pc=box_pc,
+                                           uirevision=uirevision, message=message,
+                                           columns=columns))
+
+
+def merged(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` updated as plotly's ``update_layout`` updates a layout: a dict merged into a
+    dict key by key, None removing the key, anything else (lists included) replacing it."""
+    out = dict(base)
+    for key, value in update.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def threshold_choice_dict(classifiers: Sequence[Mapping[str, Any]],
+                          index: Mapping[str, int], *, pc_now: float | None = None,
+                          box_pc: Sequence[float] | None = None,
+                          uirevision: str | None = None,
+                          message: str | None = None,
+                          columns: int | None = None) -> dict[str, Any]:
+    """:func:`threshold_choice_figure` as a plain figure dict (``data``, ``layout``), built
+    without plotly's validation of each of its properties: what the report writes directly
+    (at 20 classifiers the figure's validation took ~1 s of a cold report's CPU, issue 23).
+    Its traces carry their ``type``; the layout names its template (``simple_white``)."""
     n = len(classifiers)
     if n == 0:
         fig = go.Figure(layout=base_layout(
@@ -92,31 +122,31 @@ def threshold_choice_figure(classifiers: Sequence[Mapping[str, Any]],
         if message:
             fig.add_annotation(text=message, x=0.5, y=0.5, xref="paper", yref="paper",
                                showarrow=False, font={"size": 14})
-        return fig
+        return fig.to_plotly_json()
     cols = min(n, columns or MAX_COLS)
     rows = math.ceil(n / cols)
     height = PANEL_HEIGHT * rows + 130
     # Between rows: room for the axis labels and the next panel's title (~70 px), whatever the
-    # number of rows (a fraction of the whole left the panels short or squeezed).
-    fig = make_subplots(rows=rows, cols=cols, shared_xaxes=False, shared_yaxes=True,
-                        horizontal_spacing=0.05,
-                        vertical_spacing=min(0.3, 70 / height) if rows > 1 else 0.0,
-                        subplot_titles=[str(c["name"]) for c in classifiers])
+    # number of rows (a fraction of the whole left the panels short or squeezed). Only the
+    # grid's axes and titles are taken from make_subplots; the rest is plain dicts.
+    grid_layout = make_subplots(
+        rows=rows, cols=cols, shared_xaxes=False, shared_yaxes=True, horizontal_spacing=0.05,
+        vertical_spacing=min(0.3, 70 / height) if rows > 1 else 0.0,
+        subplot_titles=[str(c["name"]) for c in classifiers]).to_plotly_json()["layout"]
     grid = np.linspace(0.0, 1.0, 3)
     trivial = np.minimum(grid, 1.0 - grid)
     top = 0.0
-    traces: list[go.Scatter] = []
+    traces: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
     shapes: list[dict[str, Any]] = []
-    # Built in bulk on the panels' axes (x, x2, ...: make_subplots numbers them row by row):
-    # plotly's per-panel helpers (add_trace(row=...), add_vline(row=...)) cost a second here.
+    # On the panels' axes (x, x2, ...: make_subplots numbers them row by row).
     for k, entry in enumerate(classifiers):
         xa, ya = ("x", "y") if k == 0 else (f"x{k + 1}", f"y{k + 1}")
         name = str(entry["name"])
         curves = entry["threshold_choice"]
-        traces.append(go.Scatter(
-            x=grid, y=trivial, mode="lines", name="trivial classifiers", legendgroup="trivial",
-            uid=f"trivial-{k}", xaxis=xa, yaxis=ya,
+        traces.append(dict(
+            type="scatter", x=grid, y=trivial, mode="lines", name="trivial classifiers",
+            legendgroup="trivial", uid=f"trivial-{k}", xaxis=xa, yaxis=ya,
             showlegend=k == 0, line={"color": TRIVIAL_COLOR, "width": 1},
             hoverinfo="skip", meta={"classifier": name, "role": "trivial"}))
         for method in ("rate_driven", "fixed", "score_driven", "optimal"):
@@ -128,9 +158,9 @@ def threshold_choice_figure(classifiers: Sequence[Mapping[str, Any]],
             if method != "rate_driven" and y.size:
                 top = max(top, float(np.nanmax(y)))
             label = style["label"] + (f": {_fixed_label(entry)}" if method == "fixed" else "")
-            traces.append(go.Scatter(
-                x=x, y=y, mode="lines", name=style["label"], legendgroup=method,
-                uid=f"{method}-{k}", xaxis=xa, yaxis=ya,
+            traces.append(dict(
+                type="scatter", x=x, y=y, mode="lines", name=style["label"],
+                legendgroup=method, uid=f"{method}-{k}", xaxis=xa, yaxis=ya,
                 showlegend=k == 0,
                 line={"color": style["color"], "dash": style["dash"], "width": style["width"]},
                 meta={"classifier": name, "role": method},
@@ -154,12 +184,11 @@ def threshold_choice_figure(classifiers: Sequence[Mapping[str, Any]],
             shapes.append({"type": "line", "x0": pc_now, "x1": pc_now, "xref": xa,
                            "y0": 0, "y1": 1, "yref": f"{ya} domain",
                            "line": {"color": CURRENT_COLOR, "width": 1.2, "dash": "dot"}})
-    fig.add_traces(traces)
     # Zoomed to the optimal, score-driven and fixed curves (the rate-driven one may leave the
     # top; double-click a panel for the whole of it), never past the trivial classifiers' peak.
     ymax = min(0.55, max(0.1, top * 1.6)) if top > 0 else 0.55
     # Titles in each classifier's colour, then the notes.
-    titles = [a.to_plotly_json() for a in fig.layout.annotations[:n]]
+    titles = [dict(a) for a in grid_layout.get("annotations", ())[:n]]
     for k, title in enumerate(titles):
         title["font"] = {"size": 13, "color": classifier_style(
             index.get(str(classifiers[k]["name"]), k)).color}
@@ -173,13 +202,12 @@ def threshold_choice_figure(classifiers: Sequence[Mapping[str, Any]],
             {"title": {"text": "PC(+)", "standoff": 4}} if r == rows or k + cols >= n else {})}
         axes[f"yaxis{suffix}"] = {**common, "range": [0, ymax], **(
             {"title": {"text": "normalized cost", "standoff": 4}} if c == 1 else {})}
-    fig.update_layout(annotations=titles + notes, shapes=shapes, **axes)
-    layout = base_layout(height=height,
-                         margin={"l": 64, "r": 16, "t": 40, "b": 90}, uirevision=uirevision)
+    layout = merged(grid_layout, {"annotations": titles + notes, "shapes": shapes, **axes})
+    page = base_layout(height=height, margin={"l": 64, "r": 16, "t": 40, "b": 90},
+                       uirevision=uirevision)
     for key in ("shapes", "annotations"):  # keep the panels' titles, lines and notes
-        layout.pop(key)
-    fig.update_layout(**layout)
-    return fig
+        page.pop(key)
+    return {"data": traces, "layout": merged(layout, page)}
 
 
 def decision_curve_figure(dca: Mapping[str, Any] | None, index: Mapping[str, int], *,

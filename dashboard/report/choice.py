@@ -16,7 +16,8 @@ from costdash.dataset import Dataset
 from costdash.threshold_money import CostByThreshold
 from costdash.view import View, number_text
 from dashboard.report.format import (_e, _figure_html, _meta, _num, _table, _threshold,
-                                     _vertex_name, _with_unit, friendly, sized)
+                                     _vertex_name, _with_unit, friendly, plain_figure,
+                                     sized)
 
 CHOICE_MAX_POINTS = 400
 """Each threshold-choice curve is thinned to at most this many points (as each ROC curve of the
@@ -31,7 +32,7 @@ def _choice_section(dataset: Dataset, view: View, max_points: int | None = None,
     with the view's pₜ, and the robust choices over its sensitivity box
     (:func:`costdash.choice_summary.choice_summary_of_view`)."""
     from costdash.choice_summary import choice_summary_of_view
-    from dashboard.figures.choice import decision_curve_figure, threshold_choice_figure
+    from dashboard.figures.choice import decision_curve_figure, threshold_choice_dict
 
     # A read-only link's scope (``max_points``): every ROC curve thinned first, and each
     # threshold-choice curve to as many points. ``summary``: the same, already computed
@@ -43,9 +44,11 @@ def _choice_section(dataset: Dataset, view: View, max_points: int | None = None,
     index = {n: i for i, n in enumerate(dataset.names)}
     robust = summary["robust"]
     cond = summary["conditions"]
-    cost = threshold_choice_figure(summary["classifiers"], index, pc_now=cond["pc"],
-                                   box_pc=None if robust is None else robust["pc_range"])
-    sized(cost, None)
+    # A plain dict, not a go.Figure: the same figure without validating its hundreds of
+    # properties one by one (issue 23).
+    cost = sized(plain_figure(threshold_choice_dict(
+        summary["classifiers"], index, pc_now=cond["pc"],
+        box_pc=None if robust is None else robust["pc_range"])), None)
     dca = sized(decision_curve_figure(summary["decision_curves"], index))
     beta = summary["beta"]
     averaged = ("PC(+) uniform on [0, 1]" if beta == [1.0, 1.0]

@@ -21,11 +21,12 @@ from costdash.errors import CostdashError
 from costdash.pinned import pin_threshold
 from costdash.roc import RocCurve, thin_indices
 from costdash.view import View
-from dashboard.figures.curves import (Mark, gains_figure, histogram_figure, pr_figure,
-                                      reliability_figure)
+from dashboard.figures.curves import (Mark, gains_dict, histogram_figure, pr_dict,
+                                      reliability_dict)
 from dashboard.report.blas import one_blas_thread
 from dashboard.report.format import (REPORT_MAX_POINTS, _e, _figure_html, _table,
-                                     _threshold, _vertex_name, friendly, percent, readout, sized)
+                                     _threshold, _vertex_name, friendly, percent, plain_figure,
+                                     readout, sized)
 
 CURVES_HIST_BINS = 40
 CURVES_REL_BINS = 10
@@ -68,12 +69,13 @@ def _curves_section(dataset: Dataset, analysis: Analysis, view: View,
             capacity_share, capacity_point = on_gains.share, (on_gains.flagged, on_gains.caught)
         except CostdashError:
             pass                          # said in the constraints section
-    pr = pr_figure(prs, index, hull=pr_hull(analysis.hull, n_pos=dataset.n_pos,
-                                             n_neg=dataset.n_neg, p_pos=prior_arg, per_edge=32),
-                   iso=iso_f1(), marks=marks)
-    gains = gains_figure([gains_curve(r, p_pos=prior_arg) for r in rocs], index,
-                         capacity_share=capacity_share, capacity_point=capacity_point,
-                         marks=marks)
+    # A plain dict (no per-property validation: issue 23).
+    hull = pr_hull(analysis.hull, n_pos=dataset.n_pos, n_neg=dataset.n_neg, p_pos=prior_arg,
+                   per_edge=32)
+    pr = plain_figure(pr_dict(prs, index, hull=hull, iso=iso_f1(), marks=marks))
+    gains = plain_figure(gains_dict([gains_curve(r, p_pos=prior_arg) for r in rocs], index,
+                                    capacity_share=capacity_share,
+                                    capacity_point=capacity_point, marks=marks))
     shown = shown_classifier(analysis, view)
     scored = {c.name: c for c in dataset.scored}
     if shown in scored:
@@ -95,8 +97,9 @@ def _curves_section(dataset: Dataset, analysis: Analysis, view: View,
                                     else "uniform"))
         except CostdashError as exc:
             refused[name] = str(exc)
-    rel = reliability_figure(rels, index, refused=refused,
-                             counts=next((r for r in rels if r.name == shown), None))
+    rel = plain_figure(reliability_dict(rels, index, refused=refused,
+                                        counts=next((r for r in rels if r.name == shown),
+                                                    None)))
     for fig in (pr, gains, hist, rel):
         sized(fig)
     at = ("on the test set's counts" if prior_arg is None

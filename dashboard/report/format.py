@@ -33,11 +33,32 @@ Only the height is fixed: a figure is as wide as the page lets it be (``autosize
 100 %, redrawn when the window is resized), so a phone shows it whole (:func:`sized`)."""
 
 
-def sized(fig: go.Figure, height: int | None = FIGURE_SIZE[1]) -> go.Figure:
+def sized(fig: go.Figure | dict, height: int | None = FIGURE_SIZE[1]) -> go.Figure | dict:
     """``fig`` as wide as its box on the page and ``height`` pixels tall (None: the height its
-    builder gave it)."""
-    fig.update_layout(autosize=True, **({} if height is None else {"height": height}))
+    builder gave it): a ``go.Figure``, or a plain figure dict (:func:`plain_figure`)."""
+    update = {"autosize": True, **({} if height is None else {"height": height})}
+    if isinstance(fig, dict):
+        fig["layout"] = {**fig["layout"], **update}
+        return fig
+    fig.update_layout(**update)
     return fig
+
+
+_TEMPLATES: dict[str, dict] = {}
+
+
+def plain_figure(spec: dict) -> dict:
+    """A figure dict of plain values (a builder's ``..._dict``) as the report writes it:
+    its template, when named, spelled out as validation would (plotly.js knows no template
+    names); the figure is the one ``go.Figure(spec)`` would give, without validating each of
+    its properties (issue 23)."""
+    layout = spec["layout"]
+    name = layout.get("template")
+    if isinstance(name, str):
+        if name not in _TEMPLATES:
+            _TEMPLATES[name] = pio.templates[name].to_plotly_json()
+        layout = {**layout, "template": _TEMPLATES[name]}
+    return {"data": spec["data"], "layout": layout}
 
 
 def _e(value: object) -> str:
