@@ -226,9 +226,10 @@ def _encoded(obj: Any) -> Any:
 def _figure_html(fig: go.Figure | dict, first: bool, div_id: str) -> str:
     """A figure as the report's ``<div>``: a ``go.Figure``, or a plain figure dict whose
     layout and traces are already what plotly's validation would make of them (a full
-    template, ``type`` on every trace, no None). Either way the JSON is the one ``pio.to_html(fig)`` writes: a cold report spent ~1 s of
-    CPU (20 classifiers) in ``to_dict``'s deep copies and the validation of what was
-    already validated (issue 23)."""
-    spec = fig.to_plotly_json() if isinstance(fig, go.Figure) else fig
+    template, ``type`` on every trace, no None). Either way the JSON is the one
+    ``pio.to_html(fig)`` writes, without ``to_dict``'s deep copy of every array (issue 23)."""
+    # A figure's own dicts, which to_dict deep-copies (plotly is pinned, 7.1.0; the report
+    # drops the figure once it is written).
+    spec = {"data": fig._data, "layout": fig._layout} if isinstance(fig, go.Figure) else fig
     return pio.to_html(_encoded(spec), include_plotlyjs=bool(first), full_html=False,
                        div_id=div_id, config={"displaylogo": False}, validate=False)
