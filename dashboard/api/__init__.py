@@ -607,7 +607,7 @@ def dataset_report(dataset_id: str):
                 max_points = results.max_points(scope_)
                 # What the dashboard already keeps (the cached view model, calibrated curves),
                 # read here: the child inherits it instead of analysing the data again.
-                kept = report_inputs(services, dataset_id, max_points)
+                kept = report_inputs(services, dataset_id, max_points, view)
                 return bounded(lambda: build_report(
                     services.store.get(dataset_id), view=view, name=record.name,
                     bands=bands or None, dashboard_url=url, max_points=max_points,
@@ -854,7 +854,8 @@ def install_api(server: Flask, services: Services) -> None:
     server.add_url_rule("/healthz", "healthz", healthz)
 
 
-def report_inputs(services: Any, dataset_id: str, max_points: int | None) -> dict[str, Any]:
+def report_inputs(services: Any, dataset_id: str, max_points: int | None,
+                  view: View | None = None) -> dict[str, Any]:
     """:func:`dashboard.report.build_report`'s ``view_model`` and ``calibrated`` of a stored
     data set, from what the dashboard already keeps, for a report in the scope of
     ``max_points``; call it in the web process before the report is built in a child process
@@ -869,6 +870,11 @@ def report_inputs(services: Any, dataset_id: str, max_points: int | None) -> dic
       results service (:func:`dashboard.results.calibrated_roc_result`, kind
       ``calibrated-roc``, read without computing; thinned as the report thins them), under
       the same condition.
+    * ``analysis`` (with ``view``): the view's ticked classifiers analysed, from the
+      threshold-choice base kept in this process (:meth:`dashboard.results.Results.
+      choice_base`, memoised when the report's own threshold choice was computed just
+      before), when it is kept: the report child then sorts no classifier's scores again.
+      Never computed here.
 
     It also loads plotly's validators in this process once
     (:func:`dashboard.report.warm_figures`): a child
@@ -882,6 +888,8 @@ def report_inputs(services: Any, dataset_id: str, max_points: int | None) -> dic
     max_points : int or None
         The report's ``max_points`` (:meth:`dashboard.results.Results.max_points` of the
         handle's scope).
+    view : View, optional
+        The report's view (its ticked classifiers and calibration name the base).
 
     Returns
     -------
@@ -889,7 +897,7 @@ def report_inputs(services: Any, dataset_id: str, max_points: int | None) -> dic
         Keyword arguments for :func:`build_report` (empty when nothing kept is the report's).
     """
     from dashboard.report import report_points, warm_figures
-    from dashboard.results import calibrated_roc_texts
+    from dashboard.results import _base_key, calibrated_roc_texts
 
     warm_figures()
     if services.settings.max_roc_points != report_points(max_points):
@@ -897,5 +905,12 @@ def report_inputs(services: Any, dataset_id: str, max_points: int | None) -> dic
     view_model = services.views.full(dataset_id)
     names = [c["name"] for c in view_model["classifiers"]]
     scope = "full" if max_points is None else "thinned"
-    return {"view_model": view_model,
+    kept = {"view_model": view_model,
             "calibrated": calibrated_roc_texts(services.results, dataset_id, names, scope)}
+    # The base is thinned to the scope's max_points (Results.max_points), as the report's
+    # analysis is; it is read, never computed, in this process.
+    base = None if view is None else services.results.memoised(
+        _base_key(dataset_id, scope, view.models, view.calibration))
+    if base is not None and services.results.max_points(scope) == max_points:
+        kept["analysis"] = base.analysis
+    return kept

@@ -38,12 +38,13 @@ import io
 import math
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 
-from costdash.analysis import Analysis, analyze
+from costdash.analysis import Analysis, analyze, choose
 from costdash.bands import CostBand
 from costdash.conditions import OperatingCondition
 from costdash.dataset import Dataset
@@ -266,7 +267,8 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
                  dashboard_url: str | None = None, max_points: int | None = None,
                  choice: dict | None = None, plotly_src: str | None = None,
                  standalone_url: str | None = None, view_model: dict | None = None,
-                 calibrated: Callable[[str, str], Any] | None = None) -> str:
+                 calibrated: Callable[[str, str], Any] | None = None,
+                 analysis: Analysis | None = None) -> str:
     """One self-contained HTML file reporting ``dataset`` as the Explore page shows it.
 
     Parameters
@@ -321,6 +323,13 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         :func:`report_points` of ``max_points`` when ``max_points`` is given) or the text of
         the refusal, when already computed; None where not (computed here). See
         :func:`dashboard.api.report_inputs`.
+    analysis : Analysis, optional
+        The view's ticked classifiers analysed under any condition (``analyze(dataset,
+        models=view.models)``, then thinned to ``max_points`` when that is given: the
+        dashboard's threshold-choice base, :meth:`dashboard.results.Results.choice_base`), when
+        already computed; only the choice under the view's conditions is made here. Else
+        every ticked classifier's ROC curve is computed here (the report's largest numpy work
+        after the calibrations: a sort of each classifier's scores).
 
     Raises
     ------
@@ -336,11 +345,16 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
             view = view.with_values(p_pos=condition.p_pos, cost_fn=condition.cost_fn,
                                     cost_fp=condition.cost_fp)
     prevalence = dataset.prevalence
-    analysis = analyze(dataset, view.condition(prevalence), models=view.models)
-    if max_points is not None:
-        from costdash.choice_summary import thinned_analysis
+    if analysis is not None:
+        # Its curves, hulls and envelopes hold under every condition; the choice is the view's.
+        analysis = replace(analysis, operating_point=choose(analysis.hull,
+                                                            view.condition(prevalence)))
+    else:
+        analysis = analyze(dataset, view.condition(prevalence), models=view.models)
+        if max_points is not None:
+            from costdash.choice_summary import thinned_analysis
 
-        analysis = thinned_analysis(analysis, max_points)
+            analysis = thinned_analysis(analysis, max_points)
     selected = [c.name for c in analysis.classifiers]
     view = report_view(view, selected)
     calibrated = calibrations_started(dataset, analysis, view, max_points, calibrated)
