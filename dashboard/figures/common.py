@@ -118,3 +118,53 @@ def as_array(values: Sequence[float | None]) -> np.ndarray:
 
 def text_array(values: Sequence[str]) -> np.ndarray:
     return np.array(list(values), dtype=object)
+
+
+PIXEL_TOLERANCE = 1 / 2000
+"""How far (a fraction of each axis's span) a drawn polyline may pass from a point left out
+of it: half a pixel of a plot 1,000 px wide or tall, wider than any plot of the dashboard."""
+
+
+def visible_points(x: np.ndarray, y: np.ndarray, *, x_span: float, y_span: float,
+                   tolerance: float = PIXEL_TOLERANCE,
+                   keep: np.ndarray | None = None) -> np.ndarray:
+    """Indices (increasing) of the points of the polyline ``(x, y)`` a plot needs: the line
+    through them passes within ``tolerance`` of each axis's span of every point left out
+    (Ramer-Douglas-Peucker in axis-span units, so below a pixel nothing drawn changes).
+
+    The first and last points, those where ``keep`` is True and those with a NaN coordinate
+    (and their neighbours, so a gap stays a gap) are always kept. Kept points are the
+    caller's own values: whatever a hover shows of them stays exact (issue 23: fewer points
+    for Plotly to draw and for the server to describe, not other ones).
+    """
+    n = len(x)
+    if n <= 2:
+        return np.arange(n, dtype=np.int64)
+    u = np.asarray(x, dtype=np.float64) / (x_span or 1.0)
+    v = np.asarray(y, dtype=np.float64) / (y_span or 1.0)
+    kept = np.zeros(n, dtype=bool)
+    kept[[0, -1]] = True
+    if keep is not None:
+        kept |= np.asarray(keep, dtype=bool)
+    bad = ~(np.isfinite(u) & np.isfinite(v))
+    if bad.any():
+        kept |= bad | np.roll(bad, 1) | np.roll(bad, -1)
+    anchors = np.flatnonzero(kept)
+    stack = [(int(a), int(b)) for a, b in zip(anchors[:-1], anchors[1:]) if b - a > 1]
+    while stack:
+        a, b = stack.pop()
+        du, dv = u[b] - u[a], v[b] - v[a]
+        pu, pv = u[a + 1:b] - u[a], v[a + 1:b] - v[a]
+        # Distance to the segment (not its line): a point past either end counts in full.
+        squared = du * du + dv * dv
+        t = np.clip((pu * du + pv * dv) / squared, 0.0, 1.0) if squared > 0 else 0.0
+        dist = np.hypot(pu - t * du, pv - t * dv)
+        k = int(np.argmax(dist))
+        if dist[k] > tolerance:
+            m = a + 1 + k
+            kept[m] = True
+            if m - a > 1:
+                stack.append((a, m))
+            if b - m > 1:
+                stack.append((m, b))
+    return np.flatnonzero(kept)

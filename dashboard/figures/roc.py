@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from dashboard.figures.axes import fpr_floor, fpr_samples, log_fpr, log_fpr_axis
 from dashboard.figures.common import (as_array, axis, base_layout, interval_text, legend_policy,
-                                      text_array, threshold_text)
+                                      text_array, threshold_text, visible_points)
 from dashboard.figures.palette import (HULL_COLOR, TRIVIAL_COLOR, ClassifierStyle,
                                        classifier_style)
 
@@ -79,8 +79,21 @@ def _densified_hull(fpr: np.ndarray, tpr: np.ndarray, floor: float) -> tuple[np.
     return np.concatenate(xs), np.concatenate(ys)
 
 
+def _drawn_points(c: dict[str, Any], x: np.ndarray, y: np.ndarray, x_range: list[float],
+                  y_range: list[float]) -> np.ndarray:
+    """The indices of a classifier's ROC points the plot draws: those a line needs at the
+    plot's resolution (:func:`~dashboard.figures.common.visible_points`) and every point that
+    is a vertex of the classifier's own hull."""
+    hull = set(zip(c["hull"]["fpr"], c["hull"]["tpr"]))
+    on_hull = np.fromiter(((f, t) in hull for f, t in zip(c["roc"]["fpr"], c["roc"]["tpr"])),
+                          dtype=bool, count=len(x))
+    return visible_points(x, y, x_span=x_range[1] - x_range[0],
+                          y_span=y_range[1] - y_range[0], keep=on_hull)
+
+
 def roc_figure(view: dict[str, Any] | None, *, log_fpr_scale: bool = False,
-               hull_only: bool = False, legend: bool | None = None) -> go.Figure:
+               hull_only: bool = False, legend: bool | None = None,
+               thin: bool = False) -> go.Figure:
     """The ROC-space figure of a view model (:func:`dashboard.viewmodel.build_view_model`).
 
     Traces, each with a ``uid``: ``chance`` (the diagonal), ``roc-<i>`` per shown classifier
@@ -97,6 +110,11 @@ def roc_figure(view: dict[str, Any] | None, *, log_fpr_scale: bool = False,
         Leave out the dominated classifiers.
     legend : bool or None
         See :func:`dashboard.figures.common.legend_policy`.
+    thin : bool
+        Draw of each classifier's curve only the points a line needs at the plot's resolution
+        (:func:`_drawn_points`: its hull vertices always): the same picture with a fraction of
+        the points, so a fraction of the hover texts to build, send and hand to Plotly (issue
+        23: the first paint after an upload). The points drawn keep their exact values.
     """
     floor = fpr_floor((view or {}).get("n_neg", 1))
     if log_fpr_scale:
@@ -122,15 +140,21 @@ def roc_figure(view: dict[str, Any] | None, *, log_fpr_scale: bool = False,
         return fig
     for c, name, is_dominated, style, label, opacity in drawn_classifiers(view, shown):
         roc = c["roc"]
+        fpr, tpr = as_array(roc["fpr"]), as_array(roc["tpr"])
+        x = x_of(fpr)
+        drawn = (_drawn_points(c, x, tpr, xaxis["range"], yaxis["range"]) if thin
+                 else np.arange(fpr.size))
+        thresholds = [roc["threshold"][i] for i in drawn.tolist()]
+        x, fpr, tpr = x[drawn], fpr[drawn], tpr[drawn]
         fig.add_trace(go.Scatter(
-            x=x_of(as_array(roc["fpr"])), y=as_array(roc["tpr"]), mode="lines+markers",
+            x=x, y=tpr, mode="lines+markers",
             name=label, uid=f"roc-{c['index']}",
             meta=name, showlegend=in_legend,
             legendgroup=name, opacity=opacity,
             line={"color": style.color, "width": 2, "dash": style.dash},
             marker={"symbol": style.symbol, "size": 7, "color": style.color,
                     "maxdisplayed": MARKERS_PER_CURVE},
-            customdata=text_array(threshold_text(t) for t in roc["threshold"]),
+            customdata=text_array(threshold_text(t) for t in thresholds),
             # On the log axis x is log10 FPR: the hover reads FPR from text (only then: an
             # array of strings per point costs the first plot time with 50 classifiers).
             hovertemplate=(f"<b>{name}</b><br>threshold %{{customdata}}<br>FPR "
@@ -139,7 +163,7 @@ def roc_figure(view: dict[str, Any] | None, *, log_fpr_scale: bool = False,
                            f"{interval_text(c['operating_range'])}"
                            + ("<br><i>dominated: never optimal</i>" if is_dominated else "")
                            + "<extra></extra>"),
-            **({"text": text_array(f"{f:.4g}" for f in as_array(roc["fpr"]))}
+            **({"text": text_array(f"{f:.4g}" for f in fpr)}
                if log_fpr_scale else {}),
         ))
     hull = view["hull"]
