@@ -122,6 +122,23 @@
     const esc = (t) => String(t).replace(/[&<>"']/g, (ch) => ({"&": "&amp;", "<": "&lt;",
         ">": "&gt;", '"': "&quot;", "'": "&#39;"}[ch]));
 
+    /**
+     * An element's text, written only when it changed, and into its one text node when it has
+     * one: a new text node (what `textContent =` makes) is a new layout object to build and
+     * attach, and a childList change that every subtree observer of the page answers (the
+     * slider watchers here and in upload.js); a text node's data is neither (issue 23: a
+     * hundred readouts change on a slider step). Empty text removes the node, so `:empty`
+     * still applies.
+     */
+    function setText(el, text) {
+        const node = el.firstChild;
+        if (text !== "" && node !== null && node.nodeType === 3 && node === el.lastChild) {
+            if (node.data !== text) node.data = text;
+        } else if (el.textContent !== text) {
+            el.textContent = text;
+        }
+    }
+
     function graphDiv(id) {
         return document.querySelector("#" + id + " .js-plotly-plot");
     }
@@ -133,7 +150,7 @@
         dc, M, NU, clamp, pToSlider, sliderToP, costToSlider, sliderToCost, isNum, validP,
         validCost, triggered, fmtNum, friendly, withUnit, thresholdText, vertexThreshold,
         thresholdHtml, percent, vertexName, esc,
-        graphDiv, PIN_SLOTS,
+        graphDiv, setText, PIN_SLOTS,
         // Slider thumbs already watched (a MutationObserver each).
         watched: new WeakSet(),
         // The last drawing's arguments (conditions and data: `explore` and the slider steps

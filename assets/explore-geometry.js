@@ -154,9 +154,16 @@
         }
         const px = xa._offset + xa.l2p(rangesX);
         const inside = px >= xa._offset - 0.5 && px <= xa._offset + xa._length + 0.5;
-        el.style.cssText = "left:" + px + "px;top:" + ya._offset + "px;height:" + ya._length +
-            "px;display:" + (inside ? "block" : "none");
-        el.dataset.x = String(rangesX);
+        // Moved by a transform on its own compositing layer (style.css: will-change), not by
+        // `left`: a step then needs no layout or repaint of it, only the compositor's move.
+        const css = "top:" + ya._offset + "px;height:" + ya._length + "px;transform:translateX(" +
+            px + "px);display:" + (inside ? "block" : "none");
+        if (el.__costdashCss !== css) {
+            el.style.cssText = css;
+            el.__costdashCss = css;
+        }
+        const at = String(rangesX);
+        if (el.dataset.x !== at) el.dataset.x = at;
     }
 
     /** Draw `points` (display coordinates, in order) into a line slot (first to last) or a

@@ -13,7 +13,7 @@
     const {clipLine, clipLinear, COLORS, rocSlots, costSlots, placeRangesLine, drawLine,
         geometry, place, pin} = E;
     const {blankPins, fillPins} = E;
-    const {drawOverlay, zoomTo, whenPlotted} = E;
+    const {drawOverlay, zoomTo, whenPlotted, setText} = E;
 
     // --- readouts: written straight into their elements ---------------------------------------
     //
@@ -31,7 +31,7 @@
         }
         for (const [id, text] of Object.entries(texts)) {
             const el = document.getElementById(id);
-            if (el && el.textContent !== text) el.textContent = text;
+            if (el) setText(el, text);
         }
         for (const [id, title] of Object.entries(titles || {})) {
             const el = document.getElementById(id);
@@ -74,7 +74,7 @@
                 if (!td) return;
                 const text = typeof cell === "string" ? cell : cell.text;
                 const title = typeof cell === "string" ? "" : cell.title;
-                if (td.textContent !== text) td.textContent = text;
+                setText(td, text);
                 if (td.title !== title) td.title = title;
             });
         });

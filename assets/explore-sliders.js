@@ -187,10 +187,16 @@
         if (thumb.getAttribute("aria-valuetext") !== text) thumb.setAttribute("aria-valuetext", text);
     }
 
+    // This runs on every change of the page's element tree (a slider step's new sentence is
+    // one): a thumb already watched and still in the page is not looked up again.
+    const thumbs = {};
+
     function watchSliders() {
         for (const [id, [key, boxId]] of Object.entries(SLIDERS)) {
+            if (thumbs[id] && thumbs[id].isConnected) continue;
             const thumb = document.querySelector("#" + id + " [role=slider]");
             if (!thumb || watched.has(thumb)) continue;
+            thumbs[id] = thumb;
             watched.add(thumb);
             describeSlider(id, thumb);
             new MutationObserver(() => {
