@@ -209,7 +209,8 @@ def pr_dict(curves: Sequence[PrCurve], index: Mapping[str, int], *,
             line={"color": HULL_COLOR, "width": 2, "dash": "dash"}, hoverinfo="skip"))
         inner = slice(1, -1) if hull.vertex_recall.size > 2 else slice(0, 0)
         data.append(dict(
-            type="scatter", x=hull.vertex_recall[inner], y=hull.vertex_precision[inner], mode="markers",
+            type="scatter", x=hull.vertex_recall[inner], y=hull.vertex_precision[inner],
+            mode="markers",
             uid="pr-hull-vertices", name="hull vertices", showlegend=False,
             marker={"size": 7, "color": HULL_COLOR},
             text=np.array(hull.classifier[inner], dtype=object),
@@ -238,7 +239,8 @@ def _mark_trace(m: Mark, x: Sequence[float], y: Sequence[float], *, extra: str =
                 xaxis: str = "x", yaxis: str = "y", legend: bool = True) -> dict:
     uid = "mark-choice" if m.slot < 0 else f"mark-pin-{m.slot}"
     return dict(
-        type="scatter", x=np.asarray(x, dtype=np.float64), y=np.asarray(y, dtype=np.float64), mode="markers",
+        type="scatter", x=np.asarray(x, dtype=np.float64), y=np.asarray(y, dtype=np.float64),
+        mode="markers",
         uid=uid if legend else uid + "-2", name=f"{m.label}: {m.classifier}",
         legendgroup=uid, showlegend=legend, xaxis=xaxis, yaxis=yaxis,
         meta={"role": "mark", "classifier": m.classifier},
