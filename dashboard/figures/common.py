@@ -149,22 +149,33 @@ def visible_points(x: np.ndarray, y: np.ndarray, *, x_span: float, y_span: float
     bad = ~(np.isfinite(u) & np.isfinite(v))
     if bad.any():
         kept |= bad | np.roll(bad, 1) | np.roll(bad, -1)
-    anchors = np.flatnonzero(kept)
-    stack = [(int(a), int(b)) for a, b in zip(anchors[:-1], anchors[1:]) if b - a > 1]
-    while stack:
-        a, b = stack.pop()
+    # Ramer-Douglas-Peucker a level at a time, every open segment at once (a few numpy calls
+    # per level, not per segment): each point left out is measured against the segment
+    # between its kept neighbours, and each segment's farthest point over the tolerance kept.
+    index = np.arange(n)
+    while True:
+        before = np.maximum.accumulate(np.where(kept, index, 0))
+        after = np.minimum.accumulate(np.where(kept, index, n - 1)[::-1])[::-1]
+        a, b = before[~kept], after[~kept]
+        if a.size == 0:
+            break
         du, dv = u[b] - u[a], v[b] - v[a]
-        pu, pv = u[a + 1:b] - u[a], v[a + 1:b] - v[a]
+        pu, pv = u[~kept] - u[a], v[~kept] - v[a]
         # Distance to the segment (not its line): a point past either end counts in full.
         squared = du * du + dv * dv
-        t = np.clip((pu * du + pv * dv) / squared, 0.0, 1.0) if squared > 0 else 0.0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = np.where(squared > 0, np.clip((pu * du + pv * dv) / squared, 0.0, 1.0), 0.0)
         dist = np.hypot(pu - t * du, pv - t * dv)
-        k = int(np.argmax(dist))
-        if dist[k] > tolerance:
-            m = a + 1 + k
-            kept[m] = True
-            if m - a > 1:
-                stack.append((a, m))
-            if b - m > 1:
-                stack.append((m, b))
+        # The farthest point of each segment (segments are runs of equal ``a``).
+        starts = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
+        worst = np.maximum.reduceat(dist, starts)
+        over = worst > tolerance
+        if not over.any():
+            break
+        left_out = index[~kept]
+        seg_of = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, a.size]))
+        farthest = (dist == worst[seg_of]) & over[seg_of]
+        # One point per segment: the first of equally far ones.
+        first = farthest & np.r_[True, ~(farthest[:-1] & (seg_of[1:] == seg_of[:-1]))]
+        kept[left_out[first]] = True
     return np.flatnonzero(kept)
