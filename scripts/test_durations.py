@@ -1,6 +1,10 @@
 """Writes tests/durations.json, the seconds each test module took, from the test script's JUnit
 XML reports: ``python scripts/test_durations.py test-output/parallel.xml test-output/serial.xml``.
 
+``python scripts/test_durations.py --cpu DIR`` prints instead the CPU seconds each module cost,
+its servers, workers and browser included, from a run with ``COSTDASH_TEST_CPU=DIR``
+(tests/support/cpu_use.py): what to cut for a shorter CI run.
+
 The suite starts its longest modules first (tests/conftest.py), so that no long module is left
 to run alone at the end of the parallel run while the other workers wait. Re-run this after a
 module gets much slower or a slow module is added; a module missing from the file is started
@@ -42,6 +46,29 @@ def module_seconds(paths: list[str]) -> dict[str, float]:
     return {module: round(s, 1) for module, s in sorted(seconds.items())}
 
 
+def module_cpu(directory: Path) -> tuple[dict[str, float], float]:
+    """CPU seconds per module, and of the pytest processes all told, from ``DIR/cpu-*.json``."""
+    seconds: dict[str, float] = defaultdict(float)
+    whole = 0.0
+    for path in sorted(directory.glob("cpu-*.json")):
+        data = json.loads(path.read_text())
+        whole += data["whole_process"]
+        for module, s in data["modules"].items():
+            seconds[module] += s
+    return dict(seconds), whole
+
+
+def print_cpu(directory: Path) -> None:
+    seconds, whole = module_cpu(directory)
+    for module, s in sorted(seconds.items(), key=lambda kv: -kv[1]):
+        print(f"{s:8.1f}  {module}")
+    print(f"{sum(seconds.values()):8.1f}  in tests, of {whole:.1f} CPU s in the pytest "
+          "processes and what they started")
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--cpu"]:
+        print_cpu(Path(sys.argv[2]))
+        sys.exit(0)
     OUT.write_text(json.dumps(module_seconds(sys.argv[1:]), indent=0) + "\n")
     print(f"wrote {OUT.relative_to(REPO)}")

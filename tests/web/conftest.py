@@ -165,10 +165,29 @@ def running_app(tmp_path: Path, *, ready_path: str = "/explore",
             proc.wait()
 
 
-@pytest.fixture
-def live_server(tmp_path):
-    """``python app.py --port N`` with its own data dir; stopped (SIGTERM) after the test."""
+@contextlib.contextmanager
+def _live_server(tmp_path: Path) -> Iterator[LiveServer]:
     data_dir = tmp_path / "live-data"
     with running_app(tmp_path) as url:
         store = SqlStore(database_url(Settings.from_mapping({"data_dir": data_dir})))
         yield LiveServer(url, data_dir, store, tmp_path / "server.log")
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory) -> Iterator[LiveServer]:
+    """``python app.py --port N`` with its own data dir, shared by the tests of one module.
+
+    Each test still gets a fresh browser context (no cookies, no storage) and uploads or stores
+    its own data set. Starting the server is ~2 s of CPU (dash, plotly, pandas imported, the
+    layout built) and 3-5 s of wall time at the whole suite's load: one per module instead of
+    one per test took ~50 starts out of a CI run (docs/development.md). A test that needs a
+    server nobody else has touched asks for :func:`fresh_live_server`."""
+    with _live_server(tmp_path_factory.mktemp("live")) as server:
+        yield server
+
+
+@pytest.fixture
+def fresh_live_server(tmp_path) -> Iterator[LiveServer]:
+    """``python app.py --port N`` with its own empty data dir; stopped (SIGTERM) after the test."""
+    with _live_server(tmp_path) as server:
+        yield server
