@@ -13,7 +13,7 @@ import re
 import secrets
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -188,17 +188,12 @@ class DatasetStore(ABC):
 
     @abstractmethod
     def put(self, source: bytes | str | os.PathLike[str], filename: str,
-            options: LoaderOptions | None = None, *, sha256: str | None = None,
-            meanwhile: Callable[[DatasetRecord], None] | None = None) -> DatasetRecord:
+            options: LoaderOptions | None = None, *, sha256: str | None = None) -> DatasetRecord:
         """Store a predictions file and return its record under a new handle.
 
         ``source`` is the raw bytes or the path of a file holding them; ``sha256`` their hash when
         the caller already computed it while receiving them. A file already stored (same bytes,
         options and format) is not read again; every call returns a new handle all the same.
-        ``meanwhile(record)``, when given, runs once the file is read (the record holds its
-        data then) while it is being written; ``put`` returns or raises only once the writing
-        is over (an error of ``meanwhile`` is raised after it), so the handle it returns is
-        always saved.
 
         Raises
         ------

@@ -16,10 +16,9 @@ import io
 import json
 import os
 import re
-import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -108,28 +107,6 @@ def _sha256_of(source: bytes | str | os.PathLike[str]) -> str:
             while chunk := f.read(_CHUNK):
                 h.update(chunk)
     return h.hexdigest()
-
-
-class _Background:
-    """``fn()`` run on a thread of its own; :meth:`result` waits for it and returns its value
-    or raises its exception."""
-
-    def __init__(self, fn: Callable[[], Any]):
-        self._fn, self._value, self._error = fn, None, None
-        self._thread = threading.Thread(target=self._run, name="costdash-store", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._value = self._fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller in result()
-            self._error = exc
-
-    def result(self) -> Any:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
 
 
 def _parquet_bytes(table: pa.Table) -> bytes:
@@ -258,8 +235,7 @@ class SqlStore(Store):
     # data sets ---------------------------------------------------------------------------------
 
     def put(self, source: bytes | str | os.PathLike[str] | IO[bytes], filename: str,
-            options: LoaderOptions | None = None, *, sha256: str | None = None,
-            meanwhile: Callable[[DatasetRecord], None] | None = None) -> DatasetRecord:
+            options: LoaderOptions | None = None, *, sha256: str | None = None) -> DatasetRecord:
         from costdash.io import load_predictions
 
         options = options or LoaderOptions()
@@ -274,50 +250,31 @@ class SqlStore(Store):
         if existing is not None:
             with self._begin() as conn:
                 conn.execute(handles_table.insert(), handle_row)
-            record = self._record(existing._mapping, handle_row)
-            if meanwhile is not None:
-                meanwhile(record)
-            return record
+            return self._record(existing._mapping, handle_row)
         raw = source if isinstance(source, bytes) else Path(source)
         size = len(raw) if isinstance(raw, bytes) else raw.stat().st_size
         dataset = load_predictions(io.BytesIO(raw) if isinstance(raw, bytes) else raw,
                                    name=filename, max_bytes=self.max_bytes, **self.limits,
                                    **options.as_kwargs())
         meta, tables = dataset_to_tables(dataset)
+        parts = [{"dataset_id": ds_id, "part": part, "parquet": _parquet_bytes(table)}
+                 for part, table in tables.items()]
         row = {"id": ds_id, "name": filename, "raw_sha256": sha256,
                "options": options.canonical(), "layout": dataset.layout,
                "positive_label": dataset.positive_label, "n": dataset.n,
                "n_pos": dataset.n_pos, "n_neg": dataset.n_neg,
                "classifiers": json.dumps(list(dataset.names)), "meta": json.dumps(meta),
                "size_bytes": size, "created_at": now}
-        record = replace(self._record(row, handle_row), dataset=dataset)
-
-        def save() -> bool:
-            parts = [{"dataset_id": ds_id, "part": part, "parquet": _parquet_bytes(table)}
-                     for part, table in tables.items()]
-            with self._begin() as conn:
-                # RETURNING, not rowcount: psycopg reports -1 as the rowcount of
-                # INSERT ... ON CONFLICT DO NOTHING, whether or not the row went in.
-                inserted = conn.execute(self._insert_ignoring_duplicates(datasets_table)
-                                        .returning(datasets_table.c.id), row).first()
-                if inserted is not None:  # None: another worker stored the same file meanwhile
-                    conn.execute(dataset_parts_table.insert(), parts)
-                conn.execute(handles_table.insert(), handle_row)
-            return inserted is not None
-
-        if meanwhile is None:
-            return replace(record, stored=save())
-        # Issue 23: the Parquet parts and the SQL rows are written on another thread while the
-        # caller works from the loaded data (the upload route primes the view model): zstd,
-        # Parquet and SQLite release the GIL, so on two cores the two overlap. The handle is
-        # saved before this returns, whatever ``meanwhile`` did: a caller never holds a handle
-        # the store does not, and a failure of either is raised here (the save's first).
-        saving = _Background(save)
-        try:
-            meanwhile(record)
-        finally:
-            stored = saving.result()
-        return replace(record, stored=stored)
+        with self._begin() as conn:
+            # RETURNING, not rowcount: psycopg reports -1 as the rowcount of
+            # INSERT ... ON CONFLICT DO NOTHING, whether or not the row went in.
+            inserted = conn.execute(self._insert_ignoring_duplicates(datasets_table)
+                                    .returning(datasets_table.c.id), row).first()
+            if inserted is not None:  # None: another worker stored the same file meanwhile
+                conn.execute(dataset_parts_table.insert(), parts)
+            conn.execute(handles_table.insert(), handle_row)
+        return replace(self._record(row, handle_row), dataset=dataset,
+                       stored=inserted is not None)
 
     def _content_row(self, content_id: str) -> sa.Row | None:
         columns = [c for c in datasets_table.c if c.name != "meta"]
