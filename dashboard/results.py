@@ -591,7 +591,6 @@ def calibrated_roc_result(results: Results, dataset_id: str, model: str, method:
         from costdash.calibration import calibrate_classifier
         from costdash.dataset import CountedClassifier
         from costdash.errors import CostdashError
-        from costdash.roc import thin_indices
 
         try:
             c = results.store.get(dataset_id).classifier(model)
@@ -604,13 +603,41 @@ def calibrated_roc_result(results: Results, dataset_id: str, model: str, method:
             roc = calibrate_classifier(c, method)
         except CostdashError as exc:
             return {"error": str(exc)}
-        cap = results.max_points(scope)
-        keep = thin_indices(roc.size, cap) if cap is not None else slice(None)
-        return {"tp": roc.tp[keep].tolist(), "fp": roc.fp[keep].tolist(),
-                "threshold": _finite_list(roc.threshold[keep]),
-                "n_pos": int(roc.n_pos), "n_neg": int(roc.n_neg)}
+        return _calibrated_entry(roc, results.max_points(scope))
 
     return results.json("calibrated-roc", dataset_id, _calibrated_parts(model, method), compute)
+
+
+def _calibrated_entry(roc: Any, cap: int | None) -> dict[str, Any]:
+    """A calibrated curve (kind ``calibrated-roc``) as cached: thinned to ``cap`` points."""
+    from costdash.roc import thin_indices
+
+    keep = thin_indices(roc.size, cap) if cap is not None else slice(None)
+    return {"tp": roc.tp[keep].tolist(), "fp": roc.fp[keep].tolist(),
+            "threshold": _finite_list(roc.threshold[keep]),
+            "n_pos": int(roc.n_pos), "n_neg": int(roc.n_neg)}
+
+
+def calibrated_entry_texts(fitted: dict, cap: int | None) -> list[list[str]]:
+    """The cache texts of calibrations fitted elsewhere (:func:`dashboard.report.build_report`'s
+    ``fitted``: ``{(model, method): RocCurve or refusal text}``) in a scope of ``cap`` points,
+    as ``[[model, method, text], ...]``: the texts :func:`calibrated_roc_result` would cache
+    (JSON-able, so a report's child process hands them back: :func:`keep_calibrated`)."""
+    out = []
+    for (model, method), roc in fitted.items():
+        entry = {"error": roc} if isinstance(roc, str) else _calibrated_entry(roc, cap)
+        out.append([model, method, json.dumps(entry, allow_nan=False, separators=(",", ":"))])
+    return out
+
+
+def keep_calibrated(results: Results, dataset_id: str, texts: list[list[str]],
+                    scope: str) -> None:
+    """Cache :func:`calibrated_entry_texts` (made with ``results.max_points(scope)``) as kind
+    ``calibrated-roc``: they do not depend on the view, so the next report at other conditions
+    (:func:`calibrated_roc_texts`) and the Curves page fit them no more (issue 23)."""
+    for model, method, text in texts:
+        results.put("calibrated-roc", dataset_id, _calibrated_parts(model, method), text,
+                    scope=scope)
 
 
 def _calibrated_parts(model: str, method: str) -> dict[str, Any]:

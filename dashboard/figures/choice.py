@@ -28,8 +28,8 @@ from plotly.subplots import make_subplots
 from dashboard.figures.common import as_array, axis, base_layout, legend_policy
 from dashboard.figures.palette import HULL_COLOR, TRIVIAL_COLOR, classifier_style
 
-__all__ = ["METHOD_STYLES", "decision_curve_figure", "merged", "threshold_choice_dict",
-           "threshold_choice_figure"]
+__all__ = ["METHOD_STYLES", "decision_curve_figure", "merged", "one_column_relayout",
+           "threshold_choice_dict", "threshold_choice_figure"]
 
 METHOD_STYLES: dict[str, dict[str, Any]] = {
     "optimal": {"label": "optimal (its envelope)", "color": HULL_COLOR, "dash": "solid",
@@ -223,6 +223,50 @@ def threshold_choice_dict(classifiers: Sequence[Mapping[str, Any]],
     for key in ("shapes", "annotations"):  # keep the panels' titles, lines and notes
         page.pop(key)
     return {"data": traces, "layout": merged(layout, page)}
+
+
+def one_column_relayout(figure: Mapping[str, Any], n: int) -> dict[str, Any]:
+    """The ``Plotly.relayout`` update that turns :func:`threshold_choice_dict`'s grid of
+    panels into one column, one panel per row: what the report applies on a narrow screen
+    (issue 23: three panels per row left each ~95 px wide at 390 px). The panels' axes, their
+    titles and the figure's height as :func:`threshold_choice_dict` with ``columns=1`` lays
+    them out; traces, shapes and notes are on the panels' axes and follow them; the grid's
+    spare cells (past the ``n`` panels) are hidden. Empty for a figure without panels."""
+    layout = figure["layout"]
+    if n == 0 or "domain" not in layout.get("xaxis", {}):
+        return {}
+    height = PANEL_HEIGHT * n + 130
+    grid = _panel_grid(n, 1, min(0.3, 70 / height) if n > 1 else 0.0)
+    update: dict[str, Any] = {"height": height}
+    titles = [a for a in layout.get("annotations", ()) if a.get("xref") == "paper"]
+    k_title = 0
+    for k in range(n):
+        suffix = "" if k == 0 else str(k + 1)
+        x, y = grid[f"xaxis{suffix}"]["domain"], grid[f"yaxis{suffix}"]["domain"]
+        update[f"xaxis{suffix}.domain"], update[f"yaxis{suffix}.domain"] = x, y
+        update[f"xaxis{suffix}.title"] = ({"text": "PC(+)", "standoff": 4} if k == n - 1
+                                          else {"text": ""})
+        update[f"yaxis{suffix}.title"] = {"text": "normalized cost", "standoff": 4}
+        update[f"yaxis{suffix}.showticklabels"] = True
+        # The panels' titles come first among the annotations, in the panels' order (an
+        # empty name has none).
+        if k_title < len(titles) and layout.get(f"xaxis{suffix}", {}).get("domain") and \
+                _title_of(titles[k_title], layout[f"xaxis{suffix}"], layout[f"yaxis{suffix}"]):
+            update[f"annotations[{k_title}].x"] = sum(x) / 2.0
+            update[f"annotations[{k_title}].y"] = y[1]
+            k_title += 1
+    k = n
+    while f"xaxis{k + 1}" in layout:
+        update[f"xaxis{k + 1}.visible"] = update[f"yaxis{k + 1}.visible"] = False
+        k += 1
+    return update
+
+
+def _title_of(title: Mapping[str, Any], xaxis: Mapping[str, Any],
+              yaxis: Mapping[str, Any]) -> bool:
+    """Whether a panel title annotation sits on the panel of these axes."""
+    x, y = xaxis["domain"], yaxis["domain"]
+    return abs(title["x"] - sum(x) / 2.0) < 1e-9 and abs(title["y"] - y[1]) < 1e-9
 
 
 def decision_curve_figure(dca: Mapping[str, Any] | None, index: Mapping[str, int], *,

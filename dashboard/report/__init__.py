@@ -86,10 +86,14 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 _NARROW_SCRIPT = (
     # On a phone the figures' desktop margins would leave a plot under 300 px wide; the axes'
-    # automargin still makes room for their labels and titles.
-    '<script>window.addEventListener("load",function(){if(!window.Plotly||'
-    'window.innerWidth>=600)return;document.querySelectorAll(".js-plotly-plot")'
-    '.forEach(function(gd){Plotly.relayout(gd,{"margin.l":32,"margin.r":6});});});</script>')
+    # automargin still makes room for their labels and titles. Under 700 px a figure of panels
+    # gets its one-column layout (window.costdashNarrow, computed by the server: three panels
+    # a row were ~95 px wide at 390 px), in the same relayout.
+    '<script>window.addEventListener("load",function(){var w=window.innerWidth;'
+    'if(!window.Plotly||w>=700)return;var narrow=window.costdashNarrow||{};'
+    'document.querySelectorAll(".js-plotly-plot").forEach(function(gd){'
+    'var u=Object.assign({},narrow[gd.id]||{});if(w<600){u["margin.l"]=32;u["margin.r"]=6;}'
+    'if(Object.keys(u).length)Plotly.relayout(gd,u);});});</script>')
 
 _CSS = """
 body{font-family:-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:24px auto;
@@ -268,7 +272,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
                  choice: dict | None = None, plotly_src: str | None = None,
                  standalone_url: str | None = None, view_model: dict | None = None,
                  calibrated: Callable[[str, str], Any] | None = None,
-                 analysis: Analysis | None = None) -> str:
+                 analysis: Analysis | None = None, fitted: dict | None = None) -> str:
     """One self-contained HTML file reporting ``dataset`` as the Explore page shows it.
 
     Parameters
@@ -330,6 +334,10 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         already computed; only the choice under the view's conditions is made here. Else
         every ticked classifier's ROC curve is computed here (the report's largest numpy work
         after the calibrations: a sort of each classifier's scores).
+    fitted : dict, optional
+        Filled with the calibrations fitted here (not found through ``calibrated``):
+        ``{(classifier, method): the whole RocCurve, not thinned, or the refusal's text}``,
+        for the caller to keep (:func:`dashboard.results.calibrated_entry_texts`).
 
     Raises
     ------
@@ -357,7 +365,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
             analysis = thinned_analysis(analysis, max_points)
     selected = [c.name for c in analysis.classifiers]
     view = report_view(view, selected)
-    calibrated = calibrations_started(dataset, analysis, view, max_points, calibrated)
+    calibrated = calibrations_started(dataset, analysis, view, max_points, calibrated, fitted)
     name = name or dataset.source
     title = title or f"costdash report: {name}"
     when = (generated or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M %Z").strip()

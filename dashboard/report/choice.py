@@ -8,6 +8,8 @@ A part of :func:`dashboard.report.build_report`.
 
 from __future__ import annotations
 
+import json
+
 from typing import Any
 
 import numpy as np
@@ -32,7 +34,8 @@ def _choice_section(dataset: Dataset, view: View, max_points: int | None = None,
     with the view's pₜ, and the robust choices over its sensitivity box
     (:func:`costdash.choice_summary.choice_summary_of_view`)."""
     from costdash.choice_summary import choice_summary_of_view
-    from dashboard.figures.choice import decision_curve_figure, threshold_choice_dict
+    from dashboard.figures.choice import (decision_curve_figure, one_column_relayout,
+                                          threshold_choice_dict)
 
     # A read-only link's scope (``max_points``): every ROC curve thinned first, and each
     # threshold-choice curve to as many points. ``summary``: the same, already computed
@@ -127,6 +130,8 @@ def _choice_section(dataset: Dataset, view: View, max_points: int | None = None,
                       "rate loss", "fixed loss"], rows, css_class="threshold-choice")
             + "".join(notes)
             + f'<div class="fig">{_figure_html(cost, False, "choice-cost-figure")}</div>'
+            + _narrow_layout("choice-cost-figure",
+                             one_column_relayout(cost, len(summary["classifiers"])))
             + f"<h3>Decision curves</h3><p>A threshold probability is a cost ratio: "
               f"pₜ = C(+|−)/(C(−|+) + C(+|−)) = {_num(cur['pt'])} for these costs "
               f"(C(+|−)/C(−|+) = pₜ/(1 − pₜ)); at the test set's prevalence "
@@ -229,3 +234,13 @@ def _threshold_money_section(dataset: Dataset, analysis: Any, view: View,
                       "share of positives", "flagged"], rows, name_cols=2,
                      css_class="top-fraction")
             + "</section>")
+
+
+def _narrow_layout(div_id: str, update: dict) -> str:
+    """The relayout a narrow screen applies to the figure ``div_id`` (the report's narrow
+    script, :data:`dashboard.report._NARROW_SCRIPT`: under 700 px wide), computed here."""
+    if not update:
+        return ""
+    text = json.dumps(update, separators=(",", ":")).replace("</", "<\\/")
+    return (f"<script>(window.costdashNarrow=window.costdashNarrow||{{}})"
+            f"[{json.dumps(div_id)}]={text};</script>")

@@ -148,8 +148,8 @@ def shown_classifier(analysis: Analysis, view: View) -> str:
 
 def calibrations_started(dataset: Dataset, analysis: Analysis, view: View,
                          max_points: int | None,
-                         known: Callable[[str, str], Any] | None = None
-                         ) -> Callable[[str, str], Any] | None:
+                         known: Callable[[str, str], Any] | None = None,
+                         fitted_out: dict | None = None) -> Callable[[str, str], Any] | None:
     """Start fitting the shown classifier's calibrations (:func:`shown_classifier`, those
     ``known`` does not have) in a thread, and return the lookup :func:`_calibrate_html` reads
     them through (it waits for them).
@@ -159,6 +159,10 @@ def calibrations_started(dataset: Dataset, analysis: Analysis, view: View,
     OpenBLAS thread); its numpy work releases the GIL, so on a second core it runs while the
     other sections and the figures are built. The same curves, fitted the same way: the
     report shows the same numbers.
+
+    ``fitted_out``: filled (once they are read) with what was fitted here, ``{(classifier,
+    method): the whole RocCurve or the refusal's text}``, for the caller to keep (they do not
+    depend on the view: :func:`dashboard.results.calibrated_entry_texts`).
     """
     from costdash.calibration import CALIBRATIONS, calibrate_classifier
 
@@ -177,8 +181,12 @@ def calibrations_started(dataset: Dataset, analysis: Analysis, view: View,
                 try:
                     roc = calibrate_classifier(c, method)
                     fitted[method] = roc if max_points is None else _thinned(roc, max_points)
+                    if fitted_out is not None:
+                        fitted_out[name, method] = roc
                 except CostdashError as exc:
                     fitted[method] = str(exc)
+                    if fitted_out is not None:
+                        fitted_out[name, method] = str(exc)
                 except BaseException as exc:  # noqa: BLE001 - raised again where it is read
                     fitted[method] = exc
 

@@ -1,6 +1,7 @@
 """The report's figures in Chromium at 1440 and 390 px (issue 23): as wide as the page lets them
 be, two side by side on a wide screen, one per row on a phone, none wider than the window and
-every single-panel plot at least 300 px wide there."""
+every single-panel plot at least 300 px wide there; the threshold-choice panels three a row on
+a wide screen, one a row on a phone (each at least 300 px wide, none overlapping)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,16 @@ FIGURES = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(
     return {id: gd.id, left: r.left, right: r.right, top: r.top, box: r.width,
             drawn: gd._fullLayout.width, plot: gd._fullLayout._size.w};
 })"""
+
+PANELS = """() => {
+    const gd = document.getElementById('choice-cost-figure'), full = gd._fullLayout;
+    const shown = new Set(gd.data.map(t => (t.xaxis || 'x').replace('x', 'xaxis')));
+    return Object.keys(full).filter(k => /^xaxis\\d*$/.test(k) && shown.has(k)).map(k => {
+        const y = full[k].anchor.replace('y', 'yaxis');
+        return {axis: k, left: full[k]._offset, width: full[k]._length,
+                top: full[y]._offset, height: full[y]._length};
+    });
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +72,35 @@ def test_nothing_overflows_a_390_px_window(page: Page, report_file, screenshot_d
         assert f["left"] >= 0 and f["right"] <= 390 and abs(f["drawn"] - f["box"]) <= 1, f
     for key in SINGLE_PANEL:
         assert figures[key]["plot"] >= 300, figures[key]
+
+
+def _panels(page: Page) -> list[dict]:
+    return page.evaluate(PANELS)
+
+
+def test_threshold_choice_panels_three_a_row_at_1440_px(page: Page, report_file):
+    _figures(page, report_file, 1440)
+    panels = _panels(page)
+    assert len(panels) >= 4  # the demo's classifiers: more than one row
+    assert len({round(p["top"]) for p in panels[:3]}) == 1
+    assert panels[3]["top"] > panels[0]["top"] + panels[0]["height"]
+
+
+def test_threshold_choice_panels_one_a_row_at_390_px(page: Page, report_file, screenshot_dir):
+    _figures(page, report_file, 390)
+    page.locator("#choice-cost-figure").screenshot(
+        path=str(screenshot_dir / "report-choice-panels-390.png"))
+    panels = _panels(page)
+    assert len(panels) >= 4
+    for p in panels:
+        assert p["width"] >= 300 and p["height"] >= 250, p
+    for above, below in zip(panels, panels[1:]):
+        assert below["top"] >= above["top"] + above["height"], (above, below)
+    # Each panel's title sits above its own panel (the titles moved with the panels).
+    titles = page.evaluate("""() => Array.from(document.querySelectorAll(
+        '#choice-cost-figure .annotation')).map(a => a.getBoundingClientRect().top)""")
+    tops = [p["top"] for p in panels]
+    gd_top = page.evaluate("document.getElementById('choice-cost-figure')"
+                           ".getBoundingClientRect().top")
+    for top, title in zip(tops, sorted(titles)[:len(tops)]):
+        assert gd_top + top - 40 <= title <= gd_top + top, (top, title)

@@ -136,3 +136,50 @@ def test_the_figures_fill_their_box_and_keep_their_height(stored):
     for div_id in ("roc-figure", "cost-figure", "curves-pr-figure", "curves-gains-figure",
                    "curves-hist-figure", "curves-rel-figure", "choice-money-figure"):
         assert figures[div_id][1]["height"] == FIGURE_SIZE[1], div_id
+
+
+@pytest.mark.parametrize("scope", ["full", "thinned"])
+@pytest.mark.slow
+def test_a_report_keeps_its_calibrations_for_the_next_view(stored, monkeypatch, tmp_path,
+                                                           scope):
+    """The report route's child hands back the shown classifier's calibrations (issue 23: they
+    do not depend on the view); the web process keeps them as the Curves page does, so the
+    next report at other conditions fits none, and says what a report fitting its own says."""
+    import costdash.calibration
+
+    from .test_results_service import Tally
+
+    app, data_id, dataset = stored
+    services = app.server.extensions["costdash"]
+    client = app.server.test_client()
+    if scope == "thinned":  # a read link's report: its curves thinned to max_roc_points
+        reply = client.post("/api/v1/analyses", data={
+            "file": (io.BytesIO(make_predictions(n=3000, seed=11).to_csv(index=False).encode()),
+                     "p.csv"), "name": "Q3"}, content_type="multipart/form-data")
+        assert reply.status_code == 201, reply.get_json()
+        data_id = reply.get_json()["dataset_id"]
+        assert services.results.scope(data_id) == "thinned"
+    max_points = services.results.max_points(scope)
+    fits = Tally(tmp_path / "fits")  # the report is built in the compute gate's child
+    real = costdash.calibration.calibrate_classifier
+    monkeypatch.setattr(costdash.calibration, "calibrate_classifier",
+                        lambda c, method, *a, **k: fits.add([c.name, method])
+                        or real(c, method, *a, **k))
+    base = f"/api/v1/datasets/{data_id}/report.html"
+    assert client.get(f"{base}?p_pos=0.3&model=beta").status_code == 200
+    assert ["beta", "platt"] in fits.values() and ["beta", "isotonic"] in fits.values()
+    kept_keys = [k for k in services.results.keys_of(data_id)
+                 if k.startswith("result:calibrated-roc:")]
+    assert len(kept_keys) == 2 and all(f":{scope}:" in k for k in kept_keys)
+    # A new view (other conditions, the same classifier shown) through the route: no fit.
+    fits.path.write_text("")
+    assert client.get(f"{base}?p_pos=0.1&cost_fn=6&model=beta").status_code == 200
+    assert fits.values() == []
+    # What it builds from them is byte for byte the report that fits its own.
+    view = View.parse({"p_pos": "0.1", "cost_fn": "6", "model": "beta"})
+    kept = report_inputs(services, data_id, max_points, view)
+    reused = build_report(dataset, view=view, max_points=max_points, **FIXED, **kept)
+    assert fits.values() == []
+    assert reused == build_report(dataset, view=view, max_points=max_points, **FIXED)
+    assert len(fits.values()) == 2
+

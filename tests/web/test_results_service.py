@@ -339,3 +339,19 @@ def test_uncached_choices_and_reports_go_through_the_gate_and_cached_ones_do_not
         assert "not started" in refused.error
     # The slot given back.
     assert client.get(f"{base}/choice.json?p_pos=0.31&beta_a=2").status_code == 200
+
+
+@pytest.mark.slow
+def test_deleting_an_analysis_drops_the_calibrations_its_report_kept(client, services):
+    """A cold report keeps the shown classifier's calibrations (kind ``calibrated-roc``,
+    handed back by its child process, issue 23) under the one key scheme: deleting the
+    analysis drops them with every other result."""
+    made = _share(client)
+    data_id = made["dataset_id"]
+    assert client.get(f"/api/v1/datasets/{data_id}/report.html?model=beta").status_code == 200
+    kept = [k for k in _derived(services, data_id) if k.startswith("result:calibrated-roc:")]
+    assert len(kept) == 2 and set(kept) <= set(services.results.keys_of(data_id))
+    reply = client.delete(f"/api/v1/analyses/{made['id']}",
+                          headers={"Authorization": f"Bearer {made['manage_token']}"})
+    assert reply.status_code == 204
+    assert _derived(services, data_id) == []
