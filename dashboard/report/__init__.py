@@ -93,6 +93,9 @@ _NARROW_SCRIPT = (
     'if(!window.Plotly||w>=700)return;var narrow=window.costdashNarrow||{};'
     'document.querySelectorAll(".js-plotly-plot").forEach(function(gd){'
     'var u=Object.assign({},narrow[gd.id]||{});if(w<600){u["margin.l"]=32;u["margin.r"]=6;}'
+    # The box around the figure is as tall as the wide layout (pio.to_html's wrapper): it
+    # grows with the column, or the panels would cover what follows.
+    'if(u.height)gd.parentElement.style.height=u.height+"px";'
     'if(Object.keys(u).length)Plotly.relayout(gd,u);});});</script>')
 
 _CSS = """

@@ -92,6 +92,14 @@ def test_threshold_choice_panels_one_a_row_at_390_px(page: Page, report_file, sc
         path=str(screenshot_dir / "report-choice-panels-390.png"))
     panels = _panels(page)
     assert len(panels) >= 4
+    # Its box grew with the column (the panels cover nothing after it).
+    box = page.evaluate("""() => { const gd = document.getElementById('choice-cost-figure');
+        const fig = gd.closest('.fig');
+        let next = fig.nextElementSibling;
+        while (next.tagName === 'SCRIPT') next = next.nextElementSibling;
+        return [gd.getBoundingClientRect().height, gd._fullLayout.height,
+                fig.getBoundingClientRect().bottom, next.getBoundingClientRect().top]; }""")
+    assert box[0] >= box[1] and box[2] <= box[3], box
     for p in panels:
         assert p["width"] >= 300 and p["height"] >= 250, p
     for above, below in zip(panels, panels[1:]):
