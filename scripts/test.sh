@@ -58,7 +58,7 @@ fi
 unset PYTHONDONTWRITEBYTECODE
 
 mkdir -p test-output
-workers="${COSTDASH_TEST_WORKERS:-3}"
+workers="${COSTDASH_TEST_WORKERS:-4}"
 pytest=(.venv/bin/python -m pytest)
 # Each module (or test class) goes whole to one worker, so its module fixtures (a replayed image,
 # a Spark session, a running server) are set up once; modules are handed out longest first, in

@@ -4,6 +4,7 @@ and the order the modules run in."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,23 @@ from tests.support.services import (fresh_postgres_database, fresh_postgres_sche
 
 def pytest_configure(config):
     cpu_use.register(config)
+
+
+@pytest.fixture(autouse=True)
+def no_housekeeping_outlives_its_test():
+    """Stops the housekeeping of every app the test made (dashboard/factory.py schedules it on
+    one thread per process, every ``maintenance_seconds``).
+
+    Left running, an app whose PostgreSQL database the test dropped tried to connect every
+    round for the rest of the worker's life; a Multiclass job forked in a later test while that
+    thread was inside libpq's connect inherited its lock, hung in its own connect, and kept
+    the Playwright driver's pipe open, so the worker never finished (a whole-suite run,
+    2026-11-27). An app the test still holds is dropped after it anyway."""
+    yield
+    factory = sys.modules.get("dashboard.factory")
+    if factory is not None:
+        with factory._scheduler_lock:
+            factory._scheduled.clear()
 
 
 @pytest.fixture(scope="session")

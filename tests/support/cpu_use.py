@@ -4,7 +4,12 @@ there; ``python scripts/test_durations.py --cpu DIR`` adds them up.
 
 Wall seconds (the JUnit files) say how long a module holds a worker; on two cores shared by
 three or four workers they mostly say how loaded the machine was. CPU seconds say what a module
-costs everyone else, which is what a shorter CI run has to cut.
+costs everyone else, which is what a shorter CI run has to cut: in a whole-suite run the two
+cores are busy 99-100 % of the time (``/proc/stat``, 2026-11-27), three workers or four.
+
+What it cannot see: a process that ends without being waited for by one it can see. Chromium's
+renderers end with their page and take their CPU with them; in that run the sum here was about
+half of what ``/proc/stat`` showed the cores did, so a browser test costs more than it says.
 """
 
 from __future__ import annotations
