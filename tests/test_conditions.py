@@ -167,11 +167,13 @@ def test_benefits_hand_worked():
 @given(st.floats(1e-6, 1 - 1e-6), st.floats(1e-3, 1e3), st.floats(1e-3, 1e3),
        st.floats(-1e3, 1e3), st.floats(-1e3, 1e3), st.floats(0, 1), st.floats(0, 1))
 def test_benefits_shift_the_money_and_decide_through_the_differences(p, fn, fp, tp, tn, f, t):
-    if not (fn - tp > 1e-6 and fp - tn > 1e-6):
+    if not (fn - tp > 0 and fp - tn > 0):
         with pytest.raises(ParameterError, match="must be positive"):
             OperatingCondition(p, fn, fp, tp, tn)
         return
-    full = OperatingCondition(p, fn, fp, tp, tn)
+    full = OperatingCondition(p, fn, fp, tp, tn)  # any positive difference is taken
+    if not (fn - tp > 1e-6 and fp - tn > 1e-6):
+        return  # a difference of ~1e-19 (found by hypothesis): the comparisons lose every digit
     differences = OperatingCondition(p, fn - tp, fp - tn)
     assert full.pc == pytest.approx(differences.pc, rel=1e-9)
     assert full.normalized_cost(f, t) == pytest.approx(differences.normalized_cost(f, t),
