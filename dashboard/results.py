@@ -254,6 +254,12 @@ class Results:
             lambda: choice_base(self.store.get(dataset_id), models=models_key,
                                 calibrate=calibration, max_roc_points=self.max_points(scope)))
 
+    def kept_choice_base(self, dataset_id: str, scope: str, models: Any,
+                         calibration: str | None) -> Any:
+        """The base :meth:`choice_base` keeps for these arguments, or None: read, never
+        computed."""
+        return self.memoised(_base_key(dataset_id, scope, models, calibration))
+
     def choice_text(self, dataset_id: str, view: Any, *, max_points: int,
                     run: Callable[[], AbstractContextManager[Callable[[Callable[[], Any]], Any]]]
                     | None = None) -> str:
@@ -336,7 +342,7 @@ class Results:
                                    allow_nan=False, separators=(",", ":"))
             return {"marked": at(base, json.loads(pack_text)), "curves": pack_text}
 
-        base = self.memoised(_base_key(dataset_id, scope, models, view.calibration))
+        base = self.kept_choice_base(dataset_id, scope, models, view.calibration)
         pack = pack or known_pack()
         if base is not None and pack is not None:
             # Every condition-free part is in this process: only the condition's own part is

@@ -926,7 +926,7 @@ def report_inputs(services: Any, dataset_id: str, max_points: int | None,
         Keyword arguments for :func:`build_report` (empty when nothing kept is the report's).
     """
     from dashboard.report import report_points, warm_figures
-    from dashboard.results import _base_key, calibrated_roc_texts
+    from dashboard.results import calibrated_roc_texts
 
     warm_figures()
     if services.settings.max_roc_points != report_points(max_points):
@@ -938,8 +938,8 @@ def report_inputs(services: Any, dataset_id: str, max_points: int | None,
             "calibrated": calibrated_roc_texts(services.results, dataset_id, names, scope)}
     # The base is thinned to the scope's max_points (Results.max_points), as the report's
     # analysis is; it is read, never computed, in this process.
-    base = None if view is None else services.results.memoised(
-        _base_key(dataset_id, scope, view.models, view.calibration))
+    base = None if view is None else services.results.kept_choice_base(
+        dataset_id, scope, view.models, view.calibration)
     if base is not None and services.results.max_points(scope) == max_points:
         kept["analysis"] = base.analysis
     return kept
