@@ -52,7 +52,8 @@ def module_cpu(directory: Path) -> tuple[dict[str, float], float]:
     whole = 0.0
     for path in sorted(directory.glob("cpu-*.json")):
         data = json.loads(path.read_text())
-        whole += data["whole_process"]
+        if path.name.startswith("cpu-main-"):  # a controller's tree holds its workers
+            whole += data["whole_process"]
         for module, s in data["modules"].items():
             seconds[module] += s
     return dict(seconds), whole
