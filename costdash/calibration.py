@@ -106,6 +106,60 @@ def fit_platt(score: ArrayLike, y_true: ArrayLike, weight: ArrayLike | None = No
     return Calibrator("platt", params=(float(a), float(theta[1] - a * centre)))
 
 
+_PAV_PASSES = 8
+"""Vectorised pooling passes of :func:`_pool_adjacent_violators` before the rest is pooled
+one block at a time."""
+
+
+def _pool_adjacent_violators(ysum: NDArray[np.float64], wsum: NDArray[np.float64]
+                             ) -> NDArray[np.float64]:
+    """The isotonic (non-decreasing) fit of the points ``ysum / wsum`` weighted by ``wsum``
+    (all positive), one value per point: each block of pooled points takes ``Σ ysum / Σ wsum``.
+
+    Pooling adjacent violators in any order gives the one isotonic fit, so it is done first
+    in whole-array passes (each pools every maximal run of blocks whose means do not increase:
+    on calibration data most of the points go in the first passes), then the remaining blocks
+    with the usual stack. Each block's value is its sums' quotient (exact sums of integer
+    counts), not a running average.
+    """
+    n = ysum.size
+    start = np.arange(n)
+    sy, sw = ysum, wsum
+    for _ in range(_PAV_PASSES):
+        m = sy / sw
+        pool = m[:-1] >= m[1:]
+        if not pool.any():
+            break
+        first = np.flatnonzero(np.r_[True, ~pool])
+        sy, sw, start = np.add.reduceat(sy, first), np.add.reduceat(sw, first), start[first]
+    else:
+        ys: list[float] = []
+        ws: list[float] = []
+        starts: list[int] = []
+        for v, u, k in zip(sy.tolist(), sw.tolist(), start.tolist()):
+            ys.append(v)
+            ws.append(u)
+            starts.append(k)
+            while len(ys) > 1 and ys[-2] / ws[-2] >= ys[-1] / ws[-1]:
+                v, u = ys.pop(), ws.pop()
+                starts.pop()
+                ys[-1] += v
+                ws[-1] += u
+        sy, sw, start = np.array(ys), np.array(ws), np.array(starts, dtype=np.int64)
+    return np.repeat(sy / sw, np.diff(np.r_[start, n]))
+
+
+def _isotonic_sorted(s: NDArray[np.float64], y: NDArray[np.bool_], w: NDArray[np.float64]
+                     ) -> Calibrator:
+    """:func:`fit_isotonic` of examples already sorted by score, all of positive weight."""
+    if s.size == 0:
+        raise ParameterError("isotonic calibration needs examples")
+    first = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    wsum = np.add.reduceat(w, first)
+    ysum = np.add.reduceat(np.where(y, w, 0.0), first)
+    return Calibrator("isotonic", x=s[first], y=_pool_adjacent_violators(ysum, wsum))
+
+
 def fit_isotonic(score: ArrayLike, y_true: ArrayLike, weight: ArrayLike | None = None
                  ) -> Calibrator:
     """Isotonic regression of the labels on the scores (pool adjacent violators)."""
@@ -114,28 +168,8 @@ def fit_isotonic(score: ArrayLike, y_true: ArrayLike, weight: ArrayLike | None =
     w = _weights(y, weight)
     keep = w > 0
     s, y, w = s[keep], y[keep], w[keep]
-    if s.size == 0:
-        raise ParameterError("isotonic calibration needs examples")
-    xs, inverse = np.unique(s, return_inverse=True)
-    wsum = np.bincount(inverse, weights=w)
-    ysum = np.bincount(inverse, weights=w * y)
-    # Pool adjacent violators on the tie-pooled points: a stack of blocks (mean, weight, size).
-    means: list[float] = []
-    weights: list[float] = []
-    sizes: list[int] = []
-    for m, v in zip((ysum / wsum).tolist(), wsum.tolist()):
-        means.append(m)
-        weights.append(v)
-        sizes.append(1)
-        while len(means) > 1 and means[-2] >= means[-1]:
-            v2, v1 = weights.pop(), weights.pop()
-            m2, m1 = means.pop(), means.pop()
-            k2, k1 = sizes.pop(), sizes.pop()
-            means.append((m1 * v1 + m2 * v2) / (v1 + v2))
-            weights.append(v1 + v2)
-            sizes.append(k1 + k2)
-    fitted = np.repeat(np.array(means), np.array(sizes))
-    return Calibrator("isotonic", x=xs, y=fitted)
+    order = np.argsort(s, kind="stable")
+    return _isotonic_sorted(s[order], y[order], w[order])
 
 
 def default_folds(y_true: ArrayLike, k: int = 5) -> NDArray[np.int64]:
@@ -167,7 +201,10 @@ def cross_fit(score: ArrayLike, y_true: ArrayLike, fold: ArrayLike, method: Meth
     labels = np.unique(f)
     if labels.size < 2:
         raise ParameterError("calibration on folds needs at least two folds")
-    fit = fit_platt if method == "platt" else fit_isotonic
+    if method == "isotonic":
+        # Sorted once for every fold (a fold's training examples stay in order).
+        order = np.argsort(s, kind="stable")
+        s_sorted, y_sorted, w_sorted, f_sorted = s[order], y[order], w[order], f[order]
     out = np.empty(s.size)
     for label in labels:
         held = f == label
@@ -175,7 +212,12 @@ def cross_fit(score: ArrayLike, y_true: ArrayLike, fold: ArrayLike, method: Meth
         if not (np.any(y[train] & (w[train] > 0)) and np.any(~y[train] & (w[train] > 0))):
             raise ParameterError(f"fold {label!r}: the other folds lack a class, so no "
                                  f"calibration can be fitted for it")
-        out[held] = fit(s[train], y[train], w[train])(s[held])
+        if method == "isotonic":
+            fitting = (f_sorted != label) & (w_sorted > 0)
+            fitted = _isotonic_sorted(s_sorted[fitting], y_sorted[fitting], w_sorted[fitting])
+        else:
+            fitted = fit_platt(s[train], y[train], w[train])
+        out[held] = fitted(s[held])
     return out
 
 
