@@ -55,6 +55,27 @@ class Calibrator:
             return expit(a * s + b)
         return np.interp(s, self.x, self.y)
 
+    def to_json(self) -> list:
+        """The map as JSON-able numbers (:meth:`from_json` gives a map that calibrates every
+        score to the same bits): Platt's (a, b); of an isotonic map only the first and the
+        last fitted score of each constant run (between them ``interp`` gives the run's value
+        either way; between runs it joins the same two points), a few hundred points instead
+        of one per distinct score."""
+        if self.method == "platt":
+            return ["platt", *self.params]
+        y = self.y
+        change = y[1:] != y[:-1]
+        keep = np.r_[True, change] | np.r_[change, True]
+        return ["isotonic", self.x[keep].tolist(), y[keep].tolist()]
+
+    @classmethod
+    def from_json(cls, data: list) -> Calibrator:
+        """The map :meth:`to_json` wrote."""
+        if data[0] == "platt":
+            return cls("platt", params=(float(data[1]), float(data[2])))
+        return cls("isotonic", x=np.asarray(data[1], dtype=np.float64),
+                   y=np.asarray(data[2], dtype=np.float64))
+
 
 def _weights(y: NDArray[np.bool_], weight: ArrayLike | None) -> NDArray[np.float64]:
     w = np.ones(y.size) if weight is None else np.asarray(weight, dtype=np.float64)
@@ -184,8 +205,13 @@ def default_folds(y_true: ArrayLike, k: int = 5) -> NDArray[np.int64]:
 
 
 def cross_fit(score: ArrayLike, y_true: ArrayLike, fold: ArrayLike, method: Method,
-              weight: ArrayLike | None = None) -> NDArray[np.float64]:
+              weight: ArrayLike | None = None, *, maps: list | None = None,
+              maps_out: list | None = None) -> NDArray[np.float64]:
     """Each example's score calibrated by a map fitted on the other folds.
+
+    ``maps_out``: filled with each fold's map as ``[label, Calibrator.to_json()]`` pairs;
+    ``maps``: such pairs from an earlier cross-fit of the same data and method, applied instead
+    of fitting (the same calibrated scores, to the bit).
 
     Raises
     ------
@@ -201,7 +227,8 @@ def cross_fit(score: ArrayLike, y_true: ArrayLike, fold: ArrayLike, method: Meth
     labels = np.unique(f)
     if labels.size < 2:
         raise ParameterError("calibration on folds needs at least two folds")
-    if method == "isotonic":
+    given = None if maps is None else {label: Calibrator.from_json(m) for label, m in maps}
+    if method == "isotonic" and given is None:
         # Sorted once for every fold (a fold's training examples stay in order).
         order = np.argsort(s, kind="stable")
         s_sorted, y_sorted, w_sorted, f_sorted = s[order], y[order], w[order], f[order]
@@ -212,19 +239,27 @@ def cross_fit(score: ArrayLike, y_true: ArrayLike, fold: ArrayLike, method: Meth
         if not (np.any(y[train] & (w[train] > 0)) and np.any(~y[train] & (w[train] > 0))):
             raise ParameterError(f"fold {label!r}: the other folds lack a class, so no "
                                  f"calibration can be fitted for it")
-        if method == "isotonic":
+        if given is not None:
+            fitted = given[label.item()]
+        elif method == "isotonic":
             fitting = (f_sorted != label) & (w_sorted > 0)
             fitted = _isotonic_sorted(s_sorted[fitting], y_sorted[fitting], w_sorted[fitting])
         else:
             fitted = fit_platt(s[train], y[train], w[train])
+        if maps_out is not None and given is None:
+            maps_out.append([label.item(), fitted.to_json()])
         out[held] = fitted(s[held])
     return out
 
 
 def calibrate_classifier(classifier: ScoredClassifier, method: Method,
-                         folds: int = 5) -> RocCurve:
+                         folds: int = 5, *, maps: list | None = None,
+                         maps_out: list | None = None) -> RocCurve:
     """The ROC curve of a classifier's cross-fitted calibrated scores (the data's folds, or
     :func:`default_folds` when it has none); its thresholds are probabilities.
+
+    ``maps_out`` / ``maps``: the fitted maps, handed out / given back (:func:`cross_fit`): the
+    same curve again without fitting (a few hundred numbers to keep instead of the curve).
 
     Raises
     ------
@@ -246,7 +281,8 @@ def calibrate_classifier(classifier: ScoredClassifier, method: Method,
                              f"the score-count layout (its entries are whole score cells, "
                              f"which cannot be split into folds)")
     keep = w > 0
-    calibrated = cross_fit(s[keep], y[keep], fold[keep], method, w[keep])
+    calibrated = cross_fit(s[keep], y[keep], fold[keep], method, w[keep], maps=maps,
+                           maps_out=maps_out)
     counts = w[keep].astype(np.int64)
     return roc_from_score_counts(calibrated, np.where(y[keep], counts, 0),
                                  np.where(y[keep], 0, counts), name=classifier.name)

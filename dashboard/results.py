@@ -605,8 +605,12 @@ def calibrated_roc_result(results: Results, dataset_id: str, model: str, method:
         if isinstance(c, CountedClassifier):
             return {"error": f"{model} was given as confusion matrices: there are no scores "
                              "to calibrate."}
+        # The maps a report kept (calibration_maps_texts) give the same curve without fitting.
+        maps = results.peek("calibration-maps", dataset_id, _calibrated_parts(model, method),
+                            scope=scope, checked=False)
         try:
-            roc = calibrate_classifier(c, method)
+            roc = calibrate_classifier(c, method,
+                                       maps=None if maps is None else json.loads(maps)["maps"])
         except CostdashError as exc:
             return {"error": str(exc)}
         return _calibrated_entry(roc, results.max_points(scope))
@@ -626,24 +630,34 @@ def _calibrated_entry(roc: Any, cap: int | None) -> dict[str, Any]:
 
 def calibrated_entry_texts(fitted: dict, cap: int | None) -> list[list[str]]:
     """The cache texts of calibrations fitted elsewhere (:func:`dashboard.report.build_report`'s
-    ``fitted``: ``{(model, method): RocCurve or refusal text}``) in a scope of ``cap`` points,
-    as ``[[model, method, text], ...]``: the texts :func:`calibrated_roc_result` would cache
-    (JSON-able, so a report's child process hands them back: :func:`keep_calibrated`)."""
+    ``fitted``: ``{(model, method): {"maps": the fitted maps}, a RocCurve or refusal text}``)
+    in a scope of ``cap`` points, as ``[[model, method, text, kind], ...]`` (JSON-able, so a
+    report's child process hands them back: :func:`keep_calibrated`): a refusal or a curve as
+    :func:`calibrated_roc_result` caches it (kind ``calibrated-roc``); the maps of a cross-fit
+    (:func:`costdash.calibration.calibrate_classifier`'s ``maps_out``: a few hundred numbers
+    where the whole curve of 200,000 scores took ~0.3 s to write) as kind
+    ``calibration-maps``, from which the same curve is made again without fitting."""
     out = []
-    for (model, method), roc in fitted.items():
-        entry = {"error": roc} if isinstance(roc, str) else _calibrated_entry(roc, cap)
-        out.append([model, method, json.dumps(entry, allow_nan=False, separators=(",", ":"))])
+    for (model, method), found in fitted.items():
+        if isinstance(found, dict):
+            out.append([model, method, json.dumps(found, separators=(",", ":")),
+                        "calibration-maps"])
+            continue
+        entry = {"error": found} if isinstance(found, str) else _calibrated_entry(found, cap)
+        out.append([model, method, json.dumps(entry, allow_nan=False, separators=(",", ":")),
+                    "calibrated-roc"])
     return out
 
 
 def keep_calibrated(results: Results, dataset_id: str, texts: list[list[str]],
                     scope: str) -> None:
-    """Cache :func:`calibrated_entry_texts` (made with ``results.max_points(scope)``) as kind
-    ``calibrated-roc``: they do not depend on the view, so the next report at other conditions
-    (:func:`calibrated_roc_texts`) and the Curves page fit them no more (issue 23)."""
-    for model, method, text in texts:
-        results.put("calibrated-roc", dataset_id, _calibrated_parts(model, method), text,
-                    scope=scope)
+    """Cache :func:`calibrated_entry_texts` (made with ``results.max_points(scope)``) under
+    their kinds (``calibrated-roc`` or ``calibration-maps``): they do not depend on the view,
+    so the next report at other conditions (:func:`calibrated_roc_texts`) and the Curves page
+    fit them no more (issue 23)."""
+    for model, method, text, *kind in texts:
+        results.put(kind[0] if kind else "calibrated-roc", dataset_id,
+                    _calibrated_parts(model, method), text, scope=scope)
 
 
 def _calibrated_parts(model: str, method: str) -> dict[str, Any]:
@@ -669,8 +683,9 @@ def calibrated_roc_texts(results: Results, dataset_id: str, models: list[str],
     """The calibrated curves of ``models`` already cached in ``scope``
     (:func:`calibrated_roc_result`: the whole curve in the full scope, thinned to
     ``max_roc_points`` in the thinned one), read now and decoded when asked:
-    ``lookup(model, method)`` is the :class:`~costdash.roc.RocCurve`, the refusal's text, or
-    None (not computed yet). Nothing is computed: the report
+    ``lookup(model, method)`` is the :class:`~costdash.roc.RocCurve`, the refusal's text,
+    ``{"maps": ...}`` (the maps a report's cross-fit kept, kind ``calibration-maps``: the curve
+    made from them without fitting) or None (not computed yet). Nothing is computed: the report
     (:func:`dashboard.api.report_inputs`) reuses what the Curves page computed, and
     computes the rest itself.
     """
@@ -679,16 +694,20 @@ def calibrated_roc_texts(results: Results, dataset_id: str, models: list[str],
     texts = {}
     for model in models:
         for method in CALIBRATIONS:
-            text = results.peek("calibrated-roc", dataset_id, _calibrated_parts(model, method),
-                                scope=scope, checked=False)
-            if text is not None:
-                texts[model, method] = text
+            for kind in ("calibrated-roc", "calibration-maps"):
+                text = results.peek(kind, dataset_id, _calibrated_parts(model, method),
+                                    scope=scope, checked=False)
+                if text is not None:
+                    texts[model, method] = text
+                    break
 
     def lookup(model: str, method: str) -> Any:
         text = texts.get((model, method))
         if text is None:
             return None
         r = json.loads(text)
+        if "maps" in r:
+            return r  # the report makes the curve from them (dashboard.report.curves)
         return r["error"] if "error" in r else _roc_of_entry(model, r)
 
     return lookup

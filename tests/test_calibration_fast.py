@@ -129,3 +129,30 @@ def test_calibrated_roc_is_the_former_one():
     np.testing.assert_allclose(new.fpr, old.fpr, rtol=0, atol=1e-12)
     np.testing.assert_allclose(new.tpr, old.tpr, rtol=0, atol=1e-12)
     np.testing.assert_allclose(new.threshold[1:], old.threshold[1:], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["platt", "isotonic"])
+@pytest.mark.parametrize("kind", ["probabilities", "ties", "ranks"])
+def test_kept_maps_give_the_same_curve_to_the_bit(method, kind):
+    """A cross-fit's maps, through JSON, calibrate every score to the same bits: the report
+    keeps them (a few hundred numbers) instead of the calibrated curve (issue 23)."""
+    import json
+
+    s, y, _ = _data(kind, 20_000, seed=5)
+    c = ScoredClassifier("m", y, s)
+    maps: list = []
+    fitted = calibrate_classifier(c, method, maps_out=maps)
+    assert [label for label, _ in maps] == [0, 1, 2, 3, 4]
+    text = json.dumps(maps)
+    assert len(text) < 60_000
+    again = calibrate_classifier(c, method, maps=json.loads(text))
+    for field in ("tp", "fp", "threshold"):
+        assert np.array_equal(getattr(again, field), getattr(fitted, field), equal_nan=True)
+    # And not merely the curve of any maps: other maps give another curve.
+    other = json.loads(text)
+    if method == "platt":
+        other[0][1][1] *= 1.5
+    else:
+        other[0][1][2] = [0.5] * len(other[0][1][2])
+    moved = calibrate_classifier(c, method, maps=other)
+    assert not np.array_equal(moved.threshold, fitted.threshold)

@@ -327,8 +327,9 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
     calibrated : callable, optional
         ``calibrated(classifier, method)``: that classifier's ROC curve of scores calibrated
         by ``method`` (:func:`costdash.calibration.calibrate_classifier`, thinned to
-        :func:`report_points` of ``max_points`` when ``max_points`` is given) or the text of
-        the refusal, when already computed; None where not (computed here). See
+        :func:`report_points` of ``max_points`` when ``max_points`` is given), the text of
+        the refusal, or ``{"maps": ...}`` (a cross-fit's maps: the curve is made from them),
+        when already computed; None where not (computed here). See
         :func:`dashboard.api.report_inputs`.
     analysis : Analysis, optional
         The view's ticked classifiers analysed under any condition (``analyze(dataset,
@@ -339,8 +340,9 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         after the calibrations: a sort of each classifier's scores).
     fitted : dict, optional
         Filled with the calibrations fitted here (not found through ``calibrated``):
-        ``{(classifier, method): the whole RocCurve, not thinned, or the refusal's text}``,
-        for the caller to keep (:func:`dashboard.results.calibrated_entry_texts`).
+        ``{(classifier, method): {"maps": the cross-fit's maps} or the refusal's text}``,
+        for the caller to keep (:func:`dashboard.results.calibrated_entry_texts`); a later
+        report given the maps through ``calibrated`` makes the same curve without fitting.
 
     Raises
     ------

@@ -150,25 +150,27 @@ def calibrations_started(dataset: Dataset, analysis: Analysis, view: View,
                          max_points: int | None,
                          known: Callable[[str, str], Any] | None = None,
                          fitted_out: dict | None = None) -> Callable[[str, str], Any] | None:
-    """Start fitting the shown classifier's calibrations (:func:`shown_classifier`, those
+    """Start making the shown classifier's calibrated curves (:func:`shown_classifier`, those
     ``known`` does not have) in a thread, and return the lookup :func:`_calibrate_html` reads
     them through (it waits for them).
 
-    Cross-fitting Platt and isotonic calibrations on folds is most of a cold report's work
-    (issue 23: ~2 of ~3.5 CPU seconds at 20 classifiers x 200,000 scores, ~0.6 s on one
-    OpenBLAS thread); its numpy work releases the GIL, so on a second core it runs while the
-    other sections and the figures are built. The same curves, fitted the same way: the
-    report shows the same numbers.
+    Cross-fitting Platt and isotonic calibrations on folds is a large part of a cold report's
+    work (issue 23: ~0.45 CPU s at 200,000 scores); its numpy work releases the GIL, so on a
+    second core it runs while the other sections and the figures are built. When ``known``
+    gives a cross-fit's maps (``{"maps": ...}``, kept from an earlier report) the curve is made
+    from them instead, without fitting: the same curve to the bit. The same curves, fitted the
+    same way: the report shows the same numbers.
 
     ``fitted_out``: filled (once they are read) with what was fitted here, ``{(classifier,
-    method): the whole RocCurve or the refusal's text}``, for the caller to keep (they do not
-    depend on the view: :func:`dashboard.results.calibrated_entry_texts`).
+    method): {"maps": the fitted maps} or the refusal's text}``, for the caller to keep (they
+    do not depend on the view: :func:`dashboard.results.calibrated_entry_texts`).
     """
     from costdash.calibration import CALIBRATIONS, calibrate_classifier
 
     name = shown_classifier(analysis, view)
     c = dataset.classifier(name)
-    missing = [m for m in CALIBRATIONS if known is None or known(name, m) is None]
+    given = {m: None if known is None else known(name, m) for m in CALIBRATIONS}
+    missing = [m for m in CALIBRATIONS if given[m] is None or isinstance(given[m], dict)]
     if isinstance(c, CountedClassifier) or not missing:
         return known
     fitted: dict[str, Any] = {}
@@ -178,11 +180,14 @@ def calibrations_started(dataset: Dataset, analysis: Analysis, view: View,
         # and triple the fit's CPU time (dashboard.report.blas).
         with one_blas_thread():
             for method in missing:
+                maps = given[method]["maps"] if isinstance(given[method], dict) else None
+                made: list = []
                 try:
-                    roc = calibrate_classifier(c, method)
+                    roc = calibrate_classifier(c, method, maps=maps,
+                                               maps_out=None if maps is not None else made)
                     fitted[method] = roc if max_points is None else _thinned(roc, max_points)
-                    if fitted_out is not None:
-                        fitted_out[name, method] = roc
+                    if fitted_out is not None and maps is None:
+                        fitted_out[name, method] = {"maps": made}
                 except CostdashError as exc:
                     fitted[method] = str(exc)
                     if fitted_out is not None:

@@ -143,8 +143,10 @@ def test_the_figures_fill_their_box_and_keep_their_height(stored):
 def test_a_report_keeps_its_calibrations_for_the_next_view(stored, monkeypatch, tmp_path,
                                                            scope):
     """The report route's child hands back the shown classifier's calibrations (issue 23: they
-    do not depend on the view); the web process keeps them as the Curves page does, so the
-    next report at other conditions fits none, and says what a report fitting its own says."""
+    do not depend on the view) as the cross-fit's maps; the web process keeps them, so the
+    next report at other conditions fits none (it makes the curves from the maps), and says
+    what a report fitting its own says; the Curves page's curve from them is the one it
+    fits."""
     import costdash.calibration
 
     from .test_results_service import Tally
@@ -162,14 +164,15 @@ def test_a_report_keeps_its_calibrations_for_the_next_view(stored, monkeypatch, 
     max_points = services.results.max_points(scope)
     fits = Tally(tmp_path / "fits")  # the report is built in the compute gate's child
     real = costdash.calibration.calibrate_classifier
+    # A fit: a call without maps (with them, the curve is made from kept maps).
     monkeypatch.setattr(costdash.calibration, "calibrate_classifier",
-                        lambda c, method, *a, **k: fits.add([c.name, method])
-                        or real(c, method, *a, **k))
+                        lambda c, method, *a, **k: k.get("maps") is None
+                        and fits.add([c.name, method]) or real(c, method, *a, **k))
     base = f"/api/v1/datasets/{data_id}/report.html"
     assert client.get(f"{base}?p_pos=0.3&model=beta").status_code == 200
     assert ["beta", "platt"] in fits.values() and ["beta", "isotonic"] in fits.values()
     kept_keys = [k for k in services.results.keys_of(data_id)
-                 if k.startswith("result:calibrated-roc:")]
+                 if k.startswith("result:calibration-maps:")]
     assert len(kept_keys) == 2 and all(f":{scope}:" in k for k in kept_keys)
     # A new view (other conditions, the same classifier shown) through the route: no fit.
     fits.path.write_text("")
@@ -182,4 +185,13 @@ def test_a_report_keeps_its_calibrations_for_the_next_view(stored, monkeypatch, 
     assert fits.values() == []
     assert reused == build_report(dataset, view=view, max_points=max_points, **FIXED)
     assert len(fits.values()) == 2
+    # The Curves page makes its curve from the kept maps too: the curve it would fit.
+    if scope == "full":
+        from dashboard.results import calibrated_roc_result
+
+        fits.path.write_text("")
+        from_maps = calibrated_roc_result(services.results, data_id, "beta", "platt")
+        assert fits.values() == []
+        roc = real(dataset.classifier("beta"), "platt")
+        assert from_maps["tp"] == roc.tp.tolist() and from_maps["fp"] == roc.fp.tolist()
 
