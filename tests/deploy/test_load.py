@@ -10,7 +10,10 @@ Redis cache (benchmarks/bench_load.py, the same code).
 
 It asserts correctness under concurrency only: no error, every status and body as expected,
 nothing alarming in the server log. How fast it went is printed (p95 with ``-s``), never
-asserted; the measured figures are in docs/reliability.md.
+asserted; the measured figures are in docs/reliability.md. So it runs beside other tests, not in
+the serial run: alone, its one-core client and four workers left the second core half idle for
+about a minute of every CI run; beside others, a request waits longer, well within the client's
+60 s (``benchmarks/_load_core.py``), and no assertion depends on how long.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import pytest
 
 from benchmarks.bench_load import KINDS, MIX, print_summary, run, run_viewers
 
-pytestmark = [pytest.mark.slow, pytest.mark.serial]
+pytestmark = pytest.mark.slow
 
 CLIENTS, REQUESTS, WORKERS = 20, 25, 4
 EXPECTED_STATUS = {"link": 200, "api": 200, "healthz": 200, "dead-link": 404}
