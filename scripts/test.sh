@@ -2,8 +2,9 @@
 # Installs what the tests need on a fresh machine and runs them (docs/development.md).
 #
 #   bash scripts/test.sh            the whole suite, browser and deployment tests included: what
-#                                   .ci/run calls. Installs Debian's Chromium and ChromeDriver (the
-#                                   browser tests) and nginx (the reverse-proxy test) when missing.
+#                                   .ci/run calls. Installs Debian's Chromium, its headless shell
+#                                   and ChromeDriver (the browser tests) and nginx (the reverse-proxy
+#                                   test) when missing.
 #   bash scripts/test.sh fast       the tier to run on every change: every test not marked
 #                                   browser, slow or serial, outside tests/deploy and the
 #                                   end-to-end modules (test_e2e_*.py, not even collected).
@@ -25,6 +26,8 @@ apt_pid=
 if [ "$tier" = all ]; then
     missing=()
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    # The browser tests drive the headless build (tests/support/browser.py: a third less CPU).
+    command -v chromium-headless-shell >/dev/null 2>&1 || missing+=(chromium-headless-shell)
     command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
     command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
     if [ ${#missing[@]} -gt 0 ]; then

@@ -7,7 +7,6 @@ tests/web does, and hand Playwright bytes, never paths.
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,16 +16,15 @@ import pytest
 import redis
 import requests
 
+from tests.support.browser import launch_args
 from tests.support.processes import Role, deploy_env, running, start_web, start_worker
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
-    """pytest-playwright: Debian's chromium, flags that let it run headless as root."""
-    return {**browser_type_launch_args, "executable_path": CHROMIUM,
-            "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]}
+    """pytest-playwright: Debian's Chromium (tests/support/browser.py), headless, as root."""
+    return launch_args(browser_type_launch_args)
 
 
 @pytest.fixture(scope="session")

@@ -32,18 +32,18 @@ from dashboard.config import Settings
 from dashboard.factory import create_app
 from dashboard.storage import SqlStore, database_url
 
+from tests.support.browser import launch_args
+
 from .helpers import make_predictions
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "test-output" / "screenshots"
 
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
-    """pytest-playwright: Debian's chromium, flags that let it run headless as root."""
-    return {**browser_type_launch_args, "executable_path": CHROMIUM,
-            "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]}
+    """pytest-playwright: Debian's Chromium (tests/support/browser.py), headless, as root."""
+    return launch_args(browser_type_launch_args)
 
 
 EXPECT_TIMEOUT_MS = 20_000
