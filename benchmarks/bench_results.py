@@ -67,9 +67,12 @@ def measure(csv: Path, conditions: int, report_repeats: int = 3) -> dict:
     """The measurements of one tree (run in its own process)."""
     import io
 
-    from dashboard.factory import create_app
+    from dashboard.factory import create_app, finish_setup
 
     app = create_app({"data_dir": Path(tempfile.mkdtemp())})
+    # What a web process does before it serves (gunicorn's post_worker_init, app.py): Dash's
+    # one-time setup and, from issue 23's session 13 on, plotly's warm-up. Not timed.
+    finish_setup(app.server)
     client = app.server.test_client()
     out: dict = {"load before": os.getloadavg()[0]}
     body = csv.read_bytes()

@@ -24,7 +24,7 @@ Three parts (docs/threshold-choice.md):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -597,15 +597,21 @@ def choice_base(dataset, *, models=None, calibrate: str | None = None,
 
 
 def choice_curves(base: ChoiceBase, *, beta: tuple[float, float] | None = None,
-                  max_points: int | None = None, thresholds=None) -> dict:
+                  max_points: int | None = None, thresholds=None,
+                  also_points: Sequence[int | None] = ()) -> dict:
     """The condition-free part of :func:`choice_summary` (as :func:`condition_free` gives it,
     with the robust choices under the Beta, ``robust_pc``, which no condition changes either):
     each classifier's score-driven, rate-driven and optimal curves, H-measure and Brier score,
-    and the decision curves without ``current``. ``max_points`` thins each curve."""
+    and the decision curves without ``current``. ``max_points`` thins each curve.
+
+    ``also_points``: other thinnings of the same curves, computed once (the curves are most of
+    the work; each thinning is a few ms): then ``{"also": [the same dict thinned to each]}``
+    is added."""
     from costdash.dca import decision_curves_of_rocs, decision_curves_to_dict
 
     loss_beta = (1.0, 1.0) if beta is None else (float(beta[0]), float(beta[1]))
     classifiers = []
+    others: list[list[dict]] = [[] for _ in also_points]
     rocs = []
     refused: dict[str, str] = {}
     for c in base.analysis.classifiers:
@@ -618,11 +624,12 @@ def choice_curves(base: ChoiceBase, *, beta: tuple[float, float] | None = None,
             tc = replace(tc, score_driven=None, score_driven_refused=why)
         h = h_measure(c.roc, envelope=c.envelope)
         item = ClassifierChoice(c, tc, h, "conditions", calibrated, why)
-        entry = {"name": c.name, "auc": c.roc.auc,
-                 **classifier_choice_to_dict(item, max_points=max_points)}
-        del entry["threshold_choice"]["fixed"]
-        del entry["threshold_choice_gaps"]["fixed_loss"]
-        classifiers.append(entry)
+        for points, out in zip((max_points, *also_points), (classifiers, *others)):
+            entry = {"name": c.name, "auc": c.roc.auc,
+                     **classifier_choice_to_dict(item, max_points=points)}
+            del entry["threshold_choice"]["fixed"]
+            del entry["threshold_choice_gaps"]["fixed_loss"]
+            out.append(entry)
         if base.calibrate is None:
             rocs.append(c.roc)
         elif calibrated is not None:
@@ -634,8 +641,12 @@ def choice_curves(base: ChoiceBase, *, beta: tuple[float, float] | None = None,
     for name, why in refused.items():
         curves.net_benefit[name] = None
         curves.refused[name] = why
-    return {"classifiers": classifiers, "decision_curves": decision_curves_to_dict(curves),
-            "robust_pc": _robust_pc(base.analysis, beta, base.candidates)}
+    shared = {"decision_curves": decision_curves_to_dict(curves),
+              "robust_pc": _robust_pc(base.analysis, beta, base.candidates)}
+    out = {"classifiers": classifiers, **shared}
+    if also_points:
+        out["also"] = [{"classifiers": other, **shared} for other in others]
+    return out
 
 
 def choice_at(base: ChoiceBase, curves: dict, condition: OperatingCondition, *,

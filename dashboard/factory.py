@@ -292,7 +292,15 @@ def finish_setup(server: Any) -> None:
     ``sys.modules.get("pandas")``, so while one thread's first upload or view imports it, another
     thread drawing a figure finds the half-imported module and fails with "partially initialized
     module 'pandas' has no attribute 'Series'" (12 of 10,000 requests of a cold start under load).
+
+    plotly's figure classes, validators and template are loaded here too
+    (:func:`dashboard.report.warm_figures`, ~0.5 CPU s once per process), before the process
+    serves: the first report would otherwise wait for them (issue 23), and a warm-up in the
+    background would compete with the first requests (an upload) for the cores.
     """
     import pandas  # noqa: F401 - fully imported before the first thread can look it up
 
+    from dashboard.report import warm_figures
+
     server.test_client().get("/healthz")
+    warm_figures()

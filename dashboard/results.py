@@ -337,10 +337,21 @@ class Results:
                             max_points=points, **view_options(view))
             return _marked(out, pack["texts"])
 
-        def compute(base: Any) -> dict[str, str]:
-            pack_text = json.dumps(_pack(choice_curves(base, beta=beta, max_points=points)),
-                                   allow_nan=False, separators=(",", ":"))
-            return {"marked": at(base, json.loads(pack_text)), "curves": pack_text}
+        # The report's thinning of the same curves, when not kept yet: made with these (the
+        # curves are the work, a thinning a few ms), so the first report after e.g.
+        # choice.json computes none (issue 23).
+        others = sorted({p if cap is None else min(p, cap) for p in SHARED_CHOICE_POINTS}
+                        - {points})
+        others = [p for p in others if p < points and self.peek(
+            "choice-curves", dataset_id, {**free_parts, "max_points": p}, scope=scope,
+            checked=False) is None]
+
+        def compute(base: Any) -> dict[str, Any]:
+            curves = choice_curves(base, beta=beta, max_points=points, also_points=others)
+            texts = [json.dumps(_pack(c), allow_nan=False, separators=(",", ":"))
+                     for c in (curves, *curves.pop("also", []))]
+            return {"marked": at(base, json.loads(texts[0])), "curves": texts[0],
+                    "also": texts[1:]}
 
         base = self.kept_choice_base(dataset_id, scope, models, view.calibration)
         pack = pack or known_pack()
@@ -359,11 +370,20 @@ class Results:
                     done = bounded(lambda: compute(base))
                     self.put("choice-curves", dataset_id, free_parts, done["curves"],
                              scope=scope)
+                    for p, text in zip(others, done.get("also", [])):
+                        self.put("choice-curves", dataset_id, {**free_parts, "max_points": p},
+                                 text, scope=scope)
                     pack, marked = pack_of(done["curves"]), done["marked"]
                 else:
                     marked = at(base, pack)
         self.put("choice", dataset_id, parts, marked, scope=scope)
         return _splice(marked, pack["texts"])
+
+
+SHARED_CHOICE_POINTS = (400,)
+"""Thinnings of the condition-free choice curves (kind ``choice-curves``) made along with a
+larger one when not kept yet: the report's (``dashboard.api.REPORT_CHOICE_POINTS``), so that
+a report after the Threshold choice page or ``choice.json`` reuses their curves."""
 
 
 CHOICE_FIELDS = ("models", "p_pos", "cost_fn", "cost_fp", "cost_tp", "cost_tn", "volume", "unit",

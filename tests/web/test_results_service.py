@@ -216,7 +216,8 @@ def test_entries_of_one_kind_are_bounded_per_data_set(client, services):
     for p in (0.1, 0.2, 0.3, 0.4, 0.5):
         assert client.get(f"/api/v1/datasets/{data_id}/choice.json?p_pos={p}").status_code == 200
     kept = [k for k in _keys(services) if k.startswith(f"result:choice:") and data_id in k]
-    assert len(kept) == 3 and len(services.results.keys_of(data_id)) == 3 + 1  # + the curves
+    # + the curves, in choice.json's thinning and the report's (issue 23)
+    assert len(kept) == 3 and len(services.results.keys_of(data_id)) == 3 + 2
 
 
 def test_a_read_only_handle_gets_no_more_than_the_thinned_curves(client, services,
@@ -349,13 +350,13 @@ def test_uncached_choices_and_reports_go_through_the_gate_and_cached_ones_do_not
 
 @pytest.mark.slow
 def test_deleting_an_analysis_drops_the_calibrations_its_report_kept(client, services):
-    """A cold report keeps the shown classifier's calibrations (kind ``calibrated-roc``,
+    """A cold report keeps the shown classifier's calibrations (kind ``calibration-maps``,
     handed back by its child process, issue 23) under the one key scheme: deleting the
     analysis drops them with every other result."""
     made = _share(client)
     data_id = made["dataset_id"]
     assert client.get(f"/api/v1/datasets/{data_id}/report.html?model=beta").status_code == 200
-    kept = [k for k in _derived(services, data_id) if k.startswith("result:calibrated-roc:")]
+    kept = [k for k in _derived(services, data_id) if k.startswith("result:calibration-maps:")]
     assert len(kept) == 2 and set(kept) <= set(services.results.keys_of(data_id))
     reply = client.delete(f"/api/v1/analyses/{made['id']}",
                           headers={"Authorization": f"Bearer {made['manage_token']}"})
