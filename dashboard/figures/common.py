@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
 
 from costdash.view import number_text
 
@@ -87,6 +89,53 @@ def legend_policy(count: int, legend: bool | None) -> tuple[bool, dict[str, Any]
         return True, {}
     return True, {"maxheight": 0.22, "font": {"size": 10}, "tracegroupgap": 2,
                   "entrywidth": 110}
+
+
+FIXED_BOTTOM = 86
+"""The bottom margin of a plot whose legend holds one short row (no classifier in it): the x
+axis's tick labels and title (56 px, the base layout's) and the row (29 px at font 12, at the
+container's foot), where Plotly's automargin settles at both 1440 and 390 px (84.8 px)."""
+
+
+def fixed_x_margin(layout: dict[str, Any]) -> dict[str, Any]:
+    """``layout`` with its x axis's automargin off and the bottom margin it would settle at
+    (:data:`FIXED_BOTTOM`), for a plot whose legend is one short row (issue 23).
+
+    With automargin on, Plotly draws the plot once at the base margin, measures the tick labels
+    and title, finds the margin pushed, and draws the whole plot again: with 20 classifiers a
+    third of the browser's first paint after an upload. The y axis keeps its automargin (its
+    labels fit the base margin, so it pushes nothing, until a zoom shows long ones)."""
+    return {**layout, "margin": {**layout["margin"], "b": FIXED_BOTTOM},
+            "xaxis": {**layout["xaxis"], "automargin": False}}
+
+
+def plotly_template(name: str) -> dict[str, Any]:
+    """A plotly template by name as JSON-able dicts (made once; an unvalidated figure holds
+    it as it is, so it is not to be changed in place)."""
+    return _TEMPLATES.get(name) or _TEMPLATES.setdefault(
+        name, pio.templates[name].to_plotly_json())
+
+
+_TEMPLATES: dict[str, dict[str, Any]] = {}
+"""Plotly's named templates as JSON (constants of plotly's, filled when first asked)."""
+
+
+def make_figure(layout: dict[str, Any], traces: Sequence[dict[str, Any]], *,
+                validate: bool = True) -> go.Figure:
+    """The figure of ``layout`` (a :func:`base_layout`) and scatter ``traces`` (their
+    properties), every property checked by plotly's validators, or with ``validate=False``
+    taken as it is: the same figure (the same JSON, tests/web/test_figures_unvalidated.py) in a
+    third of the time (the validators copy and check every array and the whole template:
+    Explore's view load, issue 23). Unvalidated, what the validators would do is done here: the
+    named template written out, the empty lists of shapes and annotations left out."""
+    if validate:
+        return go.Figure(data=[go.Scatter(**t) for t in traces], layout=layout)
+    layout = {k: v for k, v in layout.items() if not (k in ("shapes", "annotations") and not v)}
+    template = layout.get("template")
+    if isinstance(template, str):
+        layout["template"] = plotly_template(template)
+    return go.Figure({"data": [{**t, "type": "scatter"} for t in traces], "layout": layout},
+                     _validate=False)
 
 
 def axis(title: str, **overrides: Any) -> dict[str, Any]:

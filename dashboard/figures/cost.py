@@ -14,8 +14,9 @@ import plotly.graph_objects as go
 from costdash.costspace import cost_line
 from costdash.roc import thin_indices
 from dashboard.figures.axes import log_odds, log_odds_axis, pc_samples
-from dashboard.figures.common import (as_array, axis, base_layout, interval_text, legend_policy,
-                                      text_array, threshold_text)
+from dashboard.figures.common import (as_array, axis, base_layout, fixed_x_margin, interval_text,
+                                      legend_policy, text_array, threshold_text,
+                                      make_figure)
 from dashboard.figures.palette import HULL_COLOR, TRIVIAL_COLOR
 from dashboard.figures.roc import MARKERS_PER_CURVE, drawn_classifiers, shown_classifiers
 
@@ -75,7 +76,7 @@ def _envelope_hover(env: dict[str, Any], c: dict[str, Any], pc: np.ndarray,
 
 def cost_figure(view: dict[str, Any] | None, *, lines: bool = False, max_lines: int = 60,
                 log_pc_scale: bool = False, hull_only: bool = False,
-                legend: bool | None = None) -> go.Figure:
+                legend: bool | None = None, validate: bool = True) -> go.Figure:
     """The cost-space figure of a view model.
 
     Traces, each with a ``uid``: ``all-negative`` and ``all-positive`` (the trivial classifiers'
@@ -94,6 +95,8 @@ def cost_figure(view: dict[str, Any] | None, *, lines: bool = False, max_lines: 
         Leave out the dominated classifiers.
     legend : bool or None
         See :func:`dashboard.figures.common.legend_policy`.
+    validate : bool
+        See :func:`dashboard.figures.roc.roc_figure`.
     """
     shown = shown_classifiers(view, hull_only) if view else []
     in_legend, legend_layout = legend_policy(len(shown), legend)
@@ -109,18 +112,20 @@ def cost_figure(view: dict[str, Any] | None, *, lines: bool = False, max_lines: 
         uirevision=(view or {}).get("id", "empty"),
     )
     layout["legend"] = {**layout["legend"], **legend_layout}
-    fig = go.Figure(layout=layout)
+    if view and not in_legend:  # the legend is the envelope's one row: nothing to wrap
+        layout = fixed_x_margin(layout)
+    traces: list[dict[str, Any]] = []
     for uid, label, y in (("all-negative", "flag nothing (all-negative)", [0.0, 1.0]),
                           ("all-positive", "flag everything (all-positive)", [1.0, 0.0])):
         x, cost, pc = _sampled(np.array([0.0, 1.0]), np.array(y), log_pc_scale)
-        fig.add_trace(go.Scatter(
+        traces.append(dict(
             x=x, y=cost, mode="lines", name=label, uid=uid, customdata=pc,
             line={"color": TRIVIAL_COLOR, "dash": "dot", "width": 1.5},
             hovertemplate=f"<b>{label}</b><br>PC(+) %{{customdata:.4g}}<br>cost %{{y:.4f}}"
                           "<extra></extra>",
             showlegend=False))
     if not view:
-        return fig
+        return make_figure(layout, traces, validate=validate)
     for c, name, _, style, label, opacity in drawn_classifiers(view, shown):
         faded = {"opacity": opacity}
         if lines:
@@ -141,7 +146,7 @@ def cost_figure(view: dict[str, Any] | None, *, lines: bool = False, max_lines: 
                 x, y = cost_lines_xy(fpr, tpr)
                 hover = np.repeat(text_array(threshold_text(roc["threshold"][i]) for i in idx),
                                   3)
-            fig.add_trace(go.Scatter(
+            traces.append(dict(
                 x=x, y=y, mode="lines", name=label, uid=f"lines-{c['index']}", meta=name,
                 legendgroup=name, showlegend=in_legend,
                 line={"color": style.color, "width": 1, "dash": style.dash}, connectgaps=False,
@@ -151,7 +156,7 @@ def cost_figure(view: dict[str, Any] | None, *, lines: bool = False, max_lines: 
         else:
             env = c["envelope"]
             x, cost, pc = _sampled(as_array(env["pc"]), as_array(env["cost"]), log_pc_scale)
-            fig.add_trace(go.Scatter(
+            traces.append(dict(
                 x=x, y=cost, mode="lines+markers", name=label,
                 uid=f"env-{c['index']}", meta=name, legendgroup=name, showlegend=in_legend,
                 line={"color": style.color, "width": 2, "dash": style.dash}, **faded,
@@ -161,15 +166,15 @@ def cost_figure(view: dict[str, Any] | None, *, lines: bool = False, max_lines: 
     env = view["envelope"]
     if log_pc_scale:
         x, cost, pc = _sampled(as_array(env["pc"]), as_array(env["cost"]), True)
-        fig.add_trace(go.Scatter(
+        traces.append(dict(
             x=x, y=cost, mode="lines", name="lower envelope", uid="envelope",
             line={"color": HULL_COLOR, "width": 3}, customdata=pc,
             hovertemplate="lower envelope<br>PC(+) %{customdata:.4g}, cost %{y:.4f}"
                           "<extra></extra>"))
     else:
-        fig.add_trace(go.Scatter(
+        traces.append(dict(
             x=as_array(env["pc"]), y=as_array(env["cost"]), mode="lines",
             name="lower envelope", uid="envelope", line={"color": HULL_COLOR, "width": 3},
             customdata=envelope_hover(env, view["hull"], with_name=True),
             hovertemplate="%{customdata}<br>PC(+) %{x:.4f}, cost %{y:.4f}<extra></extra>"))
-    return fig
+    return make_figure(layout, traces, validate=validate)

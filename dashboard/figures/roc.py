@@ -14,8 +14,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard.figures.axes import fpr_floor, fpr_samples, log_fpr, log_fpr_axis
-from dashboard.figures.common import (as_array, axis, base_layout, interval_text, legend_policy,
-                                      text_array, threshold_text, visible_points)
+from dashboard.figures.common import (as_array, axis, base_layout, fixed_x_margin, interval_text,
+                                      legend_policy, text_array, threshold_text,
+                                      make_figure, visible_points)
 from dashboard.figures.palette import (HULL_COLOR, TRIVIAL_COLOR, ClassifierStyle,
                                        classifier_style)
 
@@ -93,7 +94,7 @@ def _drawn_points(c: dict[str, Any], x: np.ndarray, y: np.ndarray, x_range: list
 
 def roc_figure(view: dict[str, Any] | None, *, log_fpr_scale: bool = False,
                hull_only: bool = False, legend: bool | None = None,
-               thin: bool = False) -> go.Figure:
+               thin: bool = False, validate: bool = True) -> go.Figure:
     """The ROC-space figure of a view model (:func:`dashboard.viewmodel.build_view_model`).
 
     Traces, each with a ``uid``: ``chance`` (the diagonal), ``roc-<i>`` per shown classifier
@@ -115,6 +116,10 @@ def roc_figure(view: dict[str, Any] | None, *, log_fpr_scale: bool = False,
         (:func:`_drawn_points`: its hull vertices always): the same picture with a fraction of
         the points, so a fraction of the hover texts to build, send and hand to Plotly (issue
         23: the first paint after an upload). The points drawn keep their exact values.
+    validate : bool
+        Every property checked by plotly's validators; False: the same figure built without
+        them, in a third of the time (:func:`dashboard.figures.common.make_figure`: Explore's
+        view load, issue 23).
     """
     floor = fpr_floor((view or {}).get("n_neg", 1))
     if log_fpr_scale:
@@ -131,13 +136,15 @@ def roc_figure(view: dict[str, Any] | None, *, log_fpr_scale: bool = False,
     layout = base_layout(xaxis=xaxis, yaxis=yaxis,
                          uirevision=(view or {}).get("id", "empty"))
     layout["legend"] = {**layout["legend"], **legend_layout}
-    fig = go.Figure(layout=layout)
+    if view and not in_legend:  # the legend is the hull's one row: nothing to wrap
+        layout = fixed_x_margin(layout)
+    traces: list[dict[str, Any]] = []
     chance_f = fpr_samples(0.0, 1.0, floor) if log_fpr_scale else np.array([0.0, 1.0])
-    fig.add_trace(go.Scatter(x=x_of(chance_f), y=np.asarray(chance_f), mode="lines",
+    traces.append(dict(x=x_of(chance_f), y=np.asarray(chance_f), mode="lines",
                              line={"color": TRIVIAL_COLOR, "dash": "dot", "width": 1},
                              name="chance", uid="chance", hoverinfo="skip", showlegend=False))
     if not view:
-        return fig
+        return make_figure(layout, traces, validate=validate)
     for c, name, is_dominated, style, label, opacity in drawn_classifiers(view, shown):
         roc = c["roc"]
         fpr, tpr = as_array(roc["fpr"]), as_array(roc["tpr"])
@@ -146,7 +153,7 @@ def roc_figure(view: dict[str, Any] | None, *, log_fpr_scale: bool = False,
                  else np.arange(fpr.size))
         thresholds = [roc["threshold"][i] for i in drawn.tolist()]
         x, fpr, tpr = x[drawn], fpr[drawn], tpr[drawn]
-        fig.add_trace(go.Scatter(
+        traces.append(dict(
             x=x, y=tpr, mode="lines+markers",
             name=label, uid=f"roc-{c['index']}",
             meta=name, showlegend=in_legend,
@@ -178,16 +185,16 @@ def roc_figure(view: dict[str, Any] | None, *, log_fpr_scale: bool = False,
                     "<extra></extra>")
     if log_fpr_scale:
         f, t = _densified_hull(hull_fpr, hull_tpr, floor)
-        fig.add_trace(go.Scatter(x=x_of(f), y=t, mode="lines", name="ROC convex hull",
+        traces.append(dict(x=x_of(f), y=t, mode="lines", name="ROC convex hull",
                                  uid="hull", line={"color": HULL_COLOR, "width": 2.5},
                                  hoverinfo="skip"))
-        fig.add_trace(go.Scatter(
+        traces.append(dict(
             x=x_of(hull_fpr), y=hull_tpr, mode="markers", name="hull vertices",
             uid="hull-vertices", showlegend=False, marker={"size": 6, "color": HULL_COLOR},
             customdata=vertex_text, hovertemplate=vertex_hover))
     else:
-        fig.add_trace(go.Scatter(
+        traces.append(dict(
             x=hull_fpr, y=hull_tpr, mode="lines+markers", name="ROC convex hull", uid="hull",
             line={"color": HULL_COLOR, "width": 2.5}, marker={"size": 6, "color": HULL_COLOR},
             customdata=vertex_text, hovertemplate=vertex_hover))
-    return fig
+    return make_figure(layout, traces, validate=validate)
