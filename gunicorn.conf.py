@@ -42,7 +42,12 @@ preload_app = False
 # opens no socket and starts no thread, and it is ~1.5 of the 1.6 CPU seconds a worker took to
 # start. Imported here, once, in the master, every worker forks with them and starts in ~0.2 s
 # (also the replacement of a worker gunicorn restarted), and their pages of memory are shared.
+# plotly's one-time warm-up (figure classes, validators: ~0.5 CPU s) is done here for the same
+# reason; finish_setup then finds it done in each worker.
 import dashboard.factory  # noqa: E402,F401
+from dashboard.report import warm_figures  # noqa: E402
+
+warm_figures()
 
 # Logs to stdout/stderr for the container runtime; the pid says which worker served a request.
 accesslog = "-"
