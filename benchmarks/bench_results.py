@@ -21,7 +21,9 @@ client: no socket) and times, through the real routes:
   kept with theirs); it fits the shown classifier's calibrations, which the later ones make
   from the kept maps. Before the upload the process does what a web process does before it
   serves (:func:`dashboard.factory.finish_setup`: Dash's setup and plotly's warm-up), not
-  timed. The standalone
+  timed. Last, the same file uploaded again (a new handle) and its first report, with no
+  ``choice.json`` before it: that report computes its threshold-choice curves too. The
+  standalone
   form (``?standalone=1``, plotly.js embedded) cold and its size. The default report loads
   plotly.js from the server (``--against`` an older tree: whatever that tree serves).
 
@@ -140,6 +142,20 @@ def measure(csv: Path, conditions: int, report_repeats: int = 3) -> dict:
     out["report standalone cold"], size = timed(
         f"{base}/report.html?p_pos={REPORT_P_POS[0]}&standalone=1")
     out["report standalone MB"] = size / 1e6
+    # The first report after an upload with no threshold choice asked before (the report
+    # computes its choice curves itself): the same file again, a new handle, nothing of the
+    # first one's results reused.
+    t = time.perf_counter()
+    again = client.post("/api/v1/datasets", data={"file": (io.BytesIO(body), csv.name)},
+                        content_type="multipart/form-data")
+    out["upload again"] = time.perf_counter() - t
+    assert again.status_code == 200 and again.get_json()["id"] != data_id
+    cpu.clear()
+    out["report first, no choice before"], _ = timed(
+        f"/api/v1/datasets/{again.get_json()['id']}/report.html?p_pos={REPORT_P_POS[0]}")
+    out["... / upload"] = (out["report first, no choice before"]
+                           / out["upload (first plot, server)"])
+    out["... CPU / upload CPU"] = cpu[0] / out["upload CPU"]
     out["load after"] = os.getloadavg()[0]
     return out
 
