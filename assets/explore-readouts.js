@@ -24,13 +24,130 @@
     // cost a few hundred ms per slider step with 20 classifiers. React never re-renders these
     // elements (no callback outputs to them), so the text stays.
 
+    // --- relayout boundaries (issue 23: a step in one frame) -----------------------------------
+    //
+    // Every readout sits in a grid or flex item, and Chromium never makes one of those a relayout
+    // boundary: a step's new text laid out the page from its root (~2,700 layout objects, 3 ms
+    // of a 10 ms frame with 20 classifiers and 2 pins). Each readout card's content, the sentence
+    // and the plots' captions are therefore in a `relayout-box` (a block, which can be one) with
+    // `contain: size layout` and an explicit height, always its `relayout-inner`'s: a
+    // ResizeObserver sets it in the same frame as any change of the content's height (before
+    // that frame's paint), so nothing is ever clipped or overlapped, and a step whose text keeps
+    // the heights lays out only the boxes it wrote into. Until a box is measured it has no
+    // containment (class `sized`, style.css).
+    let boxObserver = null;
+    const observed = new WeakSet();
+
+    function fitBox(inner, height) {
+        const box = inner.parentNode;
+        if (!box || !box.classList || !box.classList.contains("relayout-box")) return;
+        if (box.__costdashHeight !== height) {
+            box.__costdashHeight = height;
+            box.style.height = height + "px";
+        }
+        if (!box.classList.contains("sized")) box.classList.add("sized");
+    }
+
+    // Looked up again only when the page's cards were replaced (a page view of Explore again):
+    // a document-wide query per step costs a walk of every element after each DOM change.
+    let boxSample = null;
+
+    function observeBoxes() {
+        if (typeof ResizeObserver === "undefined") return;
+        if (boxSample && boxSample.isConnected) return;
+        const inners = document.querySelectorAll(".relayout-inner");
+        boxSample = inners.length ? inners[0] : null;
+        if (!boxObserver) {
+            boxObserver = new ResizeObserver((entries) => {
+                for (const e of entries) {
+                    const size = e.borderBoxSize && e.borderBoxSize[0];
+                    fitBox(e.target, size ? size.blockSize : e.target.getBoundingClientRect().height);
+                }
+            });
+        }
+        for (const el of inners) {
+            if (!observed.has(el)) {
+                observed.add(el);
+                boxObserver.observe(el);
+            }
+        }
+    }
+
+    // The sentence and the captions are the page's (dashboard/pages/explore.py) and hold only
+    // what this file writes: their box is made here, inside them.
+    const BOXED = {"sentence": true, "roc-caption": true, "cost-caption": true};
+
+    function innerOf(el) {
+        const inner = el.__costdashInner;
+        if (inner && inner.parentNode && inner.parentNode.parentNode === el) return inner;
+        const box = document.createElement("span");
+        box.className = "relayout-box";
+        const fresh = document.createElement("span");
+        fresh.className = "relayout-inner";
+        while (el.firstChild) fresh.appendChild(el.firstChild);
+        box.appendChild(fresh);
+        el.appendChild(box);
+        el.__costdashInner = fresh;
+        if (boxObserver && !observed.has(fresh)) {
+            observed.add(fresh);
+            boxObserver.observe(fresh);
+        }
+        return fresh;
+    }
+
+    function target(id) {
+        const el = document.getElementById(id);
+        return el && BOXED[id] ? innerOf(el) : el;
+    }
+
+    // HTML written as text where only text changed: the sentence changes every step (its money),
+    // and replacing its nodes re-attaches layout objects, which lays out past the boundary.
+    const parser = document.createElement("template");
+
+    function sameShape(a, b) {
+        if (a.childNodes.length !== b.childNodes.length) return false;
+        for (let k = 0; k < a.childNodes.length; k++) {
+            const x = a.childNodes[k], y = b.childNodes[k];
+            if (x.nodeType !== y.nodeType) return false;
+            if (x.nodeType === 3) continue;
+            if (x.nodeType !== 1 || x.tagName !== y.tagName ||
+                x.attributes.length !== y.attributes.length) return false;
+            for (const at of y.attributes) {
+                if (x.getAttribute(at.name) !== at.value) return false;
+            }
+            if (!sameShape(x, y)) return false;
+        }
+        return true;
+    }
+
+    function copyTexts(a, b) {
+        for (let k = 0; k < a.childNodes.length; k++) {
+            const x = a.childNodes[k], y = b.childNodes[k];
+            if (x.nodeType === 3) {
+                if (x.data !== y.data) x.data = y.data;
+            } else {
+                copyTexts(x, y);
+            }
+        }
+    }
+
+    function setHtml(el, html) {
+        if (el.__costdashHtml === html) return;
+        el.__costdashHtml = html;
+        parser.innerHTML = html;
+        const fresh = parser.content;
+        if (el.childNodes.length && sameShape(el, fresh)) copyTexts(el, fresh);
+        else el.innerHTML = html;
+    }
+
     function paint(texts, htmls, shown, titles) {
+        observeBoxes();
         for (const [id, on] of Object.entries(shown || {})) {
             const el = document.getElementById(id);
             if (el && el.hidden === on) el.hidden = !on;
         }
         for (const [id, text] of Object.entries(texts)) {
-            const el = document.getElementById(id);
+            const el = target(id);
             if (el) setText(el, text);
         }
         for (const [id, title] of Object.entries(titles || {})) {
@@ -38,11 +155,8 @@
             if (el && el.title !== title) el.title = title;
         }
         for (const [id, html] of Object.entries(htmls || {})) {
-            const el = document.getElementById(id);
-            if (el && el.__costdashHtml !== html) {
-                el.innerHTML = html;
-                el.__costdashHtml = html;
-            }
+            const el = target(id);
+            if (el) setHtml(el, html);
         }
     }
 
@@ -302,7 +416,28 @@
     }
 
     /** Readouts and the moving parts of both figures, for the current conditions. */
-    function render(k, viewChanged) {
+    // --- the rest of a step, one frame later ---------------------------------------------------
+    //
+    // A step's text is laid out, painted and layerized before its frame is shown: with 20
+    // classifiers and 2 pins, the per-classifier table (~60 cells that change) and the pins' cards
+    // (~40) were most of that frame's layout (~300 dirty objects, 2.5 ms CPU) and of its JS. The
+    // bar is the readout repainted in one frame (issue 23), so those two follow in the next frame
+    // (a second requestAnimationFrame: the start of the frame after the step's), from the same
+    // computation. A newer drawing replaces a pending rest; a drawing that paints everything at
+    // once (no view, invalid conditions) drops it.
+    let restToken = 0;
+
+    function deferRest(fn) {
+        const token = ++restToken;
+        requestAnimationFrame(() => requestAnimationFrame(() => {
+            if (token === restToken) fn();
+        }));
+    }
+
+    /** `step`: a slider step or a typed value + Enter (explore-sliders.js), whose table and pin
+     * cards may follow a frame later; every other drawing paints all at once. */
+    function render(k, viewChanged, step) {
+        restToken++;                                    // a pending rest is of older conditions
         const view = k.view, sens = k.sens, cons = k.cons;
         const texts = {}, htmls = {}, shown = {}, titles = {"chosen-threshold": ""};
         for (const id of READOUT_IDS) texts[id] = "–";
@@ -465,8 +600,22 @@
         // after the text below has changed it.
         drawOverlay("roc-graph", view, rocS);
         drawOverlay("cost-graph", view, costS);
-        fillTable(view, cells, name);
+        // The readouts, the sentence and the marks in this frame; on a step, the per-classifier
+        // table and the pins' cards in the next one (deferRest).
+        const rest = {};
+        for (const id of Object.keys(texts)) {
+            if (id.startsWith("pin-")) {
+                rest[id] = texts[id];
+                delete texts[id];
+            }
+        }
         paint(texts, htmls, shown, titles);
+        const paintRest = () => {
+            fillTable(view, cells, name);
+            paint(rest);
+        };
+        if (step) deferRest(paintRest);
+        else paintRest();
         zoomTo({view: view, f: f, tp: tp, pcX: pcX, ne: ne, trivial: math.trivialCost(c), g: g});
         if (viewChanged) whenPlotted(view);
     }

@@ -58,7 +58,7 @@
             const next = S.last = Object.assign({}, last, {[key]: value});
             if (next.view && M().valid(next.p, next.costFn, next.costFp, next.costTp,
                                        next.costTn)) {
-                render(next, false);
+                render(next, false, true);
             }
         }
         S.fromSlider[key] = value;
@@ -156,7 +156,7 @@
             return;     // the callback shows the message
         }
         S.last = next;
-        render(S.last, false);
+        render(S.last, false, true);
         ev.costdashDrawn = true;
         // dcc.Input would also answer Enter (its n_submit, which nothing here uses, and with
         // debounce=True its value) with a store dispatch in this same task; the value is

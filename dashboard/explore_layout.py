@@ -74,6 +74,16 @@ def _readout(label: str, id_: str, *, title: str | None = None,
     ])
 
 
+def _boxed(children: list[Any]) -> html.Div:
+    """A card's content in a relayout boundary: ``relayout-box`` gets ``contain: size layout``
+    with its height set to ``relayout-inner``'s (assets/explore-readouts.js, a ResizeObserver, in
+    the same frame as any change of it), so a slider step's new text lays out this card only,
+    not the page from its root (grid and flex items are never relayout boundaries in Chromium;
+    a block inside one is). Nothing is clipped: the box always has its content's height."""
+    return html.Div(className="relayout-box", children=html.Div(className="relayout-inner",
+                                                                children=children))
+
+
 def _retention_text(days: float) -> str:
     """How long an upload is kept (``COSTDASH_UPLOAD_RETENTION_DAYS``)."""
     if days <= 0:
@@ -300,12 +310,12 @@ def _pin_slot(k: int) -> html.Div:
 
 
 def _pins_card() -> html.Div:
-    return html.Div(className="card wide pins-card", children=[
+    return html.Div(className="card wide pins-card", children=_boxed([
         html.H3("Pinned thresholds at these conditions"),
         html.P("None yet: choose a classifier and a threshold under “Pinned thresholds” and "
                "pin it.", id=ids.PINS_EMPTY, className="explain"),
         html.Div(className="pin-slots", children=[_pin_slot(k) for k in range(MAX_PINS)]),
-    ])
+    ]))
 
 
 def _range_inputs(key: str, label: str, values: tuple[float | None, float | None]) -> html.Div:
@@ -367,7 +377,7 @@ def _interval_line(s: View) -> html.Div:
 
 def _readouts(s: View) -> html.Section:
     return html.Section(className="readouts", children=[
-        html.Div(className="card", children=[
+        html.Div(className="card", children=_boxed([
             html.H3("Best choice"),
             html.Div(className="readout-grid", children=[
                 _readout("PC(+)", ids.PC_VALUE, title="probability × cost: the x of cost space"),
@@ -380,8 +390,8 @@ def _readouts(s: View) -> html.Section:
                 _readout("FPR", ids.CHOSEN_FPR),
                 _readout("TPR", ids.CHOSEN_TPR),
             ]),
-        ]),
-        html.Div(className="card", children=[
+        ])),
+        html.Div(className="card", children=_boxed([
             html.H3("Cost"),
             html.Div(className="readout-grid", children=[
                 _readout("normalized expected cost", ids.NORMALIZED_COST),
@@ -391,8 +401,8 @@ def _readouts(s: View) -> html.Section:
                 _readout("saving vs the best trivial choice", ids.SAVING_TRIVIAL, wide=True),
             ]),
             _interval_line(s),
-        ]),
-        html.Div(className="card", children=[
+        ])),
+        html.Div(className="card", children=_boxed([
             html.H3(["Expected counts per period"]),
             html.Table(className="confusion", children=[
                 html.Thead(html.Tr([html.Th(""), html.Th("flagged (predicted +)"),
@@ -405,8 +415,8 @@ def _readouts(s: View) -> html.Section:
                              html.Td("–", id=ids.CM_TN, title="TN")]),
                 ]),
             ]),
-        ]),
-        html.Div(className="card wide", children=[
+        ])),
+        html.Div(className="card wide", children=_boxed([
             html.H3(id=ids.FIXED_TITLE, children="Each classifier: best threshold vs 0.5"),
             html.Table(className="fixed", children=[
                 html.Thead(html.Tr([html.Th("classifier"), html.Th("best threshold here"),
@@ -414,7 +424,7 @@ def _readouts(s: View) -> html.Section:
                                     html.Th("cost per period"), html.Th("0.5 costs more by")])),
                 html.Tbody(id=ids.FIXED_TABLE_BODY),
             ]),
-        ]),
+        ])),
         _pins_card(),
     ])
 
