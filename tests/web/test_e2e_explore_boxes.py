@@ -119,3 +119,19 @@ def test_the_sentence_keeps_its_nodes_when_only_its_text_changes(live_server, pa
     assert page.evaluate("""() => document.querySelector('#sentence .relayout-inner')
         .firstChild === window.__node""")
     assert CONDITIONS["unit"] in page.inner_text("#sentence")
+
+
+def test_a_menu_open_in_a_box_is_above_the_next_card(live_server, page: Page):
+    # Containment makes each box a stacking context: the interval level's open menu (in the
+    # Cost card) must not be painted under the table's text below it.
+    _pinned_page(live_server, page)
+    page.locator("#interval-level").scroll_into_view_if_needed()
+    page.click("#interval-level")
+    option = page.get_by_role("option").last
+    option.wait_for()
+    box = option.bounding_box()
+    on_top = page.evaluate("""([x, y]) => {
+        const el = document.elementFromPoint(x, y);
+        return Boolean(el && el.closest('[role=option]'));
+    }""", [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2])
+    assert on_top
