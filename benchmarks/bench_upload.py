@@ -25,7 +25,10 @@ Printed per repetition and as median / p95:
   clientside callbacks and the drawing -- with the renderer's main-thread busy time over the
   whole wait (Chrome DevTools Protocol ``Performance.getMetrics`` ``TaskDuration``);
 * CPU seconds of the server process over the repetition (``/proc``), since the machine may be
-  shared and wall times then say less than CPU times.
+  shared and wall times then say less than CPU times;
+* how many times Plotly drew each of Explore's plots whole (its ``plotly_afterplot`` event)
+  until the readout: once each is the aim (a margin pushed by automargin draws a plot again),
+  and, unlike the times, it does not depend on the machine's load.
 
 The baselines, measured in the same run on the same files: ``pandas.read_csv`` +
 scikit-learn's ``roc_curve`` per classifier (what a script would do), and the bare ``POST
@@ -57,7 +60,17 @@ from bench_results import write_csv  # noqa: E402
 INSTRUMENT = """() => {
     // The clock starts in a capture listener on the document, before upload.js's own listener
     // on the input sees the change.
-    window.__up = {t0: null, t1: null, plots: null};
+    window.__up = {t0: null, t1: null, plots: null, draws: {}};
+    // Whole drawings of each plot (Plotly's afterplot event) from the change to the readout:
+    // a plot drawn twice (a margin pushed by automargin) is a drawing too many.
+    for (const id of ['roc-graph', 'cost-graph', 'ranges-graph']) {
+        const gd = document.querySelector('#' + id + ' .js-plotly-plot');
+        if (!gd || !gd.on) continue;
+        window.__up.draws[id] = 0;
+        gd.on('plotly_afterplot', () => {
+            if (window.__up.t0 !== null && !(window.__up.t1 > 0)) window.__up.draws[id] += 1;
+        });
+    }
     document.addEventListener('change', (ev) => {
         if (ev.target && ev.target.type === 'file' && window.__up.t0 === null)
             window.__up.t0 = performance.now();
@@ -161,7 +174,8 @@ def one_upload(browser, server: Server, csv: Path, names: list[str],
         busy1, cpu1 = busy(), proc_cpu(server.proc.pid)
         if trace is not None:
             browser.stop_tracing()
-        t0, t1, plots = page.evaluate("[window.__up.t0, window.__up.t1, window.__up.plots]")
+        t0, t1, plots, draws = page.evaluate(
+            "[window.__up.t0, window.__up.t1, window.__up.plots, window.__up.draws]")
         timings = page.evaluate(TIMINGS, [t0, t1])
     finally:
         page.close()
@@ -183,6 +197,7 @@ def one_upload(browser, server: Server, csv: Path, names: list[str],
         "after_post_s": (t1 - post["end"]) / 1000,
         "renderer_busy_s": busy1 - busy0,
         "server_cpu_s": cpu1 - cpu0,
+        "draws": {k.removesuffix("-graph"): v for k, v in draws.items()},
     }
 
 
@@ -196,7 +211,8 @@ def describe(r: dict) -> str:
             f"{r['server_route_cpu_s']:.2f} s), {r['callbacks_after_post']} callbacks after it "
             f"waited {r['callbacks_wait_s']:.2f} s ({r['callbacks_mb']:.2f} MB); browser "
             f"{r['browser_s']:.2f} s (renderer busy {r['renderer_busy_s']:.2f} s); POST done at "
-            f"{r['post_s']:.2f} s; server process cpu {r['server_cpu_s']:.2f} s")
+            f"{r['post_s']:.2f} s; server process cpu {r['server_cpu_s']:.2f} s; drawings "
+            + ", ".join(f"{k} {v}" for k, v in r["draws"].items()))
 
 
 def medians(reps: list[dict]) -> dict:
