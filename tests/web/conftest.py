@@ -18,7 +18,6 @@ import contextlib
 import os
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -32,6 +31,7 @@ from dashboard.config import Settings
 from dashboard.factory import create_app
 from dashboard.storage import SqlStore, database_url
 
+from tests.support.app_zygote import Zygote
 from tests.support.browser import launch_args
 
 from .helpers import make_predictions
@@ -130,19 +130,30 @@ class LiveServer:
     log: Path
 
 
+APP_ZYGOTE = Zygote()
+"""Forks this worker's ``python app.py`` servers (tests/support/app_zygote.py: the imports are
+paid once per worker, not once per server)."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def app_zygote_stopped_at_the_end() -> Iterator[None]:
+    yield
+    APP_ZYGOTE.stop()
+
+
 @contextlib.contextmanager
 def running_app(tmp_path: Path, *, ready_path: str = "/explore",
                 env: dict[str, str] | None = None) -> Iterator[str]:
-    """``python app.py --port N`` with its data dir under ``tmp_path`` and ``env`` added; yields
-    its URL once ``ready_path`` answers 200; stopped (SIGTERM) after."""
+    """``python app.py --port N`` (forked by :data:`APP_ZYGOTE`) with its data dir under
+    ``tmp_path`` and ``env`` added; yields its URL once ``ready_path`` answers 200; stopped
+    (SIGTERM) after."""
     port = free_port()
     log = tmp_path / "server.log"
     full_env = {**os.environ, "COSTDASH_DATA_DIR": str(tmp_path / "live-data"),
                 "PYTHONUNBUFFERED": "1", **(env or {})}
     full_env.pop("PORT", None)
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, str(REPO / "app.py"), "--port", str(port)],
-                                cwd=REPO, env=full_env, stdout=out, stderr=subprocess.STDOUT)
+    proc = APP_ZYGOTE.start([str(REPO / "app.py"), "--port", str(port)], env=full_env,
+                            cwd=REPO, log=log)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
