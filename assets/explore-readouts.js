@@ -421,17 +421,25 @@
     // A step's text is laid out, painted and layerized before its frame is shown: with 20
     // classifiers and 2 pins, the per-classifier table (~60 cells that change) and the pins' cards
     // (~40) were most of that frame's layout (~300 dirty objects, 2.5 ms CPU) and of its JS. The
-    // bar is the readout repainted in one frame (issue 23), so those two follow in the next frame
-    // (a second requestAnimationFrame: the start of the frame after the step's), from the same
-    // computation. A newer drawing replaces a pending rest; a drawing that paints everything at
-    // once (no view, invalid conditions) drops it.
+    // bar is the readout repainted in one frame (issue 23), so those two follow, from the same
+    // computation, once the step's frame is painted: an idle callback asked for in that frame's
+    // animation callbacks (so after its paint and after any task already waiting; at most 100 ms
+    // later when the page is never idle), and shown in the frame after. Not a second
+    // requestAnimationFrame: that frame begins at once when the main thread is free, and holds
+    // every task posted after the step's paint (tried: a third of the samples then took both
+    // frames, 45-65 ms at load 5-8). A newer drawing replaces a pending rest; a drawing that
+    // paints everything at once (no view, invalid conditions) drops it.
     let restToken = 0;
 
     function deferRest(fn) {
         const token = ++restToken;
-        requestAnimationFrame(() => requestAnimationFrame(() => {
+        const run = () => {
             if (token === restToken) fn();
-        }));
+        };
+        requestAnimationFrame(() => {
+            if (typeof requestIdleCallback === "function") requestIdleCallback(run, {timeout: 100});
+            else setTimeout(run, 0);
+        });
     }
 
     /** `step`: a slider step or a typed value + Enter (explore-sliders.js), whose table and pin

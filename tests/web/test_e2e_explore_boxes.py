@@ -5,8 +5,8 @@ Each readout card's content, the sentence and the plots' captions sit in a ``rel
 with ``contain: size layout`` whose height a ResizeObserver keeps equal to its content's
 (assets/explore-readouts.js): nothing may be clipped or overlapped, at 1440 or 390 px, with long
 classifier names and large amounts. A slider step paints the per-classifier table and the pins'
-cards in the frame after the readout: they must end up exactly as a full drawing at the same
-conditions paints them.
+cards after the readout's frame is painted: they must end up exactly as a full drawing at the
+same conditions paints them.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def test_a_slider_steps_table_and_pins_are_those_of_its_conditions(live_server, 
         E.render(next, false, true);                  // a step: its rest a frame later
         S.last = next;
         E.render(Object.assign({}, next, {p: next.p * 1.5}), false);   // all at once, newer
-        requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 50)));
+        setTimeout(done, 400);          // past the step's rest (an idle callback, <= 100 ms)
     })""")
     newest = page.evaluate(REST)
     page.evaluate("""() => { const E = window.costdashExplore;
