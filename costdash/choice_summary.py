@@ -545,8 +545,22 @@ def _undominated(analysis: Analysis) -> Analysis:
     return replace(analysis, classifiers=tuple(out))
 
 
+def choice_analysis(dataset, *, models=None, max_roc_points: int | None = None) -> Analysis:
+    """The analysis a :func:`choice_base` starts from: ``dataset``'s ticked classifiers
+    (``models``, all when None) analysed under any condition, each ROC curve thinned to
+    ``max_roc_points`` when given (:func:`thinned_analysis`). A sort of every classifier's
+    scores: the base's largest part without a calibration."""
+    from costdash.analysis import analyze
+
+    analysis = analyze(dataset, models=models)
+    if max_roc_points is not None:
+        analysis = thinned_analysis(analysis, max_roc_points)
+    return analysis
+
+
 def choice_base(dataset, *, models=None, calibrate: str | None = None,
-                max_roc_points: int | None = None) -> ChoiceBase:
+                max_roc_points: int | None = None,
+                analysis: Analysis | None = None) -> ChoiceBase:
     """The condition-free base of a view's threshold choice (:class:`ChoiceBase`).
 
     Parameters
@@ -559,20 +573,20 @@ def choice_base(dataset, *, models=None, calibrate: str | None = None,
         Thin every ROC curve (the classifiers' and the calibrated ones) to at most this many
         points before anything is computed from it: a read-only link's what-ifs answer from
         the curves it shows.
+    analysis : Analysis, optional
+        :func:`choice_analysis` of the same arguments when already made (e.g. handed to a
+        report built alongside, issue 23): not made again.
 
     Raises
     ------
     ParameterError
         A calibration other than platt or isotonic, or ticked classifiers the data lacks.
     """
-    from costdash.analysis import analyze
-
     if calibrate is not None and calibrate not in CALIBRATIONS:
         raise ParameterError(f"Calibration must be platt or isotonic; got "
                              f"'{str(calibrate)[:40]}'.")
-    analysis = analyze(dataset, models=models)
-    if max_roc_points is not None:
-        analysis = thinned_analysis(analysis, max_roc_points)
+    if analysis is None:
+        analysis = choice_analysis(dataset, models=models, max_roc_points=max_roc_points)
     calibrated: dict[str, RocCurve] = {}
     refused: dict[str, str] = {}
     if calibrate is not None:

@@ -241,24 +241,68 @@ class Results:
 
     # --- Threshold choice ----------------------------------------------------------------------
 
-    def choice_base(self, dataset_id: str, scope: str, models: Any, calibration: str | None
-                    ) -> Any:
+    def choice_base(self, dataset_id: str, scope: str, models: Any, calibration: str | None,
+                    *, analysis: Any = None) -> Any:
         """The condition-free base of a threshold choice
         (:func:`costdash.choice_summary.choice_base`), memoised in this process per data set,
-        scope, ticked classifiers and calibration; thinned for the thinned scope."""
+        scope, ticked classifiers and calibration; thinned for the thinned scope. ``analysis``:
+        :meth:`choice_analysis` of the same arguments when already made (not made again)."""
         from costdash.choice_summary import choice_base
 
         models_key = None if not models else tuple(models)
         return self.memo(
             _base_key(dataset_id, scope, models, calibration),
             lambda: choice_base(self.store.get(dataset_id), models=models_key,
-                                calibrate=calibration, max_roc_points=self.max_points(scope)))
+                                calibrate=calibration, max_roc_points=self.max_points(scope),
+                                analysis=analysis))
+
+    def choice_analysis(self, dataset_id: str, scope: str, models: Any) -> Any:
+        """The analysis a threshold choice's base starts from
+        (:func:`costdash.choice_summary.choice_analysis`: the ticked classifiers, thinned in the
+        thinned scope), computed now, not kept: give it to :meth:`choice_base` (and, e.g., to a
+        report built alongside, :func:`run_alongside`) so that it is made once."""
+        from costdash.choice_summary import choice_analysis
+
+        return choice_analysis(self.store.get(dataset_id),
+                               models=None if not models else tuple(models),
+                               max_roc_points=self.max_points(scope))
 
     def kept_choice_base(self, dataset_id: str, scope: str, models: Any,
                          calibration: str | None) -> Any:
         """The base :meth:`choice_base` keeps for these arguments, or None: read, never
         computed."""
         return self.memoised(_base_key(dataset_id, scope, models, calibration))
+
+    def _choice_keys(self, dataset_id: str, view: Any, scope: str, max_points: int) -> tuple:
+        """What :meth:`choice_text` keys its parts by: ``(points, models, beta, free_parts,
+        curves_key, parts)``."""
+        from costdash.choice_summary import view_beta
+
+        cap = self.max_points(scope)
+        points = max_points if cap is None else min(max_points, cap)
+        models = list(view.models) if view.models else None
+        beta = view_beta(view)
+        free_parts = {"models": models, "calibration": view.calibration,
+                      "beta": None if beta is None else list(beta), "max_points": points}
+        curves_key = ("choice-curves", dataset_id, scope,
+                      json.dumps(free_parts, sort_keys=True))
+        relevant = {k: v for k, v in view.to_json().items() if k in CHOICE_FIELDS}
+        return points, models, beta, free_parts, curves_key, {"view": relevant,
+                                                              "max_points": points}
+
+    def choice_ready(self, dataset_id: str, view: Any, scope: str, *, max_points: int) -> bool:
+        """Whether :meth:`choice_text` of these arguments would compute no analysis: its base
+        is kept in this process, or the view's summary and its curves are cached. Read, never
+        computed (issue 23: a report asked first computes the choice alongside itself,
+        :func:`run_alongside`)."""
+        if self.kept_choice_base(dataset_id, scope, view.models, view.calibration) is not None:
+            return True
+        _, _, _, free_parts, curves_key, parts = self._choice_keys(dataset_id, view, scope,
+                                                                   max_points)
+        return (self.peek("choice", dataset_id, parts, scope=scope, checked=False) is not None
+                and (self.memoised(curves_key) is not None
+                     or self.peek("choice-curves", dataset_id, free_parts, scope=scope,
+                                  checked=False) is not None))
 
     def choice_text(self, dataset_id: str, view: Any, *, max_points: int,
                     run: Callable[[], AbstractContextManager[Callable[[Callable[[], Any]], Any]]]
@@ -301,15 +345,8 @@ class Results:
             raise DatasetNotFound(f"no data set with id '{dataset_id}' is stored here")
         scope = "thinned" if record.read_only else "full"
         cap = self.max_points(scope)
-        points = max_points if cap is None else min(max_points, cap)
-        models = list(view.models) if view.models else None
-        beta = view_beta(view)
-        free_parts = {"models": models, "calibration": view.calibration,
-                      "beta": None if beta is None else list(beta), "max_points": points}
-        curves_key = ("choice-curves", dataset_id, scope,
-                      json.dumps(free_parts, sort_keys=True))
-        relevant = {k: v for k, v in view.to_json().items() if k in CHOICE_FIELDS}
-        parts = {"view": relevant, "max_points": points}
+        points, models, beta, free_parts, curves_key, parts = self._choice_keys(
+            dataset_id, view, scope, max_points)
 
         def pack_of(text: str) -> dict:
             return self.memo(curves_key, lambda: json.loads(text), entries=self.curves_entries)
@@ -378,6 +415,95 @@ class Results:
                     marked = at(base, pack)
         self.put("choice", dataset_id, parts, marked, scope=scope)
         return _splice(marked, pack["texts"])
+
+
+def run_alongside(bounded: Callable[[Callable[[], Any]], Any],
+                  child: Callable[[Callable[[], str]], Any], here: Callable[[], str]) -> Any:
+    """``bounded(lambda: child(later))`` (a forked child process, e.g.
+    :func:`dashboard.jobs.gate.run_bounded`) while ``here()`` runs in this process at the same
+    time; in the child ``later()`` waits for ``here()``'s text and returns it (through a pipe).
+
+    Issue 23: the first report of a data set whose threshold choice is not computed yet builds
+    every other section while this process computes the choice (two cores), instead of one
+    after the other. ``here`` may fork children of its own (it runs after the child started:
+    no fork while another thread of this process computes). When ``here`` raises, the child
+    is told (its ``later()`` raises), awaited, and ``here``'s exception raised.
+
+    Returns
+    -------
+    Any
+        ``bounded``'s value; its exception is raised here (after ``here`` ran).
+    """
+    import os
+    import select
+    import struct
+    import threading
+
+    started_r, started_w = os.pipe()
+    value_r, value_w = os.pipe()
+    box: dict[str, Any] = {}
+
+    def in_child() -> Any:
+        os.close(started_r)
+        os.close(value_w)
+        os.write(started_w, b"s")
+        os.close(started_w)
+
+        def read(n: int) -> bytes:
+            out = bytearray()
+            while len(out) < n:
+                chunk = os.read(value_r, n - len(out))
+                if not chunk:
+                    raise RuntimeError("the value computed alongside never came")
+                out += chunk
+            return bytes(out)
+
+        def later() -> str:
+            head = read(9)
+            body = read(struct.unpack("<Q", head[1:])[0]).decode()
+            if head[:1] != b"v":
+                raise RuntimeError("the value computed alongside failed")
+            return body
+
+        return child(later)
+
+    def wait() -> None:
+        try:
+            box["value"] = bounded(in_child)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            box["error"] = exc
+
+    def send(kind: bytes, body: bytes) -> None:
+        data = kind + struct.pack("<Q", len(body)) + body
+        while data:
+            data = data[os.write(value_w, data):]
+
+    thread = threading.Thread(target=wait, name="report-alongside", daemon=True)
+    thread.start()
+    try:
+        # The fork has happened once the child writes (or the thread ended: it failed first).
+        while thread.is_alive() and not select.select([started_r], [], [], 0.05)[0]:
+            pass
+        for fd in (started_r, started_w, value_r):
+            os.close(fd)
+        try:
+            text = here()
+        except BaseException:
+            try:
+                send(b"e", b"")
+            except OSError:
+                pass  # the child has ended
+            raise
+        try:
+            send(b"v", text.encode())
+        except BrokenPipeError:
+            pass  # the child ended without reading it: its error is raised below
+    finally:
+        os.close(value_w)
+        thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 SHARED_CHOICE_POINTS = (400,)

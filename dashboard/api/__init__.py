@@ -592,7 +592,7 @@ def dataset_report(dataset_id: str):
     relative address would not resolve in a downloaded file)."""
     from dashboard.report import build_report
     from dashboard.report.format import plotly_js_url
-    from dashboard.results import calibrated_entry_texts, keep_calibrated
+    from dashboard.results import calibrated_entry_texts, keep_calibrated, run_alongside
 
     services = _services()
     results = services.results
@@ -617,26 +617,46 @@ def dataset_report(dataset_id: str):
                 def bounded(fn: Callable[[], Any]) -> Any:
                     return run_bounded(fn, timeout=deadline.seconds_left(), what="report")
 
-                # Its threshold choice through the same door as the page's and choice.json's
-                # (the condition-free curves shared with them), under the same slot.
-                choice = json.loads(results.choice_text(
-                    dataset_id, view, max_points=REPORT_CHOICE_POINTS,
-                    run=lambda: nullcontext(bounded)))
+                def choice_text() -> str:
+                    # Its threshold choice through the same door as the page's and
+                    # choice.json's (the condition-free curves shared with them), under the
+                    # same slot.
+                    return results.choice_text(dataset_id, view, max_points=REPORT_CHOICE_POINTS,
+                                               run=lambda: nullcontext(bounded))
+
                 max_points = results.max_points(scope_)
+                # Issue 23: a choice whose base is not kept yet (no Threshold choice page or
+                # choice.json before this report) is computed here while the child builds the
+                # other sections (two processes), from the analysis made here once for both.
+                alongside = not results.choice_ready(dataset_id, view, scope_,
+                                                     max_points=REPORT_CHOICE_POINTS)
+                if alongside:
+                    analysis = results.choice_analysis(dataset_id, scope_, view.models)
+                else:
+                    choice = json.loads(choice_text())
                 # What the dashboard already keeps (the cached view model, calibrated curves),
                 # read here: the child inherits it instead of analysing the data again.
                 kept = report_inputs(services, dataset_id, max_points, view)
+                if alongside:
+                    kept["analysis"] = analysis  # the report's own (build_report's analysis)
 
-                def child() -> list:
+                def child(later: Callable[[], str] | None = None) -> list:
                     fitted: dict = {}
                     html = build_report(
                         services.store.get(dataset_id), view=view, name=record.name,
                         bands=bands or None, dashboard_url=url, max_points=max_points,
-                        choice=choice, plotly_src=plotly_src, standalone_url=standalone_url,
-                        fitted=fitted, **kept)
+                        choice=choice if later is None else (lambda: json.loads(later())),
+                        plotly_src=plotly_src, standalone_url=standalone_url, fitted=fitted,
+                        **kept)
                     return [html, calibrated_entry_texts(fitted, max_points)]
 
-                html, fitted_texts = bounded(child)
+                def choice_here() -> str:
+                    results.choice_base(dataset_id, scope_, view.models, view.calibration,
+                                        analysis=analysis)  # kept: choice_text uses it
+                    return choice_text()
+
+                html, fitted_texts = (run_alongside(bounded, child, choice_here) if alongside
+                                      else bounded(child))
                 # The calibrations the child fitted do not depend on the view (issue 23: ~0.9
                 # CPU s at 200,000 scores): kept here, as the Curves page keeps them (a child
                 # writes nothing to the cache), the next view's report reads them.

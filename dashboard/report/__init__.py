@@ -272,7 +272,7 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
                  view: View | None = None, title: str | None = None, bands: Any = None,
                  name: str | None = None, generated: _dt.datetime | None = None,
                  dashboard_url: str | None = None, max_points: int | None = None,
-                 choice: dict | None = None, plotly_src: str | None = None,
+                 choice: dict | Callable[[], dict] | None = None, plotly_src: str | None = None,
                  standalone_url: str | None = None, view_model: dict | None = None,
                  calibrated: Callable[[str, str], Any] | None = None,
                  analysis: Analysis | None = None, fitted: dict | None = None) -> str:
@@ -310,7 +310,9 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         The view's threshold choice (:func:`costdash.choice_summary.choice_summary_of_view`
         with ``max_points`` :data:`dashboard.report.choice.CHOICE_MAX_POINTS`, and
         ``max_roc_points`` ``max_points``) when already computed, e.g. by the dashboard's
-        results service.
+        results service; or a callable returning it, called once, after every other section
+        is built (e.g. it waits for the choice computed meanwhile in another process:
+        :func:`dashboard.results.run_alongside`).
     plotly_src : str, optional
         An absolute address of plotly.js (the dashboard's own,
         :func:`dashboard.report.format.plotly_js_url`) to load instead of embedding it; None
@@ -453,7 +455,9 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
                  + "</section>")
 
     parts.append(_curves_section(dataset, analysis, view, max_points, calibrated))
-    parts.append(_choice_section(dataset, view, max_points, choice))
+    # The threshold choice's place; built last (``choice`` may be computed meanwhile elsewhere).
+    choice_place = len(parts)
+    parts.append("")
     parts.append(_threshold_money_section(dataset, analysis, view, max_points))
     parts.append(_segments_section(dataset, view))
 
@@ -463,6 +467,8 @@ def build_report(dataset: Dataset, condition: OperatingCondition | None = None, 
         parts.append(_bands_section(band_list, analysis, dataset.names,
                                     view if band_settings_known else None))
 
+    parts[choice_place] = _choice_section(dataset, view, max_points,
+                                          choice() if callable(choice) else choice)
     parts.append(missing_check)
     parts.append(_NARROW_SCRIPT)
     parts.append("<footer>Made with costdash. Operating ranges and cost areas are in PC(+) "
