@@ -515,22 +515,27 @@ def _undominated(analysis: Analysis) -> Analysis:
     survivors = []
     for c in analysis.classifiers:
         roc = c.roc
-        idx = np.arange(1, roc.size)
-        idx = idx[~((roc.fp[idx] == roc.n_neg) & (roc.tp[idx] == roc.n_pos))]
-        below = stair[np.searchsorted(vf, roc.fpr[idx], side="right") - 1]
-        survivors.append(idx[roc.tpr[idx] >= below])
+        # Every point but the first (slices, not index arrays: no copies of 100,000s).
+        f, t = roc.fpr[1:], roc.tpr[1:]
+        below = stair[np.searchsorted(vf, f, side="right") - 1]
+        keep = (t >= below) & ~((roc.fp[1:] == roc.n_neg) & (roc.tp[1:] == roc.n_pos))
+        survivors.append(np.flatnonzero(keep) + 1)
     # Then exactly, among the survivors and the trivial points.
     fpr = np.concatenate([[0.0, 1.0], *(c.roc.fpr[k] for c, k in
                                           zip(analysis.classifiers, survivors))])
     tpr = np.concatenate([[0.0, 1.0], *(c.roc.tpr[k] for c, k in
                                           zip(analysis.classifiers, survivors))])
-    unique, inverse = np.unique(np.column_stack((fpr, tpr)), axis=0, return_inverse=True)
-    # Sorted by FPR up, then TPR down: a point is dominated when one before it reaches its TPR.
-    order = np.lexsort((-unique[:, 1], unique[:, 0]))
-    t = unique[order, 1]
-    dominated = np.empty(unique.shape[0], dtype=bool)
-    dominated[order] = np.maximum.accumulate(np.concatenate(([-np.inf], t[:-1]))) >= t
-    keep = ~dominated[np.ravel(inverse)][2:]
+    # Sorted by FPR up, then TPR down: a point is dominated when one before it reaches its TPR;
+    # equal points (adjacent in that order) do not dominate each other: each takes its first
+    # one's verdict (as the distinct points would: issue 23, no np.unique of rows).
+    order = np.lexsort((-tpr, fpr))
+    fs, ts = fpr[order], tpr[order]
+    verdict = np.maximum.accumulate(np.concatenate(([-np.inf], ts[:-1]))) >= ts
+    first = np.arange(ts.size)
+    first[1:][(fs[1:] == fs[:-1]) & (ts[1:] == ts[:-1])] = 0
+    dominated = np.empty(ts.size, dtype=bool)
+    dominated[order] = verdict[np.maximum.accumulate(first)]
+    keep = ~dominated[2:]
     out = []
     start = 0
     for c, surviving in zip(analysis.classifiers, survivors):

@@ -1,0 +1,87 @@
+"""The threshold choice's undominated candidates (:func:`costdash.choice_summary._undominated`)
+without a row-wise ``np.unique`` (issue 23): the same points as the former code, kept here as the
+reference, on curves with ties, repeated points across classifiers and counted classifiers."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from costdash import load_predictions
+from costdash.analysis import ClassifierSummary, analyze
+from costdash.choice_summary import _undominated
+from costdash.roc import RocCurve
+
+
+def _reference(analysis):
+    """The former code (before issue 23's session 13), verbatim in its effect."""
+    vf = np.concatenate([[0.0, 1.0], *(c.hull.fpr for c in analysis.classifiers)])
+    vt = np.concatenate([[0.0, 1.0], *(c.hull.tpr for c in analysis.classifiers)])
+    order = np.argsort(vf, kind="stable")
+    vf, stair = vf[order], np.maximum.accumulate(vt[order])
+    survivors = []
+    for c in analysis.classifiers:
+        roc = c.roc
+        idx = np.arange(1, roc.size)
+        idx = idx[~((roc.fp[idx] == roc.n_neg) & (roc.tp[idx] == roc.n_pos))]
+        below = stair[np.searchsorted(vf, roc.fpr[idx], side="right") - 1]
+        survivors.append(idx[roc.tpr[idx] >= below])
+    fpr = np.concatenate([[0.0, 1.0], *(c.roc.fpr[k] for c, k in
+                                          zip(analysis.classifiers, survivors))])
+    tpr = np.concatenate([[0.0, 1.0], *(c.roc.tpr[k] for c, k in
+                                          zip(analysis.classifiers, survivors))])
+    unique, inverse = np.unique(np.column_stack((fpr, tpr)), axis=0, return_inverse=True)
+    order = np.lexsort((-unique[:, 1], unique[:, 0]))
+    t = unique[order, 1]
+    dominated = np.empty(unique.shape[0], dtype=bool)
+    dominated[order] = np.maximum.accumulate(np.concatenate(([-np.inf], t[:-1]))) >= t
+    keep = ~dominated[np.ravel(inverse)][2:]
+    out, start = [], 0
+    for c, surviving in zip(analysis.classifiers, survivors):
+        kept = surviving[keep[start:start + surviving.size]]
+        start += surviving.size
+        out.append(np.concatenate(([0], kept)).astype(np.int64))
+    return out
+
+
+def _analysis(seed: int, n: int, k: int, decimals: int):
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < 0.2
+    y[:2] = [True, False]
+    cols = {}
+    for j in range(k):
+        s = rng.normal(size=n) + y * rng.uniform(0.0, 2.0)
+        cols[f"m{j}"] = np.round(1 / (1 + np.exp(-s)), decimals)
+    cols["copy"] = cols["m0"]  # the same points in two classifiers
+    text = pd.DataFrame({"y": y.astype(int), **cols}).to_csv(index=False)
+    return analyze(load_predictions(io.BytesIO(text.encode()), label_column="y"))
+
+
+@pytest.mark.parametrize("seed,n,k,decimals", [(1, 300, 3, 1), (2, 2000, 5, 2), (3, 5000, 8, 6),
+                                               (4, 50, 2, 0)])
+def test_the_same_candidates_as_the_former_code(seed, n, k, decimals):
+    analysis = _analysis(seed, n, k, decimals)
+    got = _undominated(analysis)
+    for c, small, idx in zip(analysis.classifiers, got.classifiers, _reference(analysis)):
+        np.testing.assert_array_equal(small.roc.tp, c.roc.tp[idx])
+        np.testing.assert_array_equal(small.roc.fp, c.roc.fp[idx])
+        np.testing.assert_array_equal(small.roc.threshold, c.roc.threshold[idx])
+
+
+def test_counted_points_equal_to_scored_ones_are_kept_alike():
+    analysis = _analysis(5, 400, 3, 1)
+    c = analysis.classifiers[0]
+    # A counted classifier made of the first classifier's points: every point repeated.
+    twin = RocCurve(name="twin", tp=c.roc.tp.copy(), fp=c.roc.fp.copy(),
+                    threshold=np.full(c.roc.size, np.nan), n_pos=c.roc.n_pos,
+                    n_neg=c.roc.n_neg)
+    analysis = replace(analysis, classifiers=(*analysis.classifiers, ClassifierSummary(
+        roc=twin, hull=c.hull, envelope=c.envelope, operating_range=c.operating_range)))
+    got = _undominated(analysis)
+    for c, small, idx in zip(analysis.classifiers, got.classifiers, _reference(analysis)):
+        np.testing.assert_array_equal(small.roc.tp, c.roc.tp[idx])
+        np.testing.assert_array_equal(small.roc.fp, c.roc.fp[idx])
