@@ -580,7 +580,7 @@ def choice_base(dataset, *, models=None, calibrate: str | None = None,
         the curves it shows.
     analysis : Analysis, optional
         :func:`choice_analysis` of the same arguments when already made (e.g. handed to a
-        report built alongside, issue 23): not made again.
+        report built alongside, issue 23): not made again (``dataset`` is then not read).
 
     Raises
     ------

@@ -252,18 +252,21 @@ class Results:
         models_key = None if not models else tuple(models)
         return self.memo(
             _base_key(dataset_id, scope, models, calibration),
-            lambda: choice_base(self.store.get(dataset_id), models=models_key,
+            lambda: choice_base(None if analysis is not None else self.store.get(dataset_id),
+                                models=models_key,
                                 calibrate=calibration, max_roc_points=self.max_points(scope),
                                 analysis=analysis))
 
-    def choice_analysis(self, dataset_id: str, scope: str, models: Any) -> Any:
+    def choice_analysis(self, dataset_id: str, scope: str, models: Any, *,
+                        dataset: Any = None) -> Any:
         """The analysis a threshold choice's base starts from
         (:func:`costdash.choice_summary.choice_analysis`: the ticked classifiers, thinned in the
         thinned scope), computed now, not kept: give it to :meth:`choice_base` (and, e.g., to a
-        report built alongside, :func:`run_alongside`) so that it is made once."""
+        report built alongside, :func:`run_alongside`) so that it is made once. ``dataset``:
+        the stored data set when already read (else read here)."""
         from costdash.choice_summary import choice_analysis
 
-        return choice_analysis(self.store.get(dataset_id),
+        return choice_analysis(self.store.get(dataset_id) if dataset is None else dataset,
                                models=None if not models else tuple(models),
                                max_roc_points=self.max_points(scope))
 

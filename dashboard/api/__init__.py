@@ -630,8 +630,11 @@ def dataset_report(dataset_id: str):
                 # other sections (two processes), from the analysis made here once for both.
                 alongside = not results.choice_ready(dataset_id, view, scope_,
                                                      max_points=REPORT_CHOICE_POINTS)
+                dataset = None  # read in the child (a Parquet read), unless read here
                 if alongside:
-                    analysis = results.choice_analysis(dataset_id, scope_, view.models)
+                    dataset = services.store.get(dataset_id)
+                    analysis = results.choice_analysis(dataset_id, scope_, view.models,
+                                                       dataset=dataset)
                 else:
                     choice = json.loads(choice_text())
                 # What the dashboard already keeps (the cached view model, calibrated curves),
@@ -643,7 +646,8 @@ def dataset_report(dataset_id: str):
                 def child(later: Callable[[], str] | None = None) -> list:
                     fitted: dict = {}
                     html = build_report(
-                        services.store.get(dataset_id), view=view, name=record.name,
+                        services.store.get(dataset_id) if dataset is None else dataset,
+                        view=view, name=record.name,
                         bands=bands or None, dashboard_url=url, max_points=max_points,
                         choice=choice if later is None else (lambda: json.loads(later())),
                         plotly_src=plotly_src, standalone_url=standalone_url, fitted=fitted,
