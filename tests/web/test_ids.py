@@ -24,6 +24,8 @@ NOT_IDS = {
     # CSS classes, and elements the scripts create themselves
     "costdash-focus", "costdash-hl", "costdash-keep", "costdash-models-style",
     "dash-input-element", "upload-file", "ranges-pc-line",
+    # the readouts' relayout boundaries (explore_layout.py's _boxed, explore-readouts.js)
+    "relayout-box", "relayout-inner",
     # the plotly mode-bar button plot-export.js adds
     "costdash-download-svg",
     # the moving marks' own SVG layer (explore-plots.js): its classes and the SVG attributes
