@@ -146,7 +146,7 @@ def select_classifiers(dataset: Dataset, models: Sequence[str] | None) -> Datase
 
 
 def analyze(dataset: Dataset, condition: OperatingCondition | None = None, *,
-            models: Sequence[str] | None = None) -> Analysis:
+            models: Sequence[str] | None = None, threads: int = 1) -> Analysis:
     """Analyse the classifiers of ``dataset`` and choose under ``condition``.
 
     Parameters
@@ -160,6 +160,10 @@ def analyze(dataset: Dataset, condition: OperatingCondition | None = None, *,
         Analyse only these classifiers (exact names; all when None): the hull, the envelope and
         the choice are theirs alone, as on the dashboard when others are unticked. The default
         condition is still the prevalence of the whole data set.
+    threads : int
+        Classifiers analysed on this many threads at once (numpy's sorts run without the
+        interpreter lock: two threads take about half the time on two idle cores); the same
+        result.
 
     Raises
     ------
@@ -169,7 +173,14 @@ def analyze(dataset: Dataset, condition: OperatingCondition | None = None, *,
     if condition is None:
         condition = default_condition(dataset.prevalence)
     dataset = select_classifiers(dataset, models)
-    summaries = tuple(summarize_classifier(roc_of(c)) for c in (*dataset.scored, *dataset.counted))
+    classifiers = (*dataset.scored, *dataset.counted)
+    if threads > 1 and len(classifiers) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            summaries = tuple(pool.map(lambda c: summarize_classifier(roc_of(c)), classifiers))
+    else:
+        summaries = tuple(summarize_classifier(roc_of(c)) for c in classifiers)
     hull = hull_of_hulls([s.hull for s in summaries])
     return Analysis(dataset=dataset, classifiers=summaries, hull=hull,
                     envelope=lower_envelope(hull), operating_point=choose(hull, condition))

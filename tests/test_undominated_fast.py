@@ -85,3 +85,27 @@ def test_counted_points_equal_to_scored_ones_are_kept_alike():
     for c, small, idx in zip(analysis.classifiers, got.classifiers, _reference(analysis)):
         np.testing.assert_array_equal(small.roc.tp, c.roc.tp[idx])
         np.testing.assert_array_equal(small.roc.fp, c.roc.fp[idx])
+
+
+def test_an_analysis_on_two_threads_is_the_same_analysis():
+    """:func:`costdash.choice_summary.choice_analysis` sorts on two threads (issue 23)."""
+    import io as _io
+
+    from costdash.choice_summary import choice_analysis
+
+    rng = np.random.default_rng(9)
+    y = (rng.random(3000) < 0.1).astype(int)
+    cols = {f"m{j}": np.round(rng.random(3000) * 0.5 + y * 0.1 * j, 3) for j in range(5)}
+    text = pd.DataFrame({"y": y, **cols}).to_csv(index=False)
+    dataset = load_predictions(_io.BytesIO(text.encode()), label_column="y")
+    for models in (None, ("m3", "m1")):
+        one = analyze(dataset, models=models)
+        two = choice_analysis(dataset, models=models)
+        assert [c.name for c in two.classifiers] == [c.name for c in one.classifiers]
+        for a, b in zip(one.classifiers, two.classifiers):
+            np.testing.assert_array_equal(a.roc.tp, b.roc.tp)
+            np.testing.assert_array_equal(a.roc.fp, b.roc.fp)
+            np.testing.assert_array_equal(a.roc.threshold, b.roc.threshold)
+            np.testing.assert_array_equal(a.hull.fpr, b.hull.fpr)
+        np.testing.assert_array_equal(one.hull.fpr, two.hull.fpr)
+        assert repr(one.operating_point) == repr(two.operating_point)  # NaN thresholds
