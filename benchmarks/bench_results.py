@@ -22,7 +22,9 @@ client: no socket) and times, through the real routes:
   from the kept maps. Before the upload the process does what a web process does before it
   serves (:func:`dashboard.factory.finish_setup`: Dash's setup and plotly's warm-up), not
   timed. Last, the same file uploaded again (a new handle) and its first report, with no
-  ``choice.json`` before it: that report computes its threshold-choice curves too. The
+  ``choice.json`` before it: that report computes its threshold choice too (from issue 23's
+  session 13 on in the web process while the report's child builds the other sections,
+  :func:`dashboard.results.run_alongside`; its CPU counts both). The
   standalone
   form (``?standalone=1``, plotly.js embedded) cold and its size. The default report loads
   plotly.js from the server (``--against`` an older tree: whatever that tree serves).
@@ -155,6 +157,7 @@ def measure(csv: Path, conditions: int, report_repeats: int = 3) -> dict:
         f"/api/v1/datasets/{again.get_json()['id']}/report.html?p_pos={REPORT_P_POS[0]}")
     out["... / upload"] = (out["report first, no choice before"]
                            / out["upload (first plot, server)"])
+    out["... CPU"] = cpu[0]
     out["... CPU / upload CPU"] = cpu[0] / out["upload CPU"]
     out["load after"] = os.getloadavg()[0]
     return out
