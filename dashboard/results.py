@@ -485,7 +485,11 @@ def run_alongside(bounded: Callable[[Callable[[], Any]], Any],
     thread.start()
     try:
         # The fork has happened once the child writes (or the thread ended: it failed first).
-        while thread.is_alive() and not select.select([started_r], [], [], 0.05)[0]:
+        # poll, not select: a busy web process has descriptors past select()'s 1024 (a CI run
+        # found "filedescriptor out of range in select()" as a 500 from report.html).
+        started = select.poll()
+        started.register(started_r, select.POLLIN)
+        while thread.is_alive() and not started.poll(50):
             pass
         for fd in (started_r, started_w, value_r):
             os.close(fd)

@@ -28,6 +28,27 @@ def test_the_child_gets_the_text_computed_here_meanwhile():
         len(big), "done"]
 
 
+def test_descriptors_past_1024_in_use_are_no_matter():
+    """A web process serving many clients holds descriptors past select()'s limit; a CI run
+    found the report's 500 ("filedescriptor out of range in select()") that way."""
+    import os
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1200 <= hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1200, hard))
+    held = []
+    try:
+        while len(held) < 1100:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        assert max(held) > 1024
+        assert run_alongside(_bounded, lambda later: later() + "!", lambda: "text") == "text!"
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
 def test_a_failure_here_is_raised_and_the_child_is_told():
     def here():
         raise ValueError("the choice failed")
