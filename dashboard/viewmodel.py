@@ -160,7 +160,7 @@ def build_view_model(dataset: Dataset, *, dataset_id: str = "", name: str | None
         "layout", "n_folds", "classifiers": [...], "models", "hull", "envelope", "dominated",
         "potentially_optimal"}``; see :func:`classifier_entry` for a classifier's fields.
     """
-    analysis = analyze(dataset)
+    analysis = analyze(dataset, threads=2)
     scored_names = {c.name for c in dataset.scored}
     classifiers = [classifier_entry(s, i, scored=s.name in scored_names, max_points=max_points)
                    for i, s in enumerate(analysis.classifiers)]
