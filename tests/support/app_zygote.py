@@ -81,6 +81,12 @@ class Zygote:
         self._process: subprocess.Popen | None = None
         self._lock = threading.Lock()
 
+    @property
+    def pid(self) -> int | None:
+        """The zygote's pid while it runs (its tree holds this worker's app.py servers)."""
+        process = self._process
+        return process.pid if process is not None and process.poll() is None else None
+
     def _started(self) -> subprocess.Popen:
         if self._process is None or self._process.poll() is not None:
             self._process = subprocess.Popen(

@@ -23,6 +23,8 @@ from costdash.demo import load_demo
 from costdash.roc import roc_of
 from costdash.view import VIEW_FIELDS
 
+from .conftest import APP_ZYGOTE
+
 pytestmark = pytest.mark.browser
 
 VIEW_HAS_BAND_CHOICE = {"method", "simultaneous"} <= {f.name for f in VIEW_FIELDS}
@@ -269,16 +271,28 @@ def test_confidence_band_then_level_change_without_a_new_job(dash_thread_server,
 
 def _job_processes() -> list[psutil.Process]:
     """Children of this process running Python (the DiskcacheManager's job processes; the
-    browser and Playwright's driver are other programs)."""
+    browser and Playwright's driver are other programs), outside the app.py zygote's tree (it
+    and the servers it forks for other modules' tests: tests/support/app_zygote.py)."""
     me = psutil.Process()
+    zygote = APP_ZYGOTE.pid
+    others = set() if zygote is None else {zygote} | {
+        p.pid for p in _descendants(zygote)}
     out = []
     for p in me.children(recursive=True):
         try:
-            if p.name() == me.name() and p.status() != psutil.STATUS_ZOMBIE:
+            if p.pid not in others and p.name() == me.name() and \
+                    p.status() != psutil.STATUS_ZOMBIE:
                 out.append(p)
         except psutil.NoSuchProcess:
             pass
     return out
+
+
+def _descendants(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
 
 
 def test_cancel_a_long_job_keeps_the_page_usable(dash_thread_server, web_app, page: Page,
