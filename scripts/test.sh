@@ -11,7 +11,7 @@
 #
 # Extra arguments go to pytest. Tests run in parallel (pytest-xdist, COSTDASH_TEST_WORKERS
 # workers); the whole suite then runs the tests marked serial alone, because they measure
-# latency or hold a server's every thread and would be measuring their neighbours otherwise.
+# latency and would be measuring their neighbours otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
