@@ -74,8 +74,18 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
 
 INSTRUMENT = """() => {
     // Once per page (measuring again only empties the list).
-    if (window.__instrumented) { window.__lat = []; window.__latEvent = []; return; }
+    if (window.__instrumented) {
+        window.__lat = []; window.__latEvent = []; window.__latFrames = []; return;
+    }
     window.__instrumented = true;
+    // Frames counted from the key to the frame that painted its change: 1 when the change was
+    // painted in the first frame after the key (what "one frame" means on a 60 Hz clock,
+    // whatever point of the frame interval the key came at). A rAF loop numbers the frames; a
+    // callback asked for during the key's handling runs after the loop's in the next frame.
+    window.__frameNo = 0;
+    const countFrames = () => { window.__frameNo += 1; requestAnimationFrame(countFrames); };
+    requestAnimationFrame(countFrames);
+    window.__latFrames = [];
     // A sample ends when both figures' shapes layers and the PC(+) readout have changed in the
     // DOM, and the browser has then painted (rAF, then a task: runs after that frame's paint).
     const targets = {
@@ -95,8 +105,8 @@ INSTRUMENT = """() => {
         ch.port2.postMessage(null);
     });
     const start = (ev) => {
-        pending = {t0: performance.now(), ts: ev.timeStamp, roc: false, cost: false,
-                   readout: false};
+        pending = {t0: performance.now(), ts: ev.timeStamp, frame0: window.__frameNo,
+                   roc: false, cost: false, readout: false};
     };
     // On window, capturing: before every listener of the page (the page draws a slider key
     // or an Enter in its own document-level capture listener, whose DOM changes reach the
@@ -109,6 +119,7 @@ INSTRUMENT = """() => {
         if (pending.roc && pending.cost && pending.readout) {
             const p = pending;
             pending = null;
+            requestAnimationFrame(() => { window.__latFrames.push(window.__frameNo - p.frame0); });
             afterPaint(() => {
                 const t = performance.now();
                 window.__lat.push(t - p.t0);
@@ -341,6 +352,7 @@ def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: i
         page.wait_for_timeout(500)
         lat = slider_samples(page, samples, args_pause_ms)
         lat_event = page.evaluate("window.__latEvent")[5:]
+        lat_frames = page.evaluate("window.__latFrames")[5:]
         cpu = None
         if profile:       # a second series, so the profiler's overhead is not in `lat`
             cpu = profiled_slider_samples(page, samples, args_pause_ms)[1]
@@ -389,6 +401,8 @@ def bench_slider(browser, tmp: Path, n_rows: int, n_classifiers: int, samples: i
             "max_ms": round(max(lat), 1),
             "from_event_median_ms": round(statistics.median(lat_event), 1),
             "from_event_p95_ms": round(percentile(lat_event, 95), 1),
+            "frames_p95": percentile(lat_frames, 95),
+            "in_first_frame_share": round(sum(f <= 1 for f in lat_frames) / len(lat_frames), 3),
             "enter_median_ms": round(statistics.median(enter), 1),
             "enter_p95_ms": round(percentile(enter, 95), 1),
             "typing_median_ms": round(statistics.median(debounce), 1),
@@ -580,7 +594,9 @@ def main(argv: list[str] | None = None) -> int:
             s = out["slider"]
             print(f"[slider] {s['samples']} key presses: median {s['median_ms']} ms, "
                   f"p95 {s['p95_ms']} ms, max {s['max_ms']} ms; from the key event's timeStamp: "
-                  f"median {s['from_event_median_ms']} ms, p95 {s['from_event_p95_ms']} ms",
+                  f"median {s['from_event_median_ms']} ms, p95 {s['from_event_p95_ms']} ms; "
+                  f"frames from the key to its paint p95 {s['frames_p95']} "
+                  f"({s['in_first_frame_share']:.0%} painted in the first frame after the key)",
                   flush=True)
             print(f"[enter] typed value + Enter: median {s['enter_median_ms']} ms, p95 "
                   f"{s['enter_p95_ms']} ms; typing alone (debounce, baseline): p95 "
