@@ -49,8 +49,8 @@ class ForkedServer:
             with open(f"/proc/{self.pid}/stat") as stat:
                 if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
                     return -1  # exited, not reaped yet
-        except FileNotFoundError:
-            return -1
+        except (FileNotFoundError, ProcessLookupError):
+            return -1  # reaped between the kill(0) and the read (a CI run found ESRCH here)
         return None
 
     def send_signal(self, sig: int) -> None:
