@@ -18,18 +18,14 @@ from costdash.roc import RocCurve
 
 
 def _reference(analysis):
-    """The former code (before issue 23's session 13), verbatim in its effect."""
-    vf = np.concatenate([[0.0, 1.0], *(c.hull.fpr for c in analysis.classifiers)])
-    vt = np.concatenate([[0.0, 1.0], *(c.hull.tpr for c in analysis.classifiers)])
-    order = np.argsort(vf, kind="stable")
-    vf, stair = vf[order], np.maximum.accumulate(vt[order])
+    """The former code's exact pass (before issue 23's session 13) over every candidate: without
+    the cheap first pass under the hull vertices' staircase, whose points are dominated by those
+    vertices (candidates themselves), so the exact pass alone gives the same set."""
     survivors = []
     for c in analysis.classifiers:
         roc = c.roc
         idx = np.arange(1, roc.size)
-        idx = idx[~((roc.fp[idx] == roc.n_neg) & (roc.tp[idx] == roc.n_pos))]
-        below = stair[np.searchsorted(vf, roc.fpr[idx], side="right") - 1]
-        survivors.append(idx[roc.tpr[idx] >= below])
+        survivors.append(idx[~((roc.fp[idx] == roc.n_neg) & (roc.tp[idx] == roc.n_pos))])
     fpr = np.concatenate([[0.0, 1.0], *(c.roc.fpr[k] for c, k in
                                           zip(analysis.classifiers, survivors))])
     tpr = np.concatenate([[0.0, 1.0], *(c.roc.tpr[k] for c, k in
